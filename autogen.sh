@@ -1,0 +1,7 @@
+#!/bin/sh
+# Regenerate the build system from configure.ac and Makefile.am.
+set -e
+cd "$(dirname "$0")"
+mkdir -p m4
+autoreconf -fi
+echo "Now run ./configure (see ./configure --help) and make."
