@@ -3,15 +3,26 @@
  * @file nvmefs.h
  * @brief nvmefs: a userspace NVMe-over-Fabrics RDMA initiator.
  *
- * This is the public entry point of the library.  The controller API
- * (opaque handles, 0/-errno returns) is not there yet; for now the header
- * only carries the version, so that users can already test for it.
+ * A controller is an opaque handle reached over RDMA from userspace
+ * (librdmacm/libibverbs): connect to a discovery controller or to an NVM
+ * subsystem, read what it offers, disconnect.  Identify structures and the
+ * discovery log are libnvme's types (<nvme/types.h>); this header only
+ * declares them, so it does not pull libnvme in.
+ *
+ * Every function that can fail returns 0 or a negative errno.  It also
+ * leaves a one-line message for the calling thread, readable with
+ * nvmefs_errmsg(), that says what failed, why, and what to do.
+ *
+ * A controller handle is used by one thread at a time.
  *
  * The header must compile on its own as C99 and as C11: a unit test
  * builds it in both modes with -pedantic-errors.
  */
 #ifndef NVMEFS_NVMEFS_H
 #define NVMEFS_NVMEFS_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +37,303 @@ extern "C" {
 /** The version as one comparable number, e.g. 0x000100 for 0.1. */
 #define NVMEFS_VERSION_NUMBER \
 	((NVMEFS_VERSION_MAJOR << 16) | (NVMEFS_VERSION_MINOR << 8))
+
+/* libnvme's types, from <nvme/types.h>. */
+struct nvme_id_ctrl;
+struct nvme_id_ns;
+struct nvmf_discovery_log;
+struct nvmf_disc_log_entry;
+
+/** A connected controller: its admin queue and what it told us. */
+struct nvmefs_ctrl;
+
+/** The NVMe/RDMA well-known port. */
+#define NVMEFS_DEFAULT_TRSVCID "4420"
+/** Default for connect and per-command timeouts, in milliseconds. */
+#define NVMEFS_DEFAULT_TIMEOUT_MS 5000
+/** Default keep-alive timeout of an NVM subsystem's controller. */
+#define NVMEFS_DEFAULT_KATO_MS 5000
+/** Entries in the admin queue unless told otherwise (as Linux uses). */
+#define NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE 32
+/** Entries in an Identify active namespace list. */
+#define NVMEFS_NS_LIST_LEN 1024
+/** Bytes of Identify data (controller, namespace, lists, descriptors). */
+#define NVMEFS_IDENTIFY_DATA_SIZE 4096
+
+/** Where and as whom to connect; fill with nvmefs_connect_opts_init(). */
+struct nvmefs_connect_opts {
+	/** Target address: an IPv4 or IPv6 literal or a host name.  Required. */
+	const char *traddr;
+	/** Target service id (port); NULL: NVMEFS_DEFAULT_TRSVCID. */
+	const char *trsvcid;
+	/** Local address to connect from; NULL: chosen by routing. */
+	const char *host_traddr;
+	/** Subsystem NQN; NULL: the well-known discovery NQN. */
+	const char *subnqn;
+	/** Host NQN; NULL: /etc/nvme/hostnqn, else one generated for this machine. */
+	const char *hostnqn;
+	/** Host identifier, a UUID string; NULL: /etc/nvme/hostid, else the
+	 *  UUID in the host NQN, else a random one. */
+	const char *hostid;
+	/** Bound on address resolution, connection and each admin command. */
+	unsigned int timeout_ms;
+	/** Keep-alive timeout sent in Connect; negative: 0 for a discovery
+	 *  controller, NVMEFS_DEFAULT_KATO_MS otherwise. */
+	int kato_ms;
+	/** Admin queue entries; 0: NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE. */
+	unsigned int admin_queue_size;
+};
+
+/** Fill @opts with the defaults; the caller then sets traddr and more. */
+void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts);
+
+/**
+ * The calling thread's message about its last failure: what failed, why,
+ * and what to do, on one line without a trailing newline.  Never NULL.
+ */
+const char *nvmefs_errmsg(void);
+
+/**
+ * Connect to a controller: establish the admin queue's RDMA connection,
+ * send Fabrics Connect, enable the controller and identify it.
+ * On success *@ctrlp is a handle to release with nvmefs_ctrl_disconnect().
+ */
+int nvmefs_ctrl_connect(const struct nvmefs_connect_opts *opts,
+			struct nvmefs_ctrl **ctrlp);
+
+/**
+ * Shut the controller down in order (CC.SHN, then wait for CSTS.SHST),
+ * tear down its queues and free the handle.  A NULL handle is ignored.
+ */
+void nvmefs_ctrl_disconnect(struct nvmefs_ctrl *ctrl);
+
+/** The controller id the target assigned in Connect. */
+uint16_t nvmefs_ctrl_cntlid(const struct nvmefs_ctrl *ctrl);
+/** The host NQN the controller was connected with. */
+const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl);
+/** The host identifier the controller was connected with, as a UUID string. */
+const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl);
+/** The subsystem NQN the controller belongs to. */
+const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl);
+/** Whether the controller is a discovery controller. */
+int nvmefs_ctrl_is_discovery(const struct nvmefs_ctrl *ctrl);
+/** The controller's cached Identify Controller data. */
+const struct nvme_id_ctrl *nvmefs_ctrl_id(const struct nvmefs_ctrl *ctrl);
+
+/**
+ * Read the controller property at @offset (NVME_REG_CAP, NVME_REG_VS,
+ * NVME_REG_CC, NVME_REG_CSTS, ...); 8-byte properties are read whole.
+ */
+int nvmefs_ctrl_get_property(struct nvmefs_ctrl *ctrl, uint32_t offset,
+			     uint64_t *value);
+
+/** Identify Controller, read afresh. */
+int nvmefs_identify_ctrl(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id);
+/** Identify Namespace @nsid. */
+int nvmefs_identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid,
+		       struct nvme_id_ns *ns);
+/**
+ * Identify Active Namespace ID list: up to NVMEFS_NS_LIST_LEN NSIDs greater
+ * than @after, in increasing order, zero-terminated when shorter.
+ */
+int nvmefs_identify_active_ns(struct nvmefs_ctrl *ctrl, uint32_t after,
+			      uint32_t list[NVMEFS_NS_LIST_LEN]);
+/**
+ * Identify Namespace Identification Descriptor list of @nsid into @buf
+ * (NVMEFS_IDENTIFY_DATA_SIZE bytes, struct nvme_ns_id_desc entries).
+ */
+int nvmefs_identify_ns_descs(struct nvmefs_ctrl *ctrl, uint32_t nsid,
+			     void *buf);
+/**
+ * Get Log Page @lid for @nsid, @len bytes from byte @offset of the log.
+ * @len is a multiple of 4; long reads are split as the controller needs.
+ */
+int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
+			uint64_t offset, void *buf, size_t len);
+
+/**
+ * Read the discovery log of a discovery controller consistently: the
+ * header, then the entries, re-read until the generation counter holds
+ * still (a bounded number of times).  *@logp is allocated; free() it.
+ */
+int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl,
+			     struct nvmf_discovery_log **logp);
+
+/**
+ * Called by nvmefs_discover() for each discovery log read: @where is the
+ * discovery controller it came from, with the host NQN and host ID that
+ * were used filled in, @depth 0 for the first and n for one
+ * reached through n referrals.  A non-zero return stops the walk and is
+ * returned by nvmefs_discover().
+ */
+typedef int (*nvmefs_discovery_cb)(const struct nvmefs_connect_opts *where,
+				   const struct nvmf_discovery_log *log,
+				   int depth, void *arg);
+
+/**
+ * Read the discovery log at @opts (subnqn NULL means the well-known
+ * discovery NQN) and, up to @max_depth referrals deep, the logs of the
+ * discovery controllers it refers to, each at most once.
+ */
+int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
+		    nvmefs_discovery_cb cb, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* I/O queues                                                                */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * An I/O queue of a controller: its own RDMA queue pair, completion queue
+ * and registered buffers.  One thread at a time drives a queue; queues
+ * share no lock on the I/O path, so N threads on N queues scale.
+ */
+struct nvmefs_ioq;
+
+/** Memory registered once with the RDMA device, usable on every queue. */
+struct nvmefs_mr;
+
+/** Default I/O queue entries (-Q), bounded by the controller's CAP.MQES. */
+#define NVMEFS_DEFAULT_IO_QUEUE_SIZE 128
+/** Default request timeout: a command not completed by then fails the controller. */
+#define NVMEFS_DEFAULT_IO_TIMEOUT_MS 30000
+/** Default size of each buffer in a queue's registered pool. */
+#define NVMEFS_DEFAULT_IO_BUF_SIZE (128 * 1024)
+
+/** How many I/O queues to create and how; fill with nvmefs_io_opts_init(). */
+struct nvmefs_io_opts {
+	/** Queues to create (-i); the controller may grant fewer: an error. */
+	unsigned int nr_queues;
+	/** Entries per queue (-Q); at most queue_size - 1 commands in flight. */
+	unsigned int queue_size;
+	/** Bytes per pool buffer (nvmefs_ioq_buf_get()). */
+	size_t buf_size;
+	/** Pool buffers per queue; 0: queue_size - 1. */
+	unsigned int bufs_per_queue;
+	/** A command not completed within this fails the controller. */
+	unsigned int timeout_ms;
+};
+
+/** Fill @opts with the defaults. */
+void nvmefs_io_opts_init(struct nvmefs_io_opts *opts);
+
+/**
+ * Negotiate the number of I/O queues (Set Features, Number of Queues),
+ * then create, register and connect each one (Fabrics Connect with the
+ * admin queue's controller id), and identify the active namespaces.
+ * Fails if I/O queues already exist.
+ */
+int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl,
+				 const struct nvmefs_io_opts *opts);
+/** Tear the I/O queues down; they can then be created again. */
+void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl);
+/** How many I/O queues the controller has. */
+unsigned int nvmefs_ctrl_io_queue_count(const struct nvmefs_ctrl *ctrl);
+/** I/O queue @idx (0-based), or NULL. */
+struct nvmefs_ioq *nvmefs_ctrl_io_queue(struct nvmefs_ctrl *ctrl, unsigned int idx);
+
+/**
+ * The controller's failure, if it failed: a keep-alive or command timeout,
+ * or a broken connection.  0 while healthy, else a negative errno.  Once
+ * failed, every request in flight and every new one fails.
+ */
+int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl);
+
+/** What I/O needs to know of a namespace. */
+struct nvmefs_ns_info {
+	uint32_t nsid;
+	/** Capacity in logical blocks (NSZE). */
+	uint64_t nlb;
+	/** Bytes per logical block. */
+	uint32_t lba_size;
+};
+
+/**
+ * Geometry of active namespace @nsid, as identified when the I/O queues
+ * were created.  -ENOENT if it is not active.
+ */
+int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid,
+		   struct nvmefs_ns_info *info);
+/** The NSIDs of the active namespaces, as identified with the I/O queues. */
+unsigned int nvmefs_ctrl_ns_list(const struct nvmefs_ctrl *ctrl,
+				 const uint32_t **nsids);
+
+/**
+ * Register @len bytes at @addr once, so I/O can move data straight to and
+ * from them on any queue of @ctrl.  Release with nvmefs_mr_dereg() before
+ * the controller goes.
+ */
+int nvmefs_mr_reg(struct nvmefs_ctrl *ctrl, void *addr, size_t len,
+		  struct nvmefs_mr **mrp);
+/** Release a registration; no I/O may be using it. */
+void nvmefs_mr_dereg(struct nvmefs_mr *mr);
+
+/** A buffer of nvmefs_ioq_buf_size() bytes from @ioq's registered pool, or NULL if all are taken. */
+void *nvmefs_ioq_buf_get(struct nvmefs_ioq *ioq);
+/** Return a pool buffer to @ioq. */
+void nvmefs_ioq_buf_put(struct nvmefs_ioq *ioq, void *buf);
+/** Bytes in each pool buffer of @ioq. */
+size_t nvmefs_ioq_buf_size(const struct nvmefs_ioq *ioq);
+
+/**
+ * Completion of an I/O: @status is 0 on success, a positive NVMe status
+ * field (SCT << 8 | SC, as nvme_status_to_string() takes it) when the
+ * controller failed the command, or a negative errno when the transport
+ * or the controller failed (-ETIMEDOUT, -ECONNRESET, ...).
+ */
+typedef void (*nvmefs_io_cb)(void *arg, int status);
+
+/*
+ * Asynchronous I/O on namespace @nsid: @nlb logical blocks from @slba.
+ * @buf must lie in registered memory (a pool buffer or an nvmefs_mr).
+ * Transfers larger than the controller takes in one command are split.
+ * Returns 0 when the I/O was submitted: @cb is then called exactly once,
+ * from nvmefs_ioq_poll().  Returns -EAGAIN when the queue is full (poll
+ * and try again), or another negative errno, without calling @cb.
+ */
+int nvmefs_ioq_read(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
+		    uint32_t nlb, void *buf, nvmefs_io_cb cb, void *arg);
+int nvmefs_ioq_write(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
+		     uint32_t nlb, const void *buf, nvmefs_io_cb cb, void *arg);
+/** Flush: completes once everything written before it is durable. */
+int nvmefs_ioq_flush(struct nvmefs_ioq *ioq, uint32_t nsid,
+		     nvmefs_io_cb cb, void *arg);
+/** Write Zeroes over @nlb blocks from @slba. */
+int nvmefs_ioq_write_zeroes(struct nvmefs_ioq *ioq, uint32_t nsid,
+			    uint64_t slba, uint32_t nlb,
+			    nvmefs_io_cb cb, void *arg);
+/** Dataset Management, deallocate @nlb blocks from @slba. */
+int nvmefs_ioq_deallocate(struct nvmefs_ioq *ioq, uint32_t nsid,
+			  uint64_t slba, uint32_t nlb,
+			  nvmefs_io_cb cb, void *arg);
+
+/**
+ * Process completions, calling their callbacks, waiting up to @timeout_ms
+ * for the first (0: don't wait, the busy-polling form; negative: wait as
+ * long as it takes, asleep in the kernel).  Also fails requests past their
+ * timeout.  Returns the number of I/Os completed, or a negative errno once
+ * the queue or its controller failed (after every outstanding callback).
+ */
+int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms);
+/**
+ * A file descriptor for poll()/epoll, readable when a completion arrives
+ * after nvmefs_ioq_arm().  The usual verbs pattern: poll until nothing
+ * comes, arm, and sleep on the descriptor only if arm returned 0.
+ */
+int nvmefs_ioq_fd(const struct nvmefs_ioq *ioq);
+/** Arm the descriptor; > 0 if completions are already waiting (poll first). */
+int nvmefs_ioq_arm(struct nvmefs_ioq *ioq);
+/** I/Os submitted and not yet completed. */
+unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq);
+
+/*
+ * Synchronous forms: submit, then poll this queue until done.  Return 0,
+ * a positive NVMe status, or a negative errno (with a message).
+ */
+int nvmefs_ioq_read_sync(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
+			 uint32_t nlb, void *buf);
+int nvmefs_ioq_write_sync(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
+			  uint32_t nlb, const void *buf);
+int nvmefs_ioq_flush_sync(struct nvmefs_ioq *ioq, uint32_t nsid);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The `nvmefs` command: a table of subcommands, each a function taking its
+ * own argv (argv[0] is the subcommand's name), and what they share: exit
+ * statuses, usage errors, and the connect options nvme-cli users know.
+ */
+#ifndef NVMEFS_CLI_CLI_H
+#define NVMEFS_CLI_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nvmefs/nvmefs.h>
+
+#include "output.h"
+
+/* Exit statuses, the same for every command (and in the man pages). */
+enum {
+	EXIT_OK = 0,
+	EXIT_FAIL = 1,	/* the operation failed: target, network, I/O */
+	EXIT_USAGE = 2,	/* the command line was wrong */
+};
+
+struct command {
+	const char *name;
+	const char *summary;
+	int (*fn)(int argc, char **argv);
+};
+
+/* Every command; adding one is a file with its function and a line in main.c. */
+extern const struct command commands[];
+
+int cmd_discover(int argc, char **argv);
+int cmd_identify(int argc, char **argv);
+int cmd_perf(int argc, char **argv);
+
+/*
+ * Print "nvmefs CMD: <message>; see 'nvmefs CMD --help'" on stderr and
+ * return EXIT_USAGE, for `return usage_error(...)`.
+ */
+int usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * getopt_long() with our error reporting: returns the option, -1 at the end,
+ * or '?' after printing a one-line usage error (unknown option, missing
+ * value).  Positional arguments are refused the same way.  @optstring must
+ * start with ':'.
+ */
+int next_option(int argc, char **argv, const char *optstring,
+		const struct option *longopts);
+
+/* Unsigned decimal (or 0x hexadecimal) in [@min, @max], nothing else. */
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value);
+
+/* ------------------------------------------------------------------------ */
+/* Connect options shared by every command that talks to a target          */
+/* ------------------------------------------------------------------------ */
+
+/* Long-only options get values past the byte range of short ones. */
+enum {
+	OPT_TIMEOUT = 0x100,
+	OPT_FIRST_COMMAND_OPTION = 0x200,
+};
+
+#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v"
+
+#define CONNECT_LONGOPTS						\
+	{ "transport", required_argument, NULL, 't' },			\
+	{ "traddr", required_argument, NULL, 'a' },			\
+	{ "trsvcid", required_argument, NULL, 's' },			\
+	{ "host-traddr", required_argument, NULL, 'w' },		\
+	{ "hostnqn", required_argument, NULL, 'q' },			\
+	{ "hostid", required_argument, NULL, 'I' },			\
+	{ "keep-alive-tmo", required_argument, NULL, 'k' },		\
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
+	{ "output-format", required_argument, NULL, 'o' },		\
+	{ "verbose", no_argument, NULL, 'v' },				\
+	{ "help", no_argument, NULL, 'h' }
+
+/* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
+#define CONNECT_HELP							\
+	"  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n" \
+	"  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n" \
+	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n" \
+	"  -w, --host-traddr=ADDR    local address to connect from\n" \
+	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
+	"  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n" \
+	"  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds\n" \
+	"      --timeout=MS          connect and per-command timeout in milliseconds\n" \
+	"                            (default 5000)\n" \
+	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
+	"  -v, --verbose             tell on stderr what is done, as whom\n"
+
+#define HELP_HELP "  -h, --help                show this help\n"
+
+struct connect_args {
+	struct nvmefs_connect_opts opts;
+	enum output_format fmt;
+	int verbose;
+};
+
+void connect_args_init(struct connect_args *c);
+
+/*
+ * Handle option @opt if it is a connect option: *@handled tells whether it
+ * was.  Returns EXIT_OK, or EXIT_USAGE after a one-line message.
+ */
+int connect_args_option(struct connect_args *c, const char *cmd, int opt,
+			const char *arg, bool *handled);
+
+/* After parsing: what every command needs (-a).  EXIT_OK or EXIT_USAGE. */
+int connect_args_check(const struct connect_args *c, const char *cmd);
+
+/* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf. */
+const char *connect_args_where(const struct nvmefs_connect_opts *opts,
+			       char *buf, size_t size);
+
+/* Print on stderr "nvmefs CMD: ..." when -v was given. */
+void verbose(const struct connect_args *c, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Flush stdout; on a write error (a full disk, a closed pipe) report it on
+ * one line and return EXIT_FAIL, else @status.
+ */
+int finish_output(const char *cmd, int status);
+
+#endif /* NVMEFS_CLI_CLI_H */

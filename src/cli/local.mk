@@ -1,0 +1,62 @@
+# The nvmefs command and its output tests, included by the top Makefile.am.
+# Paths are from the top.
+
+bin_PROGRAMS += src/cli/nvmefs
+
+# The formatters need libnvme's types and string tables but not libnvmefs,
+# so the unit test builds them on their own.
+CLI_OUTPUT_SOURCES = \
+	src/cli/json.c \
+	src/cli/json.h \
+	src/cli/output.c \
+	src/cli/output.h
+
+src_cli_nvmefs_SOURCES = \
+	$(CLI_OUTPUT_SOURCES) \
+	src/cli/cli.h \
+	src/cli/main.c \
+	src/cli/connect_opts.c \
+	src/cli/discover.c \
+	src/cli/identify.c \
+	src/cli/perf.c
+src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
+src_cli_nvmefs_LDADD = $(LIBNVMEFS_LDADD) -lm
+
+dist_man_MANS += \
+	man/nvmefs.1 \
+	man/nvmefs-discover.1 \
+	man/nvmefs-identify.1 \
+	man/nvmefs-perf.1
+
+# nvme-cli 2.3's output for the testbed target: what check_output compares with.
+OUTPUT_FIXTURES = \
+	tests/unit/data/nvme-cli-2.3/discover.bin \
+	tests/unit/data/nvme-cli-2.3/discover.txt \
+	tests/unit/data/nvme-cli-2.3/discover.json \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.bin \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.txt \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.json \
+	tests/unit/data/nvme-cli-2.3/id-ns.bin \
+	tests/unit/data/nvme-cli-2.3/id-ns.txt \
+	tests/unit/data/nvme-cli-2.3/id-ns.json \
+	tests/unit/data/nvme-cli-2.3/ns-descs.bin \
+	tests/unit/data/nvme-cli-2.3/ns-descs.txt \
+	tests/unit/data/nvme-cli-2.3/ns-descs.json \
+	tests/unit/data/nvme-cli-2.3/list-ns.txt \
+	tests/unit/data/nvme-cli-2.3/list-ns.json
+EXTRA_DIST += $(OUTPUT_FIXTURES)
+
+OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
+	-DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
+
+check_PROGRAMS += tests/unit/check_output tests/unit/san/check_output
+UNIT_TESTS += tests/unit/check_output tests/unit/san/check_output
+
+tests_unit_check_output_SOURCES = tests/unit/check_output.c $(CLI_OUTPUT_SOURCES)
+tests_unit_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS)
+tests_unit_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
+
+tests_unit_san_check_output_SOURCES = $(tests_unit_check_output_SOURCES)
+tests_unit_san_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_output_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nvmefs COMMAND [OPTIONS]: dispatch to a subcommand, and what the
+ * subcommands share (usage errors, option parsing, output flushing).
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+const struct command commands[] = {
+	{ "discover", "read the discovery log of an NVMe/RDMA target", cmd_discover },
+	{ "identify", "print a subsystem's Identify Controller or Namespace data", cmd_identify },
+	{ "perf", "measure a namespace's IOPS, bandwidth and latency", cmd_perf },
+	{ "version", "print the version", cmd_version },
+	{ "help", "show the help of nvmefs or of a command", cmd_help },
+	{ NULL, NULL, NULL },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (const struct command *c = commands; c->name; c++) {
+		if (!strcmp(c->name, name))
+			return c;
+	}
+	return NULL;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: nvmefs COMMAND [OPTIONS]\n"
+		"       nvmefs --help | --version\n"
+		"\n"
+		"A userspace NVMe-over-Fabrics RDMA initiator: no kernel NVMe modules needed.\n"
+		"Output agrees with nvme-cli's, field for field.\n"
+		"\n"
+		"Commands:\n");
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fprintf(out,
+		"\n"
+		"Options:\n"
+		"  -h, --help                show this help\n"
+		"  -V, --version             print the version\n"
+		"\n"
+		"Connect options of the commands that talk to a target:\n"
+		CONNECT_HELP
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 wrong usage.\n"
+		"'nvmefs COMMAND --help' shows a command's options; man nvmefs has more.\n");
+}
+
+int usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "nvmefs%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "; see 'nvmefs%s%s --help'\n", cmd ? " " : "", cmd ? cmd : "");
+	return EXIT_USAGE;
+}
+
+int next_option(int argc, char **argv, const char *optstring,
+		const struct option *longopts)
+{
+	int opt;
+
+	opterr = 0;
+	opt = getopt_long(argc, argv, optstring, longopts, NULL);
+	switch (opt) {
+	case -1:
+		if (optind < argc) {
+			usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+			return '?';
+		}
+		return -1;
+	case ':':
+		usage_error(argv[0], "option '%s' needs a value", argv[optind - 1]);
+		return '?';
+	case '?': {
+		const char *text = argv[optind - 1];
+		int len = (int)strcspn(text, "=");
+
+		/* optopt is set for a short option, and for a long one given a
+		 * value it does not take. */
+		if (!strncmp(text, "--", 2) && optopt)
+			usage_error(argv[0], "option '%.*s' takes no value", len, text);
+		else if (optopt)
+			usage_error(argv[0], "unknown option '-%c'", optopt);
+		else
+			usage_error(argv[0], "unknown option '%.*s'", len, text);
+		return '?';
+	}
+	}
+	return opt;
+}
+
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value)
+{
+	int base = 10;
+	char *end;
+	unsigned long long v;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	/* strtoull() would take a sign or leading blanks. */
+	if (base == 16 ? !isxdigit((unsigned char)*s) : !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*value = v;
+	return 0;
+}
+
+int finish_output(const char *cmd, int status)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "nvmefs %s: writing the output failed: %s\n", cmd, strerror(errno));
+		return EXIT_FAIL;
+	}
+	return status;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	while ((opt = next_option(argc, argv, ":h", longopts)) != -1) {
+		switch (opt) {
+		case 'h':
+			printf("Usage: nvmefs version\n\nPrint the version of nvmefs.\n\n"
+			       "Options:\n" HELP_HELP);
+			return finish_output(argv[0], EXIT_OK);
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	printf("nvmefs version %s\n", NVMEFS_VERSION);
+	return finish_output(argv[0], EXIT_OK);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	static char help_opt[] = "--help";
+	const struct command *c;
+	char *args[3];
+
+	if (argc > 2)
+		return usage_error(argv[0], "give at most one command, got '%s' and '%s'",
+				   argv[1], argv[2]);
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return finish_output(argv[0], EXIT_OK);
+	}
+	c = find_command(argv[1]);
+	if (!c)
+		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	args[0] = argv[1];
+	args[1] = help_opt;
+	args[2] = NULL;
+	optind = 1;
+	return c->fn(2, args);
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *c;
+
+	/* nvme-cli groups 128-bit counters by the user's locale; so do we. */
+	setlocale(LC_ALL, "");
+
+	if (argc < 2)
+		return usage_error(NULL, "a command is missing");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return finish_output("--help", EXIT_OK);
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("nvmefs version %s\n", NVMEFS_VERSION);
+		return finish_output("--version", EXIT_OK);
+	}
+	if (argv[1][0] == '-')
+		return usage_error(NULL, "unknown option '%s' (options go after the command)",
+				   argv[1]);
+	c = find_command(argv[1]);
+	if (!c)
+		return usage_error(NULL, "unknown command '%s'", argv[1]);
+	optind = 1;
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,887 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nvmefs perf: drive a namespace with a fixed workload and measure it, in
+ * the spirit of spdk_nvme_perf and fio.  One thread per I/O queue keeps
+ * --qd I/Os in flight from the queue's registered buffer pool, resubmitting
+ * from the completion callback; latencies go into a log-linear histogram.
+ *
+ * --verify writes self-describing blocks (each names its own offset and a
+ * seed that generates the rest, as fio's verify headers do) and checks
+ * every block read: a read that returns another block's data, stale bytes
+ * or a torn block is caught whatever the workload mix.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nvme/util.h>
+
+#include "cli.h"
+#include "json.h"
+
+static const char *const cmd = "perf";
+
+enum {
+	OPT_NSID = OPT_FIRST_COMMAND_OPTION,
+	OPT_RW,
+	OPT_MIX,
+	OPT_BS,
+	OPT_QD,
+	OPT_QUEUES,
+	OPT_TIME,
+	OPT_SIZE,
+	OPT_OFFSET,
+	OPT_VERIFY,
+	OPT_MODE,
+	OPT_IO_TIMEOUT,
+};
+
+enum workload { WL_READ, WL_WRITE, WL_RANDREAD, WL_RANDWRITE, WL_RANDRW };
+static const char *const workload_names[] = { "read", "write", "randread", "randwrite", "randrw" };
+
+struct perf_args {
+	struct connect_args conn;
+	uint32_t nsid;
+	enum workload rw;
+	unsigned int mix;	/* % reads of randrw */
+	uint32_t bs;
+	unsigned int qd;
+	unsigned int queues;
+	unsigned int queue_size;
+	unsigned int seconds;
+	uint64_t size;		/* 0: to the end of the namespace */
+	uint64_t offset;
+	bool verify;
+	bool event_mode;
+	unsigned int io_timeout_ms;
+};
+
+/* ---------------------------------------------------------------------- */
+/* Latency histogram: 16 linear buckets per power of two of nanoseconds,   */
+/* a relative error of at most 1/16 at any scale.                           */
+/* ---------------------------------------------------------------------- */
+
+#define HIST_SUB_BITS 4
+#define HIST_SUB (1u << HIST_SUB_BITS)
+#define HIST_BUCKETS (64 * HIST_SUB)
+
+struct histogram {
+	uint64_t count[HIST_BUCKETS];
+	uint64_t n, sum, min, max;
+};
+
+static unsigned int hist_index(uint64_t v)
+{
+	unsigned int msb;
+
+	if (v < HIST_SUB)
+		return (unsigned int)v;
+	msb = 63u - (unsigned int)__builtin_clzll(v);
+	return (msb - HIST_SUB_BITS + 1) * HIST_SUB +
+	       (unsigned int)((v >> (msb - HIST_SUB_BITS)) & (HIST_SUB - 1));
+}
+
+/* The middle of bucket @i, in the histogram's unit. */
+static double hist_value(unsigned int i)
+{
+	unsigned int range = i / HIST_SUB, sub = i % HIST_SUB;
+	double width, low;
+
+	if (range == 0)
+		return i;
+	width = ldexp(1.0, (int)range - 1);
+	low = ldexp(1.0, (int)(range + HIST_SUB_BITS - 1)) + sub * width;
+	return low + width / 2;
+}
+
+static void hist_add(struct histogram *h, uint64_t v)
+{
+	h->count[hist_index(v)]++;
+	h->n++;
+	h->sum += v;
+	if (!h->min || v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}
+
+static void hist_merge(struct histogram *into, const struct histogram *h)
+{
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
+		into->count[i] += h->count[i];
+	into->n += h->n;
+	into->sum += h->sum;
+	if (h->n && (!into->min || h->min < into->min))
+		into->min = h->min;
+	if (h->max > into->max)
+		into->max = h->max;
+}
+
+static double hist_percentile(const struct histogram *h, double pct)
+{
+	uint64_t want = (uint64_t)ceil(h->n * pct / 100.0), seen = 0;
+
+	if (!h->n)
+		return 0;
+	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
+		seen += h->count[i];
+		if (seen >= want && h->count[i]) {
+			double v = hist_value(i);
+
+			/* A bucket's middle can lie outside what was seen. */
+			return v < h->min ? h->min : v > h->max ? h->max : v;
+		}
+	}
+	return h->max;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Verify blocks                                                            */
+/* ---------------------------------------------------------------------- */
+
+#define VERIFY_MAGIC 0x6e766d6566737631ull	/* "nvmefsv1" */
+
+struct verify_hdr {
+	uint64_t magic;
+	uint64_t offset;	/* where this block belongs, in bytes */
+	uint64_t seed;
+};
+
+static uint64_t xorshift64(uint64_t *s)
+{
+	uint64_t x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *s = x;
+}
+
+static void verify_fill_block(uint8_t *p, uint32_t len, uint64_t offset, uint64_t seed)
+{
+	struct verify_hdr hdr = { VERIFY_MAGIC, offset, seed };
+	uint64_t s = (offset * 0x9e3779b97f4a7c15ull) ^ seed ^ 1, v;
+
+	memcpy(p, &hdr, sizeof(hdr));
+	for (uint32_t i = sizeof(hdr); i < len; i += sizeof(v)) {
+		v = xorshift64(&s);
+		memcpy(p + i, &v, sizeof(v));
+	}
+}
+
+static void verify_fill(uint8_t *buf, uint32_t len, uint32_t block, uint64_t offset, uint64_t seed)
+{
+	for (uint32_t i = 0; i < len; i += block)
+		verify_fill_block(buf + i, block, offset + i, seed);
+}
+
+/* Counts the bad blocks of @buf, read from @offset; *@first_bad is the first. */
+static uint32_t verify_check(const uint8_t *buf, uint32_t len, uint32_t block, uint64_t offset,
+			     uint8_t *scratch, uint64_t *first_bad)
+{
+	uint32_t bad = 0;
+
+	for (uint32_t i = 0; i < len; i += block) {
+		struct verify_hdr hdr;
+
+		memcpy(&hdr, buf + i, sizeof(hdr));
+		if (hdr.magic == VERIFY_MAGIC && hdr.offset == offset + i) {
+			verify_fill_block(scratch, block, hdr.offset, hdr.seed);
+			if (!memcmp(scratch, buf + i, block))
+				continue;
+		}
+		if (!bad++)
+			*first_bad = offset + i;
+	}
+	return bad;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Workers                                                                  */
+/* ---------------------------------------------------------------------- */
+
+struct worker;
+
+struct slot {
+	struct worker *w;
+	uint8_t *buf;
+	uint64_t offset;
+	uint64_t start_ns;
+	bool is_read;
+	bool busy;
+};
+
+struct worker {
+	const struct perf_args *a;
+	struct nvmefs_ioq *q;
+	unsigned int idx;
+	pthread_t thread;
+	struct slot *slots;
+	uint64_t rng;
+	uint64_t seq_next, seq_begin, seq_end;
+	uint64_t seed;
+	uint32_t lba_shift;
+	uint8_t *scratch;
+	atomic_uint_fast64_t ios;	/* read by the progress line */
+	uint64_t bytes;
+	uint64_t errors;
+	int first_status;
+	uint64_t verified, mismatches, first_mismatch;
+	struct histogram hist;
+	char error[512];
+	bool prefill;		/* writes the whole slice once, then stops */
+};
+
+/* stop ends a run; interrupted remembers that a signal asked, across runs. */
+static atomic_bool stop;
+static atomic_bool interrupted;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int submit(struct slot *s);
+
+static void io_done(void *arg, int status)
+{
+	struct slot *s = arg;
+	struct worker *w = s->w;
+	const struct perf_args *a = w->a;
+
+	hist_add(&w->hist, now_ns() - s->start_ns);
+	s->busy = false;
+	if (status) {
+		if (!w->errors++)
+			w->first_status = status;
+	} else {
+		w->bytes += a->bs;
+		if (s->is_read && a->verify) {
+			uint64_t first_bad = 0;
+			uint32_t bad = verify_check(s->buf, a->bs, 1u << w->lba_shift, s->offset,
+						    w->scratch, &first_bad);
+
+			w->verified += a->bs >> w->lba_shift;
+			if (bad && !w->mismatches)
+				w->first_mismatch = first_bad;
+			w->mismatches += bad;
+		}
+	}
+	atomic_fetch_add_explicit(&w->ios, 1, memory_order_relaxed);
+	if (!atomic_load_explicit(&stop, memory_order_relaxed) && !status)
+		submit(s);
+}
+
+/* Picks the next I/O of the workload for @s and submits it. */
+static int submit(struct slot *s)
+{
+	struct worker *w = s->w;
+	const struct perf_args *a = w->a;
+	uint64_t nblocks = (w->seq_end - w->seq_begin) / a->bs;
+	uint32_t nlb = a->bs >> w->lba_shift;
+	int ret;
+
+	switch (a->rw) {
+	case WL_READ:
+	case WL_WRITE:
+		if (w->seq_next >= w->seq_end) {
+			if (w->prefill)
+				return 0;
+			w->seq_next = w->seq_begin;
+		}
+		s->offset = w->seq_next;
+		w->seq_next += a->bs;
+		break;
+	default:
+		s->offset = w->seq_begin + xorshift64(&w->rng) % nblocks * a->bs;
+		break;
+	}
+	s->is_read = a->rw == WL_READ || a->rw == WL_RANDREAD ||
+		     (a->rw == WL_RANDRW && xorshift64(&w->rng) % 100 < a->mix);
+	if (!s->is_read && a->verify)
+		verify_fill(s->buf, a->bs, 1u << w->lba_shift, s->offset, w->seed++);
+	s->start_ns = now_ns();
+	s->busy = true;
+	if (s->is_read)
+		ret = nvmefs_ioq_read(w->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
+	else
+		ret = nvmefs_ioq_write(w->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
+	if (ret < 0) {
+		s->busy = false;
+		if (w->prefill || a->rw == WL_READ || a->rw == WL_WRITE)
+			w->seq_next -= a->bs;
+		if (ret != -EAGAIN && !w->error[0])
+			snprintf(w->error, sizeof(w->error), "%s", nvmefs_errmsg());
+	}
+	return ret;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct perf_args *a = w->a;
+	bool draining = false;
+	unsigned int i;
+
+	for (i = 0; i < a->qd; i++)
+		submit(&w->slots[i]);
+	for (;;) {
+		unsigned int busy = 0;
+		int ret;
+
+		ret = nvmefs_ioq_poll(w->q, a->event_mode ? 100 : 0);
+		if (ret < 0) {
+			if (!w->error[0])
+				snprintf(w->error, sizeof(w->error), "%s", nvmefs_errmsg());
+			break;
+		}
+		draining = draining || atomic_load_explicit(&stop, memory_order_relaxed) || w->error[0];
+		for (i = 0; i < a->qd; i++) {
+			if (!w->slots[i].busy && !draining)
+				submit(&w->slots[i]);
+			busy += w->slots[i].busy;
+		}
+		if (!busy && (draining || w->prefill))
+			break;
+	}
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The run                                                                  */
+/* ---------------------------------------------------------------------- */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	atomic_store(&interrupted, true);
+	atomic_store(&stop, true);
+}
+
+static double cpu_seconds(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + tv->tv_usec / 1e6;
+}
+
+static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, uint32_t lba_shift,
+			 struct worker *workers, bool prefill)
+{
+	uint64_t slice = a->size / a->queues / a->bs * a->bs;
+
+	for (unsigned int t = 0; t < a->queues; t++) {
+		struct worker *w = &workers[t];
+
+		memset(w, 0, sizeof(*w));
+		w->a = a;
+		w->idx = t;
+		w->q = nvmefs_ctrl_io_queue(ctrl, t);
+		w->lba_shift = lba_shift;
+		w->prefill = prefill;
+		w->rng = 0x2545f4914f6cdd1dull ^ ((uint64_t)(t + 1) << 32) ^ now_ns();
+		w->seed = (uint64_t)(t + 1) << 48 | (prefill ? 0 : 1ull << 40);
+		/* Sequential workloads (and the prefill) split the region between
+		 * the queues; random ones roam all of it. */
+		if (prefill || a->rw == WL_READ || a->rw == WL_WRITE) {
+			w->seq_begin = a->offset + t * slice;
+			w->seq_end = t + 1 == a->queues ? a->offset + a->size / a->bs * a->bs
+							: w->seq_begin + slice;
+		} else {
+			w->seq_begin = a->offset;
+			w->seq_end = a->offset + a->size / a->bs * a->bs;
+		}
+		w->seq_next = w->seq_begin;
+		w->slots = calloc(a->qd, sizeof(*w->slots));
+		w->scratch = malloc(1u << lba_shift);
+		if (!w->slots || !w->scratch) {
+			fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
+			return -ENOMEM;
+		}
+		for (unsigned int i = 0; i < a->qd; i++) {
+			w->slots[i].w = w;
+			w->slots[i].buf = nvmefs_ioq_buf_get(w->q);
+			if (!w->slots[i].buf) {
+				fprintf(stderr, "nvmefs %s: queue %u has fewer pool buffers than --qd\n",
+					cmd, t);
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
+}
+
+static void free_workers(const struct perf_args *a, struct worker *workers)
+{
+	for (unsigned int t = 0; t < a->queues; t++) {
+		struct worker *w = &workers[t];
+
+		for (unsigned int i = 0; w->slots && i < a->qd; i++)
+			nvmefs_ioq_buf_put(w->q, w->slots[i].buf);
+		free(w->slots);
+		free(w->scratch);
+	}
+}
+
+/* Runs the workers until they stop: for @seconds (with a progress line each
+ * second), or, for the prefill, until they have written their slices. */
+static int run_workers(const struct perf_args *a, struct worker *workers, unsigned int seconds,
+		       double *elapsed)
+{
+	uint64_t start = now_ns(), last_ios = 0;
+	unsigned int t, tick = 0;
+
+	atomic_store(&stop, atomic_load(&interrupted));
+	for (t = 0; t < a->queues; t++) {
+		int ret = pthread_create(&workers[t].thread, NULL, worker_main, &workers[t]);
+
+		if (ret) {
+			fprintf(stderr, "nvmefs %s: starting thread %u failed: %s\n", cmd, t, strerror(ret));
+			atomic_store(&stop, true);
+			while (t--)
+				pthread_join(workers[t].thread, NULL);
+			return -ret;
+		}
+	}
+	while (seconds && !atomic_load(&stop)) {
+		uint64_t ios = 0;
+
+		usleep(1000000 - (unsigned int)((now_ns() - start) / 1000 % 1000000));
+		tick++;
+		for (t = 0; t < a->queues; t++)
+			ios += atomic_load_explicit(&workers[t].ios, memory_order_relaxed);
+		fprintf(stderr, "[%4us] %10" PRIu64 " IOPS %9.1f MiB/s\n", tick, ios - last_ios,
+			(double)(ios - last_ios) * a->bs / (1 << 20));
+		last_ios = ios;
+		if (tick >= seconds)
+			atomic_store(&stop, true);
+	}
+	for (t = 0; t < a->queues; t++)
+		pthread_join(workers[t].thread, NULL);
+	*elapsed = (double)(now_ns() - start) / 1e9;
+	return 0;
+}
+
+static void report(const struct perf_args *a, const char *subnqn, struct worker *workers,
+		   double elapsed, double user_s, double sys_s)
+{
+	struct histogram *h = calloc(1, sizeof(*h));
+	uint64_t ios = 0, errors = 0, verified = 0, mismatches = 0;
+	static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
+	static const char *const pct_keys[] = { "p50", "p90", "p99", "p999", "p9999" };
+	double iops, mibs, mean;
+	unsigned int t, i;
+
+	if (!h) {
+		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
+		return;
+	}
+	for (t = 0; t < a->queues; t++) {
+		hist_merge(h, &workers[t].hist);
+		ios += atomic_load(&workers[t].ios);
+		errors += workers[t].errors;
+		verified += workers[t].verified;
+		mismatches += workers[t].mismatches;
+	}
+	iops = elapsed > 0 ? (ios - errors) / elapsed : 0;
+	mibs = iops * a->bs / (1 << 20);
+	mean = h->n ? (double)h->sum / h->n / 1000 : 0;
+	if (a->conn.fmt == OUTPUT_JSON) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_object_begin(&j, NULL);
+		json_object_begin(&j, "job");
+		json_string(&j, "subnqn", subnqn);
+		json_uint(&j, "nsid", a->nsid);
+		json_string(&j, "rw", workload_names[a->rw]);
+		if (a->rw == WL_RANDRW)
+			json_uint(&j, "mix", a->mix);
+		json_uint(&j, "bs", a->bs);
+		json_uint(&j, "qd", a->qd);
+		json_uint(&j, "queues", a->queues);
+		json_uint(&j, "offset", a->offset);
+		json_uint(&j, "size", a->size);
+		json_string(&j, "mode", a->event_mode ? "event" : "poll");
+		json_object_end(&j);
+		json_double(&j, "runtime_s", elapsed);
+		json_uint(&j, "ios", ios);
+		json_uint(&j, "errors", errors);
+		json_double(&j, "iops", iops);
+		json_double(&j, "bw_mibs", mibs);
+		json_object_begin(&j, "lat_us");
+		json_double(&j, "mean", mean);
+		json_double(&j, "min", h->min / 1000.0);
+		json_double(&j, "max", h->max / 1000.0);
+		for (i = 0; i < 5; i++)
+			json_double(&j, pct_keys[i], hist_percentile(h, pcts[i]) / 1000);
+		json_object_end(&j);
+		json_object_begin(&j, "cpu");
+		json_double(&j, "user_s", user_s);
+		json_double(&j, "sys_s", sys_s);
+		json_object_end(&j);
+		if (a->verify) {
+			json_object_begin(&j, "verify");
+			json_uint(&j, "blocks_read", verified);
+			json_uint(&j, "mismatches", mismatches);
+			json_object_end(&j);
+		}
+		json_object_end(&j);
+		putchar('\n');
+	} else {
+		printf("%s: %s, bs %u, qd %u, %u queue%s, %.1f s, namespace %u of %s\n", cmd,
+		       workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
+		       elapsed, a->nsid, subnqn);
+		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
+		       ios, errors);
+		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, h->min / 1000.0,
+		       h->max / 1000.0);
+		printf("  percentiles (us):");
+		for (i = 0; i < 5; i++)
+			printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
+		printf("  CPU: user %.2f s, system %.2f s (%.0f%% of one core)\n", user_s, sys_s,
+		       elapsed > 0 ? (user_s + sys_s) * 100 / elapsed : 0);
+		if (a->verify)
+			printf("  verify: %" PRIu64 " blocks read and checked, %" PRIu64 " mismatches\n",
+			       verified, mismatches);
+	}
+	free(h);
+}
+
+static int run(struct perf_args *a)
+{
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct worker *workers = NULL;
+	struct nvmefs_io_opts io;
+	struct nvmefs_ns_info ns;
+	struct rusage r0, r1;
+	uint32_t lba_shift;
+	double elapsed;
+	int ret = EXIT_FAIL;
+	unsigned int t;
+
+	char addr[300];
+
+	verbose(&a->conn, cmd, "connecting to %s at %s, timeout %u ms", a->conn.opts.subnqn,
+		connect_args_where(&a->conn.opts, addr, sizeof(addr)), a->conn.opts.timeout_ms);
+	if (nvmefs_ctrl_connect(&a->conn.opts, &ctrl))
+		goto failed;
+	verbose(&a->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
+		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
+	nvmefs_io_opts_init(&io);
+	io.nr_queues = a->queues;
+	if (a->queue_size)
+		io.queue_size = a->queue_size;
+	else if (a->qd + 1 > io.queue_size)
+		io.queue_size = a->qd + 1;
+	io.buf_size = a->bs;
+	io.bufs_per_queue = a->qd;
+	io.timeout_ms = a->io_timeout_ms;
+	verbose(&a->conn, cmd, "creating %u I/O queue%s of %u entries, %u buffers of %u bytes each",
+		io.nr_queues, io.nr_queues == 1 ? "" : "s", io.queue_size, a->qd, a->bs);
+	if (nvmefs_ctrl_create_io_queues(ctrl, &io))
+		goto failed;
+	if (nvmefs_ns_info(ctrl, a->nsid, &ns))
+		goto failed;
+	lba_shift = (uint32_t)__builtin_ctz(ns.lba_size);
+	if (a->bs % ns.lba_size || a->offset % ns.lba_size) {
+		fprintf(stderr, "nvmefs %s: --bs %u and --offset %" PRIu64 " must be multiples of the "
+			"namespace's %u-byte blocks\n", cmd, a->bs, a->offset, ns.lba_size);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (a->offset >= ns.nlb * ns.lba_size ||
+	    a->size > ns.nlb * ns.lba_size - a->offset) {
+		fprintf(stderr, "nvmefs %s: --offset %" PRIu64 " --size %" PRIu64 " goes past the end of "
+			"namespace %u (%" PRIu64 " bytes)\n", cmd, a->offset, a->size, a->nsid,
+			ns.nlb * ns.lba_size);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (!a->size)
+		a->size = ns.nlb * ns.lba_size - a->offset;
+	if (a->size < (uint64_t)a->bs * a->queues) {
+		fprintf(stderr, "nvmefs %s: the region of %" PRIu64 " bytes is smaller than one --bs "
+			"per queue\n", cmd, a->size);
+		ret = EXIT_USAGE;
+		goto out;
+	}
+	workers = calloc(a->queues, sizeof(*workers));
+	if (!workers) {
+		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
+		goto out;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (a->verify) {
+		struct perf_args fill = *a;
+
+		fill.rw = WL_WRITE;
+		fprintf(stderr, "nvmefs %s: writing the %" PRIu64 " MiB region once for --verify\n",
+			cmd, a->size >> 20);
+		if (setup_workers(&fill, ctrl, lba_shift, workers, true) < 0 ||
+		    run_workers(&fill, workers, 0, &elapsed) < 0)
+			goto out;
+		for (t = 0; t < a->queues; t++) {
+			if (workers[t].error[0] || workers[t].errors) {
+				fprintf(stderr, "nvmefs %s: writing the region for --verify failed: %s\n", cmd,
+					workers[t].error[0] ? workers[t].error
+					: nvme_status_to_string(workers[t].first_status, false));
+				goto out;
+			}
+		}
+		free_workers(&fill, workers);
+		if (atomic_load(&interrupted)) {
+			fprintf(stderr, "nvmefs %s: interrupted while writing the region for --verify\n", cmd);
+			goto out;
+		}
+	}
+	if (setup_workers(a, ctrl, lba_shift, workers, false) < 0)
+		goto out;
+	getrusage(RUSAGE_SELF, &r0);
+	if (run_workers(a, workers, a->seconds, &elapsed) < 0)
+		goto out;
+	getrusage(RUSAGE_SELF, &r1);
+	report(a, nvmefs_ctrl_subnqn(ctrl), workers, elapsed,
+	       cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
+	       cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime));
+	ret = EXIT_OK;
+	for (t = 0; t < a->queues; t++) {
+		struct worker *w = &workers[t];
+
+		if (w->error[0]) {
+			fprintf(stderr, "nvmefs %s: queue %u: %s\n", cmd, t, w->error);
+			ret = EXIT_FAIL;
+		} else if (w->errors) {
+			fprintf(stderr, "nvmefs %s: queue %u: %" PRIu64 " I/Os failed, the first with: %s\n",
+				cmd, t, w->errors, w->first_status > 0
+				? nvme_status_to_string(w->first_status, false)
+				: strerror(-w->first_status));
+			ret = EXIT_FAIL;
+		}
+		if (w->mismatches) {
+			fprintf(stderr, "nvmefs %s: queue %u: --verify found %" PRIu64 " bad blocks, the "
+				"first at byte %" PRIu64 ": data read differs from data written\n",
+				cmd, t, w->mismatches, w->first_mismatch);
+			ret = EXIT_FAIL;
+		}
+	}
+	ret = finish_output(cmd, ret);
+	goto out;
+failed:
+	fprintf(stderr, "nvmefs %s: %s\n", cmd, nvmefs_errmsg());
+out:
+	if (workers) {
+		free_workers(a, workers);
+		free(workers);
+	}
+	nvmefs_ctrl_disconnect(ctrl);
+	return ret;
+}
+
+static void help(void)
+{
+	printf("Usage: nvmefs perf -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID] [--rw=WORKLOAD]\n"
+	       "                   [--bs=SIZE] [--qd=N] [--queues=N] [--time=SEC] [--verify] ...\n"
+	       "\n"
+	       "Drive namespace NSID of subsystem SUBNQN with a workload over N I/O queues (one\n"
+	       "thread each, each keeping --qd I/Os in flight from registered buffers), print a\n"
+	       "progress line each second on stderr, then IOPS, bandwidth, CPU time and latency\n"
+	       "percentiles.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
+	       "      --nsid=NSID           namespace (default 1)\n"
+	       "      --rw=WORKLOAD         read, write, randread, randwrite or randrw (default\n"
+	       "                            randread)\n"
+	       "      --mix=PCT             reads in percent of randrw (default 50)\n"
+	       "      --bs=SIZE             bytes per I/O, K/M suffixes (default 4k)\n"
+	       "      --qd=N                I/Os in flight per queue (default 32)\n"
+	       "      --queues=N            I/O queues, one thread each (default 1)\n"
+	       "  -Q, --queue-size=N        entries per I/O queue (default 128, or --qd + 1)\n"
+	       "      --time=SEC            how long to run (default 10)\n"
+	       "      --size=SIZE           bytes of the namespace to use (default: to its end)\n"
+	       "      --offset=SIZE         where that region starts (default 0)\n"
+	       "      --verify              write the region once, then check every block read\n"
+	       "      --mode=MODE           'poll' the completion queues (default) or sleep on\n"
+	       "                            'event's\n"
+	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
+	       "                            (default 30000)\n"
+	       CONNECT_HELP
+	       HELP_HELP);
+}
+
+/* Sizes as fio and dd users write them: 4096, 4k, 128K, 1m, 1G. */
+static int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	v <<= shift;
+	if (v < min || v > max)
+		return -ERANGE;
+	*value = v;
+	return 0;
+}
+
+int cmd_perf(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		CONNECT_LONGOPTS,
+		{ "nqn", required_argument, NULL, 'n' },
+		{ "nsid", required_argument, NULL, OPT_NSID },
+		{ "rw", required_argument, NULL, OPT_RW },
+		{ "mix", required_argument, NULL, OPT_MIX },
+		{ "bs", required_argument, NULL, OPT_BS },
+		{ "qd", required_argument, NULL, OPT_QD },
+		{ "queues", required_argument, NULL, OPT_QUEUES },
+		{ "queue-size", required_argument, NULL, 'Q' },
+		{ "time", required_argument, NULL, OPT_TIME },
+		{ "size", required_argument, NULL, OPT_SIZE },
+		{ "offset", required_argument, NULL, OPT_OFFSET },
+		{ "verify", no_argument, NULL, OPT_VERIFY },
+		{ "mode", required_argument, NULL, OPT_MODE },
+		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct perf_args a = {
+		.nsid = 1, .rw = WL_RANDREAD, .mix = 50, .bs = 4096, .qd = 32, .queues = 1,
+		.seconds = 10, .io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS,
+	};
+	bool handled;
+	uint64_t v;
+	int opt, ret;
+	unsigned int i;
+
+	connect_args_init(&a.conn);
+	while ((opt = next_option(argc, argv, ":" CONNECT_SHORTOPTS "n:Q:h", longopts)) != -1) {
+		ret = connect_args_option(&a.conn, cmd, opt, optarg, &handled);
+		if (ret)
+			return ret;
+		if (handled)
+			continue;
+		switch (opt) {
+		case 'n':
+			if (!*optarg)
+				return usage_error(cmd, "-n/--nqn needs a value, got an empty one");
+			a.conn.opts.subnqn = optarg;
+			break;
+		case OPT_NSID:
+			if (parse_uint(optarg, 1, 0xfffffffe, &v))
+				return usage_error(cmd, "--nsid '%s' is not a namespace ID: give a number "
+						   "from 1 to 4294967294", optarg);
+			a.nsid = (uint32_t)v;
+			break;
+		case OPT_RW:
+			for (i = 0; i < 5 && strcmp(optarg, workload_names[i]); i++)
+				;
+			if (i == 5)
+				return usage_error(cmd, "--rw '%s' is not a workload: give read, write, "
+						   "randread, randwrite or randrw", optarg);
+			a.rw = (enum workload)i;
+			break;
+		case OPT_MIX:
+			if (parse_uint(optarg, 0, 100, &v))
+				return usage_error(cmd, "--mix '%s' is not a percentage from 0 to 100", optarg);
+			a.mix = (unsigned int)v;
+			break;
+		case OPT_BS:
+			if (parse_size(optarg, 512, 64u << 20, &v) || (v & 511))
+				return usage_error(cmd, "--bs '%s' is not a block size: give a multiple of "
+						   "512 from 512 to 64M, like 4k or 128k", optarg);
+			a.bs = (uint32_t)v;
+			break;
+		case OPT_QD:
+			if (parse_uint(optarg, 1, 4095, &v))
+				return usage_error(cmd, "--qd '%s' is not a queue depth from 1 to 4095", optarg);
+			a.qd = (unsigned int)v;
+			break;
+		case OPT_QUEUES:
+			if (parse_uint(optarg, 1, 256, &v))
+				return usage_error(cmd, "--queues '%s' is not a number of queues from 1 to 256",
+						   optarg);
+			a.queues = (unsigned int)v;
+			break;
+		case 'Q':
+			if (parse_uint(optarg, 2, 4096, &v))
+				return usage_error(cmd, "-Q/--queue-size '%s' is not a queue size from 2 to "
+						   "4096", optarg);
+			a.queue_size = (unsigned int)v;
+			break;
+		case OPT_TIME:
+			if (parse_uint(optarg, 1, 86400, &v))
+				return usage_error(cmd, "--time '%s' is not a number of seconds from 1 to 86400",
+						   optarg);
+			a.seconds = (unsigned int)v;
+			break;
+		case OPT_SIZE:
+			if (parse_size(optarg, 512, UINT64_MAX, &a.size))
+				return usage_error(cmd, "--size '%s' is not a size like 64M or 1G", optarg);
+			break;
+		case OPT_OFFSET:
+			if (parse_size(optarg, 0, UINT64_MAX, &a.offset))
+				return usage_error(cmd, "--offset '%s' is not a size like 0 or 1G", optarg);
+			break;
+		case OPT_VERIFY:
+			a.verify = true;
+			break;
+		case OPT_MODE:
+			if (strcmp(optarg, "poll") && strcmp(optarg, "event"))
+				return usage_error(cmd, "--mode '%s' is not 'poll' or 'event'", optarg);
+			a.event_mode = !strcmp(optarg, "event");
+			break;
+		case OPT_IO_TIMEOUT:
+			if (parse_uint(optarg, 1, 3600000, &v))
+				return usage_error(cmd, "--io-timeout '%s' is not a number of milliseconds "
+						   "from 1 to 3600000", optarg);
+			a.io_timeout_ms = (unsigned int)v;
+			break;
+		case 'h':
+			help();
+			return finish_output(cmd, EXIT_OK);
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	ret = connect_args_check(&a.conn, cmd);
+	if (ret)
+		return ret;
+	if (!a.conn.opts.subnqn)
+		return usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn "
+				   "('nvmefs discover' lists them)");
+	if (a.queue_size && a.qd >= a.queue_size)
+		return usage_error(cmd, "--qd %u needs a queue of more than %u entries: raise "
+				   "-Q/--queue-size or lower --qd", a.qd, a.qd);
+	return run(&a);
+}

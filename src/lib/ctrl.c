@@ -1,0 +1,522 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Controller lifecycle: connect the admin queue, enable, identify, shut
+ * down; and the admin commands the public API offers.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <nvme/util.h>
+
+#include "internal.h"
+
+/* Identify data and discovery log chunks fit one slot each. */
+#define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE
+
+void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
+	opts->kato_ms = -1;
+}
+
+const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
+{
+	static _Thread_local char buf[300];
+
+	snprintf(buf, sizeof(buf), strchr(ctrl->traddr, ':') ? "[%s]:%s" : "%s:%s",
+		 ctrl->traddr, ctrl->trsvcid);
+	return buf;
+}
+
+static int copy_opt(char *dst, size_t size, const char *src, const char *what)
+{
+	if (strlen(src) >= size)
+		return nvmefs_error(-EINVAL, "the %s '%.40s...' is longer than %zu characters",
+				    what, src, size - 1);
+	strcpy(dst, src);
+	return 0;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Polls CSTS until (CSTS & mask) == want, for up to @timeout_ms. */
+static int wait_csts(struct nvmefs_ctrl *ctrl, uint32_t mask, uint32_t want,
+		     unsigned int timeout_ms, const char *what)
+{
+	int64_t deadline = now_ms() + timeout_ms;
+	unsigned int pause = 1;
+	uint64_t csts;
+	int ret;
+
+	for (;;) {
+		ret = nvmefs_prop_get(ctrl, NVME_REG_CSTS, &csts);
+		if (ret < 0)
+			return ret;
+		if (NVME_CSTS_CFS(csts))
+			return nvmefs_error(-EIO, "the controller of %s at %s reported a fatal status "
+					    "(CSTS.CFS) while %s: reset the target's subsystem",
+					    ctrl->subnqn, nvmefs_ctrl_where(ctrl), what);
+		if ((csts & mask) == want)
+			return 0;
+		if (now_ms() >= deadline)
+			return nvmefs_error(-ETIMEDOUT, "the controller of %s at %s was not done %s "
+					    "within %u ms (CSTS %#llx): the target is stuck; check it",
+					    ctrl->subnqn, nvmefs_ctrl_where(ctrl), what, timeout_ms,
+					    (unsigned long long)csts);
+		sleep_ms(pause);
+		if (pause < 64)
+			pause *= 2;
+	}
+}
+
+static int enable(struct nvmefs_ctrl *ctrl)
+{
+	unsigned int timeout_ms;
+	int ret;
+
+	ret = nvmefs_prop_get(ctrl, NVME_REG_CAP, &ctrl->cap);
+	if (ret < 0)
+		return ret;
+	uint64_t vs;
+
+	ret = nvmefs_prop_get(ctrl, NVME_REG_VS, &vs);
+	if (ret < 0)
+		return ret;
+	ctrl->vs = (uint32_t)vs;
+	/* Memory pages of 4 KiB (MPS 0) are what every controller supports. */
+	ctrl->cc = nvmefs_cc_enable_value(0);
+	ret = nvmefs_prop_set(ctrl, NVME_REG_CC, ctrl->cc);
+	if (ret < 0)
+		return ret;
+	timeout_ms = nvmefs_cap_timeout_ms(ctrl->cap);
+	if (timeout_ms < ctrl->opts.timeout_ms)
+		timeout_ms = ctrl->opts.timeout_ms;
+	return wait_csts(ctrl, NVME_CSTS_RDY_MASK << NVME_CSTS_RDY_SHIFT,
+			 1u << NVME_CSTS_RDY_SHIFT, timeout_ms, "enabling");
+}
+
+static void shutdown_ctrl(struct nvmefs_ctrl *ctrl)
+{
+	uint32_t cc;
+
+	if (!(ctrl->cc & (NVME_CC_EN_MASK << NVME_CC_EN_SHIFT)) || ctrl->admin.failed)
+		return;
+	cc = (ctrl->cc & ~(NVME_CC_SHN_MASK << NVME_CC_SHN_SHIFT)) |
+	     (NVME_CC_SHN_NORMAL << NVME_CC_SHN_SHIFT);
+	if (nvmefs_prop_set(ctrl, NVME_REG_CC, cc) < 0)
+		return;
+	ctrl->cc = cc;
+	wait_csts(ctrl, NVME_CSTS_SHST_MASK << NVME_CSTS_SHST_SHIFT,
+		  NVME_CSTS_SHST_CMPLT << NVME_CSTS_SHST_SHIFT, ctrl->opts.timeout_ms,
+		  "shutting down");
+}
+
+void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg)
+{
+	int healthy = 0;
+
+	/* The message is written before the state flips, so a queue that sees
+	 * the failure also sees why. */
+	pthread_mutex_lock(&ctrl->fail_lock);
+	if (!atomic_load(&ctrl->failed)) {
+		size_t len = strnlen(msg, sizeof(ctrl->fail_msg) - 1);
+
+		/* A long reason is cut, not refused. */
+		memcpy(ctrl->fail_msg, msg, len);
+		ctrl->fail_msg[len] = '\0';
+		atomic_compare_exchange_strong(&ctrl->failed, &healthy, err);
+	}
+	pthread_mutex_unlock(&ctrl->fail_lock);
+}
+
+int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl)
+{
+	return atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed);
+}
+
+static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			     void *buf, uint32_t len, enum nvmefs_dir dir,
+			     struct nvmefs_cqe *cqe);
+
+/*
+ * Without commands the controller drops us after KATO: send Keep Alive
+ * every KATO/2.  A failed Keep Alive fails the controller, so I/O stops
+ * promptly instead of hanging on a target that has already let go.
+ */
+static void *keep_alive(void *arg)
+{
+	struct nvmefs_ctrl *ctrl = arg;
+	union nvmefs_cmd cmd;
+	struct timespec next;
+	int ret;
+
+	pthread_mutex_lock(&ctrl->admin_lock);
+	while (!ctrl->ka_stop) {
+		clock_gettime(CLOCK_MONOTONIC, &next);
+		next.tv_sec += ctrl->kato_ms / 2000;
+		next.tv_nsec += (long)(ctrl->kato_ms / 2 % 1000) * 1000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		ret = 0;
+		while (!ctrl->ka_stop && ret != ETIMEDOUT)
+			ret = pthread_cond_timedwait(&ctrl->ka_cond, &ctrl->admin_lock, &next);
+		if (ctrl->ka_stop)
+			break;
+		nvmefs_sqe_init(&cmd.sqe, nvme_admin_keep_alive, 0);
+		ret = admin_exec_locked(ctrl, &cmd, NULL, 0, NVMEFS_DIR_NONE, NULL);
+		if (ret < 0) {
+			char msg[600];
+
+			snprintf(msg, sizeof(msg), "keep-alive to %s failed: %s", ctrl->subnqn,
+				 ret == -EREMOTEIO ? "the controller refused it" : nvmefs_errmsg());
+			nvmefs_ctrl_fail(ctrl, ret == -EREMOTEIO ? -EIO : ret, msg);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return NULL;
+}
+
+static int start_keep_alive(struct nvmefs_ctrl *ctrl)
+{
+	pthread_condattr_t attr;
+	int ret;
+
+	if (!ctrl->kato_ms)
+		return 0;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ctrl->ka_cond, &attr);
+	pthread_condattr_destroy(&attr);
+	ret = pthread_create(&ctrl->ka_thread, NULL, keep_alive, ctrl);
+	if (ret) {
+		pthread_cond_destroy(&ctrl->ka_cond);
+		return nvmefs_error(-ret, "starting the keep-alive thread failed: %s", strerror(ret));
+	}
+	ctrl->ka_running = true;
+	return 0;
+}
+
+static void stop_keep_alive(struct nvmefs_ctrl *ctrl)
+{
+	if (!ctrl->ka_running)
+		return;
+	pthread_mutex_lock(&ctrl->admin_lock);
+	ctrl->ka_stop = true;
+	pthread_cond_signal(&ctrl->ka_cond);
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	pthread_join(ctrl->ka_thread, NULL);
+	pthread_cond_destroy(&ctrl->ka_cond);
+	ctrl->ka_running = false;
+}
+
+static void release(struct nvmefs_ctrl *ctrl)
+{
+	stop_keep_alive(ctrl);
+	nvmefs_ctrl_delete_io_queues(ctrl);
+	if (ctrl->admin.tp)
+		ctrl->ops->queue_destroy(&ctrl->admin);
+	nvmefs_queue_fini(&ctrl->admin);
+	if (ctrl->ops->ctrl_release)
+		ctrl->ops->ctrl_release(ctrl);
+	pthread_mutex_destroy(&ctrl->fail_lock);
+	pthread_mutex_destroy(&ctrl->admin_lock);
+	free(ctrl);
+}
+
+void nvmefs_ctrl_disconnect(struct nvmefs_ctrl *ctrl)
+{
+	char saved[1024];
+
+	if (!ctrl)
+		return;
+	/* A caller reports its own failure after disconnecting: keep its message. */
+	snprintf(saved, sizeof(saved), "%s", nvmefs_errmsg());
+	stop_keep_alive(ctrl);
+	nvmefs_ctrl_delete_io_queues(ctrl);
+	/* A failed controller is not worth waiting on. */
+	if (!atomic_load(&ctrl->failed))
+		shutdown_ctrl(ctrl);
+	release(ctrl);
+	nvmefs_set_error("%s", saved);
+}
+
+int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
+			     const struct nvmefs_connect_opts *opts,
+			     struct nvmefs_ctrl **ctrlp)
+{
+	struct nvmefs_queue_params params = { .qid = 0, .data_slot_size = ADMIN_DATA_SLOT_SIZE };
+	struct nvmefs_ctrl *ctrl;
+	uint32_t kato_ms;
+	int ret;
+
+	if (!opts->traddr || !opts->traddr[0])
+		return nvmefs_error(-EINVAL, "no target address: pass one with -a");
+	ctrl = calloc(1, sizeof(*ctrl));
+	if (!ctrl)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	ctrl->ops = ops;
+	ctrl->opts = *opts;
+	pthread_mutex_init(&ctrl->admin_lock, NULL);
+	pthread_mutex_init(&ctrl->fail_lock, NULL);
+	if (!ctrl->opts.timeout_ms)
+		ctrl->opts.timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
+	ret = copy_opt(ctrl->traddr, sizeof(ctrl->traddr), opts->traddr, "target address");
+	if (ret == 0)
+		ret = copy_opt(ctrl->trsvcid, sizeof(ctrl->trsvcid),
+			       opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID, "port");
+	if (ret == 0 && opts->host_traddr)
+		ret = copy_opt(ctrl->host_traddr, sizeof(ctrl->host_traddr), opts->host_traddr,
+			       "host address");
+	if (ret == 0)
+		ret = copy_opt(ctrl->subnqn, sizeof(ctrl->subnqn),
+			       opts->subnqn ? opts->subnqn : NVME_DISC_SUBSYS_NAME, "subsystem NQN");
+	if (ret < 0)
+		goto fail;
+	/* The strings now live in ctrl; opts' pointers may not outlive the call. */
+	ctrl->opts.traddr = ctrl->traddr;
+	ctrl->opts.trsvcid = ctrl->trsvcid;
+	ctrl->opts.host_traddr = ctrl->host_traddr[0] ? ctrl->host_traddr : NULL;
+	ctrl->opts.subnqn = ctrl->subnqn;
+	ctrl->discovery = strcmp(ctrl->subnqn, NVME_DISC_SUBSYS_NAME) == 0;
+	ret = nvmefs_host_identity(ctrl, opts->hostnqn, opts->hostid);
+	if (ret < 0)
+		goto fail;
+	ctrl->opts.hostnqn = ctrl->hostnqn;
+	ctrl->opts.hostid = ctrl->hostid_str;
+
+	params.size = (uint16_t)(opts->admin_queue_size ? opts->admin_queue_size
+				 : NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE);
+	if (opts->admin_queue_size > 4096) {
+		ret = nvmefs_error(-EINVAL, "an admin queue of %u entries is more than 4096",
+				   opts->admin_queue_size);
+		goto fail;
+	}
+	ret = nvmefs_queue_init(&ctrl->admin, ctrl, &params);
+	if (ret < 0)
+		goto fail;
+	ret = ops->queue_create(&ctrl->admin, &params);
+	if (ret < 0)
+		goto fail;
+	kato_ms = opts->kato_ms >= 0 ? (uint32_t)opts->kato_ms
+		  : ctrl->discovery ? 0 : NVMEFS_DEFAULT_KATO_MS;
+	ret = nvmefs_fabrics_connect(ctrl, &ctrl->admin, kato_ms);
+	if (ret < 0)
+		goto fail;
+	ctrl->kato_ms = kato_ms;
+	ret = enable(ctrl);
+	if (ret < 0)
+		goto fail;
+	ret = nvmefs_identify_ctrl(ctrl, &ctrl->id);
+	if (ret < 0)
+		goto fail;
+	ret = start_keep_alive(ctrl);
+	if (ret < 0)
+		goto fail;
+	*ctrlp = ctrl;
+	return 0;
+fail:
+	release(ctrl);
+	return ret;
+}
+
+int nvmefs_ctrl_connect(const struct nvmefs_connect_opts *opts, struct nvmefs_ctrl **ctrlp)
+{
+	return nvmefs_ctrl_connect_with(&nvmefs_rdma_ops, opts, ctrlp);
+}
+
+uint16_t nvmefs_ctrl_cntlid(const struct nvmefs_ctrl *ctrl) { return ctrl->cntlid; }
+const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->hostnqn; }
+const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl) { return ctrl->hostid_str; }
+const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->subnqn; }
+int nvmefs_ctrl_is_discovery(const struct nvmefs_ctrl *ctrl) { return ctrl->discovery; }
+const struct nvme_id_ctrl *nvmefs_ctrl_id(const struct nvmefs_ctrl *ctrl) { return &ctrl->id; }
+
+int nvmefs_ctrl_get_property(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t *value)
+{
+	return nvmefs_prop_get(ctrl, offset, value);
+}
+
+int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+		      void *buf, uint32_t len, enum nvmefs_dir dir,
+		      struct nvmefs_cqe *cqe)
+{
+	int ret;
+
+	pthread_mutex_lock(&ctrl->admin_lock);
+	ret = admin_exec_locked(ctrl, cmd, buf, len, dir, cqe);
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return ret;
+}
+
+static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			     void *buf, uint32_t len, enum nvmefs_dir dir,
+			     struct nvmefs_cqe *cqe)
+{
+	struct nvmefs_queue *q = &ctrl->admin;
+	struct nvmefs_req *req;
+	int ret;
+
+	if (q->failed)
+		return nvmefs_error(q->failed, "the admin queue to %s failed earlier (%s): reconnect",
+				    nvmefs_ctrl_where(ctrl), strerror(-q->failed));
+	req = nvmefs_req_get(q);
+	if (!req)
+		return nvmefs_error(-EBUSY, "all %u admin request slots are in use", q->nr_reqs);
+	if (len > req->data_slot_size) {
+		ret = nvmefs_error(-EINVAL, "an admin transfer of %u bytes is more than the %u a "
+				   "slot holds", len, req->data_slot_size);
+		goto out;
+	}
+	*req->cmd = *cmd;
+	if (len) {
+		req->data = req->data_slot;
+		req->len = len;
+		req->dir = (uint8_t)dir;
+		if (dir == NVMEFS_DIR_TO_CTRL)
+			memcpy(req->data, buf, len);
+	}
+	ret = nvmefs_req_exec(req, ctrl->opts.timeout_ms);
+	if (ret < 0)
+		goto out;
+	if (cqe)
+		*cqe = req->cqe;
+	if (!nvmefs_cqe_ok(&req->cqe))
+		ret = -EREMOTEIO;
+	else if (len && dir == NVMEFS_DIR_FROM_CTRL)
+		memcpy(buf, req->data, len);
+out:
+	nvmefs_req_put(req);
+	return ret;
+}
+
+static int identify(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,
+		    const char *what)
+{
+	union nvmefs_cmd cmd;
+	struct nvmefs_cqe cqe;
+	int ret;
+
+	nvmefs_sqe_init(&cmd.sqe, nvme_admin_identify, 0);
+	cmd.sqe.nsid = nvmefs_cpu_to_le32(nsid);
+	cmd.sqe.cdw10 = nvmefs_cpu_to_le32(cns);
+	ret = nvmefs_admin_exec(ctrl, &cmd, buf, NVMEFS_IDENTIFY_DATA_SIZE, NVMEFS_DIR_FROM_CTRL,
+				&cqe);
+	if (ret == -EREMOTEIO)
+		return nvmefs_error(nvmefs_cqe_sc(&cqe) == NVME_SC_INVALID_NS ? -ENOENT : -EIO,
+				    "Identify %s of %s failed: %s", what, ctrl->subnqn,
+				    nvme_status_to_string(nvmefs_cqe_status(&cqe), false));
+	return ret;
+}
+
+int nvmefs_identify_ctrl(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
+{
+	return identify(ctrl, NVME_IDENTIFY_CNS_CTRL, 0, id, "Controller");
+}
+
+int nvmefs_identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns)
+{
+	char what[32];
+	int ret;
+
+	snprintf(what, sizeof(what), "Namespace %u", nsid);
+	ret = identify(ctrl, NVME_IDENTIFY_CNS_NS, nsid, ns, what);
+	if (ret < 0)
+		return ret;
+	/* An inactive NSID identifies as all zeros. */
+	if (!ns->nsze && !ns->ncap && !ns->nlbaf && !ns->flbas)
+		return nvmefs_error(-ENOENT, "namespace %u is not active on %s: list the active "
+				    "namespaces with 'nvmefs identify' and no --nsid", nsid,
+				    ctrl->subnqn);
+	return 0;
+}
+
+int nvmefs_identify_active_ns(struct nvmefs_ctrl *ctrl, uint32_t after,
+			      uint32_t list[NVMEFS_NS_LIST_LEN])
+{
+	uint32_t i;
+	int ret;
+
+	ret = identify(ctrl, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, after, list,
+		       "Active Namespace ID list");
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < NVMEFS_NS_LIST_LEN; i++)
+		list[i] = nvmefs_le32_to_cpu(list[i]);
+	return 0;
+}
+
+int nvmefs_identify_ns_descs(struct nvmefs_ctrl *ctrl, uint32_t nsid, void *buf)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "Namespace %u Identification Descriptors", nsid);
+	return identify(ctrl, NVME_IDENTIFY_CNS_NS_DESC_LIST, nsid, buf, what);
+}
+
+uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl)
+{
+	uint32_t max = ctrl->admin.nr_reqs ? ctrl->admin.reqs[0].data_slot_size : 0;
+	uint32_t mps_min = 1u << (12 + NVME_CAP_MPSMIN(ctrl->cap));
+
+	/* MDTS counts in minimum pages; 0 means no limit. */
+	if (ctrl->id.mdts && ctrl->id.mdts < 20 && (mps_min << ctrl->id.mdts) < max)
+		max = mps_min << ctrl->id.mdts;
+	return max;
+}
+
+int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
+			uint64_t offset, void *buf, size_t len)
+{
+	uint32_t chunk_max = nvmefs_ctrl_admin_max_xfer(ctrl);
+	uint8_t *p = buf;
+	int ret;
+
+	if ((len | offset) & 3)
+		return nvmefs_error(-EINVAL, "log page reads are in whole dwords, not %zu bytes at %llu",
+				    len, (unsigned long long)offset);
+	while (len) {
+		uint32_t chunk = len < chunk_max ? (uint32_t)len : chunk_max;
+		uint32_t numd = chunk / 4 - 1;
+		union nvmefs_cmd cmd;
+		struct nvmefs_cqe cqe;
+
+		nvmefs_sqe_init(&cmd.sqe, nvme_admin_get_log_page, 0);
+		cmd.sqe.nsid = nvmefs_cpu_to_le32(nsid);
+		cmd.sqe.cdw10 = nvmefs_cpu_to_le32(lid | (numd & 0xffff) << 16);
+		cmd.sqe.cdw11 = nvmefs_cpu_to_le32(numd >> 16);
+		cmd.sqe.cdw12 = nvmefs_cpu_to_le32((uint32_t)offset);
+		cmd.sqe.cdw13 = nvmefs_cpu_to_le32((uint32_t)(offset >> 32));
+		ret = nvmefs_admin_exec(ctrl, &cmd, p, chunk, NVMEFS_DIR_FROM_CTRL, &cqe);
+		if (ret == -EREMOTEIO)
+			return nvmefs_error(-EIO, "Get Log Page %#x (%u bytes at %llu) from %s failed: %s",
+					    lid, chunk, (unsigned long long)offset,
+					    nvmefs_ctrl_where(ctrl),
+					    nvme_status_to_string(nvmefs_cqe_status(&cqe), false));
+		if (ret < 0)
+			return ret;
+		p += chunk;
+		offset += chunk;
+		len -= chunk;
+	}
+	return 0;
+}

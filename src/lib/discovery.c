@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Reading discovery logs consistently, and following referrals.
+ *
+ * The log can change while we read it in pieces; the generation counter
+ * says when it did.  Like libnvme's nvmf_get_discovery_log(), read the
+ * header, then the entries, then the header again, until the counter and
+ * the record count held still across the read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Bounds on what a target can make us do. */
+#define DISC_MAX_RECORDS 1024	/* 1 MiB of entries */
+#define DISC_MAX_TRIES 10
+#define DISC_MAX_CONTROLLERS 64	/* discovery controllers visited in one walk */
+
+const struct nvmefs_transport_ops *nvmefs_discover_transport = &nvmefs_rdma_ops;
+
+/* An entry that is all zeros where every real record has something was
+ * never filled in: the log ended before numrec said it would. */
+static bool entry_blank(const struct nvmf_disc_log_entry *e)
+{
+	return e->subtype == 0 && e->trtype == 0 && e->subnqn[0] == '\0';
+}
+
+int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl, struct nvmf_discovery_log **logp)
+{
+	struct nvmf_discovery_log *log = NULL, *bigger, hdr;
+	uint64_t genctr = 0, numrec = 0, i;
+	int tries, ret;
+
+	if (!ctrl->discovery)
+		return nvmefs_error(-EINVAL, "%s is not a discovery controller: discover at the "
+				    "discovery NQN (no -n)", ctrl->subnqn);
+	for (tries = 0; tries < DISC_MAX_TRIES; tries++) {
+		ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_DISCOVER, 0, 0, &hdr, sizeof(hdr));
+		if (ret < 0)
+			goto fail;
+		genctr = nvmefs_le64_to_cpu(hdr.genctr);
+		numrec = nvmefs_le64_to_cpu(hdr.numrec);
+		if (numrec > DISC_MAX_RECORDS) {
+			ret = nvmefs_error(-E2BIG, "the discovery log of %s claims %llu records, more "
+					   "than the %d nvmefs accepts: the target is misbehaving",
+					   nvmefs_ctrl_where(ctrl), (unsigned long long)numrec,
+					   DISC_MAX_RECORDS);
+			goto fail;
+		}
+		bigger = realloc(log, sizeof(*log) + numrec * sizeof(log->entries[0]));
+		if (!bigger) {
+			ret = nvmefs_error(-ENOMEM, "out of memory for %llu discovery records",
+					   (unsigned long long)numrec);
+			goto fail;
+		}
+		log = bigger;
+		if (numrec) {
+			ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_DISCOVER, 0, sizeof(hdr),
+						  log->entries, numrec * sizeof(log->entries[0]));
+			if (ret < 0)
+				goto fail;
+		}
+		ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_DISCOVER, 0, 0, log, sizeof(hdr));
+		if (ret < 0)
+			goto fail;
+		if (nvmefs_le64_to_cpu(log->genctr) == genctr &&
+		    nvmefs_le64_to_cpu(log->numrec) == numrec)
+			break;
+	}
+	if (tries == DISC_MAX_TRIES) {
+		ret = nvmefs_error(-EAGAIN, "the discovery log of %s kept changing while it was read "
+				   "(%d tries): the target is being reconfigured; try again",
+				   nvmefs_ctrl_where(ctrl), DISC_MAX_TRIES);
+		goto fail;
+	}
+	for (i = 0; i < numrec; i++) {
+		if (entry_blank(&log->entries[i])) {
+			ret = nvmefs_error(-EPROTO, "the discovery log of %s claims %llu records but "
+					   "record %llu is empty: the log is truncated; try again",
+					   nvmefs_ctrl_where(ctrl), (unsigned long long)numrec,
+					   (unsigned long long)i);
+			goto fail;
+		}
+	}
+	*logp = log;
+	return 0;
+fail:
+	free(log);
+	return ret;
+}
+
+/* Fixed-size, space- or NUL-padded string fields of a log entry. */
+static void field(char *dst, size_t size, const char *src, size_t len)
+{
+	while (len && (src[len - 1] == ' ' || src[len - 1] == '\0'))
+		len--;
+	if (len >= size)
+		len = size - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+struct walk {
+	nvmefs_discovery_cb cb;
+	void *arg;
+	int max_depth;
+	int nr_visited;
+	char visited[DISC_MAX_CONTROLLERS][NVMF_TRADDR_SIZE + NVMF_TRSVCID_SIZE + 2];
+};
+
+/* True the first time a controller is seen; the guard against referral loops. */
+static bool visit(struct walk *w, const char *traddr, const char *trsvcid)
+{
+	char key[sizeof(w->visited[0])];
+	int i;
+
+	snprintf(key, sizeof(key), "%s %s", traddr, trsvcid);
+	for (i = 0; i < w->nr_visited; i++)
+		if (strcmp(w->visited[i], key) == 0)
+			return false;
+	if (w->nr_visited == DISC_MAX_CONTROLLERS)
+		return false;
+	strcpy(w->visited[w->nr_visited++], key);
+	return true;
+}
+
+static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int depth)
+{
+	struct nvmf_discovery_log *log = NULL;
+	struct nvmefs_connect_opts used = *opts;
+	char hostnqn[NVMF_NQN_SIZE + 1], hostid[40];
+	struct nvmefs_ctrl *ctrl;
+	uint64_t i, numrec;
+	int ret;
+
+	ret = nvmefs_ctrl_connect_with(nvmefs_discover_transport, opts, &ctrl);
+	if (ret < 0)
+		return ret;
+	/* Tell the caller who we were, not just who it asked us to be. */
+	snprintf(hostnqn, sizeof(hostnqn), "%s", nvmefs_ctrl_hostnqn(ctrl));
+	snprintf(hostid, sizeof(hostid), "%s", nvmefs_ctrl_hostid(ctrl));
+	used.hostnqn = hostnqn;
+	used.hostid = hostid;
+	ret = nvmefs_get_discovery_log(ctrl, &log);
+	nvmefs_ctrl_disconnect(ctrl);
+	if (ret < 0)
+		return ret;
+	ret = w->cb(&used, log, depth, w->arg);
+	if (ret)
+		goto out;
+	numrec = nvmefs_le64_to_cpu(log->numrec);
+	for (i = 0; i < numrec && depth < w->max_depth; i++) {
+		const struct nvmf_disc_log_entry *e = &log->entries[i];
+		char traddr[NVMF_TRADDR_SIZE + 1], trsvcid[NVMF_TRSVCID_SIZE + 1];
+		struct nvmefs_connect_opts next = *opts;
+
+		if (e->subtype != NVME_NQN_DISC || e->trtype != NVMF_TRTYPE_RDMA)
+			continue;
+		field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
+		field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		if (!visit(w, traddr, trsvcid))
+			continue;
+		next.traddr = traddr;
+		next.trsvcid = trsvcid;
+		next.subnqn = NULL;
+		ret = walk_from(w, &next, depth + 1);
+		if (ret)
+			goto out;
+	}
+out:
+	free(log);
+	return ret;
+}
+
+int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
+		    nvmefs_discovery_cb cb, void *arg)
+{
+	struct walk *w;
+	int ret;
+
+	if (opts->subnqn && strcmp(opts->subnqn, NVME_DISC_SUBSYS_NAME) != 0)
+		return nvmefs_error(-EINVAL, "%s is not the discovery NQN: leave the NQN out to discover",
+				    opts->subnqn);
+	if (!opts->traddr || !opts->traddr[0])
+		return nvmefs_error(-EINVAL, "no target address: pass one with -a");
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	w->cb = cb;
+	w->arg = arg;
+	w->max_depth = max_depth < 0 ? 0 : max_depth;
+	visit(w, opts->traddr, opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID);
+	ret = walk_from(w, opts, 0);
+	free(w);
+	return ret;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to libnvmefs: controllers, queues, requests and the transport
+ * operations table.
+ *
+ * Layering, as in Linux drivers/nvme/host and SPDK: a transport (rdma.c)
+ * only moves capsules and data for a queue; the request slots and command
+ * ids (queue.c), Connect, properties and discovery (fabrics.c) and the
+ * controller's lifecycle (ctrl.c) know nothing of RDMA.  Unit tests put a
+ * scripted transport under the same code.
+ */
+#ifndef NVMEFS_INTERNAL_H
+#define NVMEFS_INTERNAL_H
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <nvme/types.h>
+
+#include "nvmefs/nvmefs.h"
+#include "nvmefs/wire.h"
+
+struct nvmefs_queue;
+struct nvmefs_req;
+
+/* Which way a request's data moves. */
+enum nvmefs_dir {
+	NVMEFS_DIR_NONE,
+	NVMEFS_DIR_TO_CTRL,	/* host memory -> controller (writes, Connect data) */
+	NVMEFS_DIR_FROM_CTRL,	/* controller -> host memory (reads, Identify) */
+};
+
+/* What a request still waits for before its slot may be reused: the HCA
+ * owns the capsule until the send completes, whatever the response says. */
+enum {
+	NVMEFS_REQ_WAIT_SEND = 1 << 0,
+	NVMEFS_REQ_WAIT_RESP = 1 << 1,
+};
+
+/* Memory registered with the transport; the controller keeps a list. */
+struct nvmefs_mr {
+	struct nvmefs_ctrl *ctrl;
+	uint8_t *addr;
+	size_t len;
+	uint32_t lkey;
+	uint32_t rkey;
+	void *tp;			/* the transport's registration */
+	struct nvmefs_mr *next;
+};
+
+struct nvmefs_req {
+	struct nvmefs_queue *q;
+	/* The command, inside the transport's registered capsule buffer. */
+	union nvmefs_cmd *cmd;
+	/* Payload: in @mr, or (mr NULL) in this slot's registered data_slot. */
+	void *data;
+	struct nvmefs_mr *mr;
+	int64_t deadline_ms;
+	uint32_t len;
+	uint8_t dir;		/* enum nvmefs_dir */
+	uint8_t wait;		/* NVMEFS_REQ_WAIT_* still outstanding */
+	bool inflight;
+	uint16_t cid;
+	uint16_t slot;
+	uint16_t next_free;
+	struct nvmefs_cqe cqe;
+	/* 0, or the -errno that ended the request without a response. */
+	int error;
+	void (*done)(struct nvmefs_req *req);
+	void *done_arg;
+	/* This slot's registered data area and its size. */
+	void *data_slot;
+	uint32_t data_slot_size;
+};
+
+/* What a transport needs to create and connect one queue. */
+struct nvmefs_queue_params {
+	uint16_t qid;
+	uint16_t size;		/* SQ entries; at most size - 1 commands in flight */
+	uint16_t cntlid;	/* from the admin Connect; 0 for the admin queue */
+	uint32_t data_slot_size;	/* registered data bytes per request slot */
+};
+
+struct nvmefs_transport_ops {
+	const char *name;
+	/*
+	 * Connect queue @q at the transport level and allocate and register
+	 * its buffers once: capsules, responses, and nr_reqs data slots of
+	 * params->data_slot_size.  Sets req->cmd, req->data_slot for every
+	 * slot.  On failure sets the error message and returns -errno.
+	 */
+	int (*queue_create)(struct nvmefs_queue *q,
+			    const struct nvmefs_queue_params *params);
+	/* Disconnect and free everything queue_create made. */
+	void (*queue_destroy)(struct nvmefs_queue *q);
+	/*
+	 * Describe req->data to the target in req->cmd (SGL) and send the
+	 * capsule.  The transport reports the send's completion with
+	 * nvmefs_queue_send_done() and the response with
+	 * nvmefs_queue_response().
+	 */
+	int (*submit)(struct nvmefs_queue *q, struct nvmefs_req *req);
+	/*
+	 * Process completions, waiting up to @timeout_ms (0: don't wait) for
+	 * the first one.  Returns how many were processed (0 on timeout), or
+	 * -errno when the queue failed.
+	 */
+	int (*process)(struct nvmefs_queue *q, int timeout_ms);
+	/* Release what the transport keeps per controller (protection domain). */
+	void (*ctrl_release)(struct nvmefs_ctrl *ctrl);
+	/* Register mr->addr/len for local and remote access; set lkey, rkey, tp. */
+	int (*mr_reg)(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr);
+	void (*mr_dereg)(struct nvmefs_mr *mr);
+	/* A descriptor readable when the queue has completions, once armed. */
+	int (*queue_fd)(struct nvmefs_queue *q);
+	/* Arm the queue's descriptor; > 0 if completions are already waiting. */
+	int (*queue_arm)(struct nvmefs_queue *q);
+};
+
+extern const struct nvmefs_transport_ops nvmefs_rdma_ops;
+
+struct nvmefs_queue {
+	struct nvmefs_ctrl *ctrl;
+	void *tp;			/* the transport's per-queue state */
+	uint16_t qid;
+	uint16_t size;
+	uint16_t nr_reqs;
+	uint16_t nr_inflight;
+	uint16_t free_head;
+	uint16_t sq_tail;		/* SQ slots consumed by our submissions */
+	uint16_t sq_head;		/* last SQ head the controller reported */
+	uint8_t cid_slot_bits;
+	uint16_t cid_gen;
+	/* 0 while usable; then the -errno that made it unusable. */
+	int failed;
+	/* Requests not completed this long after submission time out; 0: never. */
+	uint32_t timeout_ms;
+	struct nvmefs_req *reqs;
+};
+
+/* What the I/O path caches of an active namespace. */
+struct nvmefs_ns_cache {
+	uint32_t nsid;
+	uint64_t nlb;
+	uint32_t lba_size;
+	uint8_t lba_shift;
+};
+
+struct nvmefs_ctrl {
+	const struct nvmefs_transport_ops *ops;
+	void *tp;			/* the transport's per-controller state */
+	struct nvmefs_connect_opts opts;
+	/* Owned copies of the strings in opts. */
+	char traddr[256];
+	char trsvcid[32];
+	char host_traddr[256];
+	char subnqn[NVMF_NQN_SIZE + 1];
+	char hostnqn[NVMF_NQN_SIZE + 1];
+	char hostid_str[37];
+	uint8_t hostid[16];
+	bool discovery;
+	uint16_t cntlid;
+	uint64_t cap;
+	uint32_t vs;
+	uint32_t cc;
+	struct nvmefs_queue admin;
+	struct nvme_id_ctrl id;
+
+	/* Serializes the admin queue between the caller and the keep-alive thread. */
+	pthread_mutex_t admin_lock;
+	uint32_t kato_ms;
+	bool ka_running;
+	bool ka_stop;
+	pthread_t ka_thread;
+	pthread_cond_t ka_cond;
+
+	/* 0 while healthy; the first failure's -errno, seen by every queue. */
+	atomic_int failed;
+	pthread_mutex_t fail_lock;
+	char fail_msg[512];
+
+	/* I/O: queues, namespaces, registered memory, transfer limits. */
+	struct nvmefs_ioq **ioqs;
+	unsigned int nr_ioqs;
+	struct nvmefs_ns_cache *ns;
+	uint32_t *nsids;
+	unsigned int nr_ns;
+	uint32_t max_xfer;		/* bytes per I/O command */
+	uint32_t inline_size;		/* in-capsule write data per command */
+	_Atomic(struct nvmefs_mr *) mrs;
+};
+
+/* Mark the controller failed (the first failure wins) and say why. */
+void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
+
+/* error.c: the calling thread's message for nvmefs_errmsg(). */
+__attribute__((format(printf, 1, 2)))
+void nvmefs_set_error(const char *fmt, ...);
+/* As nvmefs_set_error(), and returns @err (a -errno) for `return ...;`. */
+__attribute__((format(printf, 2, 3)))
+int nvmefs_error(int err, const char *fmt, ...);
+
+/* queue.c */
+int nvmefs_queue_init(struct nvmefs_queue *q, struct nvmefs_ctrl *ctrl,
+		      const struct nvmefs_queue_params *params);
+void nvmefs_queue_fini(struct nvmefs_queue *q);
+struct nvmefs_req *nvmefs_req_get(struct nvmefs_queue *q);
+void nvmefs_req_put(struct nvmefs_req *req);
+int nvmefs_req_submit(struct nvmefs_req *req);
+/* For transports: the capsule of @req has left; the HCA is done with it. */
+void nvmefs_queue_send_done(struct nvmefs_queue *q, struct nvmefs_req *req);
+/* For transports: a response arrived.  -EPROTO for an unknown or stale
+ * command id, after which the queue is failed. */
+int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe);
+/* Fail the queue with @err and end every request in flight with it. */
+void nvmefs_queue_fail(struct nvmefs_queue *q, int err);
+/* Submit one prepared request and wait for it, up to @timeout_ms. */
+int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms);
+
+/* fabrics.c */
+int nvmefs_host_identity(struct nvmefs_ctrl *ctrl, const char *hostnqn,
+			 const char *hostid);
+int nvmefs_fabrics_connect(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
+			   uint32_t kato_ms);
+int nvmefs_prop_get(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t *value);
+int nvmefs_prop_set(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t value);
+
+/* ctrl.c */
+/*
+ * Run one admin command built in @cmd (its cid is assigned here) with up
+ * to one data slot of payload @buf/@len moving @dir.  The response is
+ * copied to @cqe when not NULL.  Returns 0, -errno for a transport failure,
+ * or -EREMOTEIO when the controller completed it with an error status.
+ */
+int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+		      void *buf, uint32_t len, enum nvmefs_dir dir,
+		      struct nvmefs_cqe *cqe);
+/* The controller's largest transfer in one command, from MDTS and the
+ * admin queue's data slots. */
+uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl);
+/* The connect path with the transport chosen: unit tests pass a scripted one. */
+int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
+			     const struct nvmefs_connect_opts *opts,
+			     struct nvmefs_ctrl **ctrlp);
+/* How nvmefs_discover() connects; unit tests swap in a scripted transport. */
+extern const struct nvmefs_transport_ops *nvmefs_discover_transport;
+
+/* A "traddr:trsvcid" label for messages, with IPv6 in brackets. */
+const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl);
+
+#endif /* NVMEFS_INTERNAL_H */

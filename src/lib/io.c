@@ -1,0 +1,830 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * I/O queues and the I/O path.
+ *
+ * Everything an I/O needs is allocated and registered when its queue is
+ * created: request slots and capsules (queue.c, the transport), a pool of
+ * data buffers, and one tracking record per I/O a caller may have in
+ * flight.  Submitting and completing an I/O allocates nothing, registers
+ * nothing and copies no payload: data moves by RDMA between the target
+ * and the caller's registered buffer, or rides in the capsule itself for
+ * small writes.
+ *
+ * A caller's I/O may need several commands (MDTS, the 16-bit block count):
+ * its record counts the commands in flight and completes the caller once
+ * the last one is back.  When request slots run out half-way, the record
+ * waits on the queue's pending list and the rest is sent as slots free up.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nvme/util.h>
+
+#include "internal.h"
+
+/* Connect data is the largest command payload an I/O queue sends from its
+ * own slots (Dataset Management ranges are 16 bytes). */
+#define IO_DATA_SLOT_SIZE 1024
+/* A keyed SGL describes at most 2^24 - 1 bytes: stay at a power of two. */
+#define SGL_MAX_XFER (8u << 20)
+#define MAX_IO_QUEUES 256
+
+enum io_op {
+	IO_READ = nvme_cmd_read,
+	IO_WRITE = nvme_cmd_write,
+	IO_FLUSH = nvme_cmd_flush,
+	IO_WRITE_ZEROES = nvme_cmd_write_zeroes,
+	IO_DEALLOCATE = nvme_cmd_dsm,
+};
+
+struct nvmefs_io {
+	nvmefs_io_cb cb;
+	void *arg;
+	uint8_t op;
+	bool started;		/* the first command went out */
+	bool pending;		/* on the pending list, waiting for slots */
+	uint16_t outstanding;	/* commands in flight */
+	int status;		/* the first failure */
+	uint32_t nsid;
+	uint8_t lba_shift;
+	uint64_t slba;		/* next block to send */
+	uint32_t nlb_left;	/* blocks not sent yet */
+	uint8_t *buf;		/* where the next block's data is */
+	struct nvmefs_mr *mr;
+	struct nvmefs_io *next;	/* free or pending list */
+};
+
+struct nvmefs_ioq {
+	struct nvmefs_queue q;
+	struct nvmefs_ctrl *ctrl;
+	struct nvmefs_io *ios;
+	struct nvmefs_io *free_ios;
+	struct nvmefs_io *pending_head, *pending_tail;
+	unsigned int nr_ios_inflight;
+	unsigned int completed;
+	int64_t next_timeout_check;
+	/* The registered buffer pool. */
+	uint8_t *pool;
+	struct nvmefs_mr *pool_mr;
+	size_t buf_size;
+	unsigned int nr_bufs;
+	void **free_bufs;
+	unsigned int nr_free_bufs;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void nvmefs_io_opts_init(struct nvmefs_io_opts *opts)
+{
+	memset(opts, 0, sizeof(*opts));
+	opts->nr_queues = 1;
+	opts->queue_size = NVMEFS_DEFAULT_IO_QUEUE_SIZE;
+	opts->buf_size = NVMEFS_DEFAULT_IO_BUF_SIZE;
+	opts->timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Registered memory                                                       */
+/* ---------------------------------------------------------------------- */
+
+/* Registers without publishing: a queue's pool is found through the queue. */
+static int mr_new(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp)
+{
+	struct nvmefs_mr *mr;
+	int ret;
+
+	if (!addr || !len)
+		return nvmefs_error(-EINVAL, "nothing to register (%zu bytes at %p)", len, addr);
+	mr = calloc(1, sizeof(*mr));
+	if (!mr)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	mr->ctrl = ctrl;
+	mr->addr = addr;
+	mr->len = len;
+	ret = ctrl->ops->mr_reg(ctrl, mr);
+	if (ret < 0) {
+		free(mr);
+		return ret;
+	}
+	*mrp = mr;
+	return 0;
+}
+
+static void mr_free(struct nvmefs_mr *mr)
+{
+	if (!mr)
+		return;
+	mr->ctrl->ops->mr_dereg(mr);
+	free(mr);
+}
+
+int nvmefs_mr_reg(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp)
+{
+	struct nvmefs_mr *mr;
+	int ret;
+
+	ret = mr_new(ctrl, addr, len, &mr);
+	if (ret < 0)
+		return ret;
+	/* Queues look registrations up without a lock: publish it whole. */
+	mr->next = atomic_load(&ctrl->mrs);
+	while (!atomic_compare_exchange_weak(&ctrl->mrs, &mr->next, mr))
+		;
+	*mrp = mr;
+	return 0;
+}
+
+void nvmefs_mr_dereg(struct nvmefs_mr *mr)
+{
+	struct nvmefs_ctrl *ctrl;
+	struct nvmefs_mr *prev;
+
+	if (!mr)
+		return;
+	ctrl = mr->ctrl;
+	/* The caller guarantees no I/O uses it; unlinking needs no more. */
+	prev = atomic_load(&ctrl->mrs);
+	if (prev == mr) {
+		atomic_store(&ctrl->mrs, mr->next);
+	} else {
+		while (prev && prev->next != mr)
+			prev = prev->next;
+		if (prev)
+			prev->next = mr->next;
+	}
+	mr_free(mr);
+}
+
+static struct nvmefs_mr *find_mr(struct nvmefs_ioq *ioq, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	struct nvmefs_mr *mr = ioq->pool_mr;
+
+	if (mr && p >= mr->addr && p + len <= mr->addr + mr->len)
+		return mr;
+	for (mr = atomic_load(&ioq->ctrl->mrs); mr; mr = mr->next)
+		if (p >= mr->addr && p + len <= mr->addr + mr->len)
+			return mr;
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The buffer pool                                                          */
+/* ---------------------------------------------------------------------- */
+
+void *nvmefs_ioq_buf_get(struct nvmefs_ioq *ioq)
+{
+	return ioq->nr_free_bufs ? ioq->free_bufs[--ioq->nr_free_bufs] : NULL;
+}
+
+void nvmefs_ioq_buf_put(struct nvmefs_ioq *ioq, void *buf)
+{
+	if (buf)
+		ioq->free_bufs[ioq->nr_free_bufs++] = buf;
+}
+
+size_t nvmefs_ioq_buf_size(const struct nvmefs_ioq *ioq)
+{
+	return ioq->buf_size;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Submission and completion                                                */
+/* ---------------------------------------------------------------------- */
+
+static void io_finish(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
+{
+	nvmefs_io_cb cb = io->cb;
+	void *arg = io->arg;
+	int status = io->status;
+
+	io->next = ioq->free_ios;
+	ioq->free_ios = io;
+	ioq->nr_ios_inflight--;
+	ioq->completed++;
+	cb(arg, status);
+}
+
+static void cmd_done(struct nvmefs_req *req)
+{
+	struct nvmefs_io *io = req->done_arg;
+	struct nvmefs_ioq *ioq = (struct nvmefs_ioq *)req->q;
+	int status = req->error ? req->error
+		     : nvmefs_cqe_ok(&req->cqe) ? 0 : nvmefs_cqe_status(&req->cqe) & 0x7ff;
+
+	nvmefs_req_put(req);
+	if (status && !io->status) {
+		io->status = status;
+		/* Nothing more of a failed I/O goes out. */
+		io->nlb_left = 0;
+	}
+	io->outstanding--;
+	if (!io->outstanding && !io->nlb_left && !io->pending)
+		io_finish(ioq, io);
+}
+
+/* Blocks of @io the next command carries. */
+static uint32_t chunk_blocks(const struct nvmefs_ioq *ioq, const struct nvmefs_io *io)
+{
+	uint32_t max = 65536;	/* NLB is a 16-bit, 0's based count */
+
+	if (io->op == IO_READ || io->op == IO_WRITE) {
+		uint32_t by_xfer = ioq->ctrl->max_xfer >> io->lba_shift;
+
+		if (by_xfer < max)
+			max = by_xfer;
+	}
+	if (io->op == IO_DEALLOCATE)
+		max = UINT32_MAX;
+	return io->nlb_left < max ? io->nlb_left : max;
+}
+
+/*
+ * Send as much of @io as free slots allow.  Returns 0, or -EAGAIN when not
+ * even its first command could go, or the queue's failure.
+ */
+static int io_pump(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
+{
+	struct nvmefs_queue *q = &ioq->q;
+
+	while (io->nlb_left || !io->started) {
+		struct nvmefs_req *req = nvmefs_req_get(q);
+		struct nvmefs_sqe *sqe;
+		uint32_t nlb = chunk_blocks(ioq, io);
+		int ret;
+
+		if (!req)
+			return io->started ? 0 : -EAGAIN;
+		sqe = &req->cmd->sqe;
+		nvmefs_sqe_init(sqe, io->op, 0);
+		sqe->nsid = nvmefs_cpu_to_le32(io->nsid);
+		req->done = cmd_done;
+		req->done_arg = io;
+		switch (io->op) {
+		case IO_READ:
+		case IO_WRITE:
+			req->data = io->buf;
+			req->len = nlb << io->lba_shift;
+			req->mr = io->mr;
+			req->dir = io->op == IO_READ ? NVMEFS_DIR_FROM_CTRL : NVMEFS_DIR_TO_CTRL;
+			/* fallthrough */
+		case IO_WRITE_ZEROES:
+			sqe->cdw10 = nvmefs_cpu_to_le32((uint32_t)io->slba);
+			sqe->cdw11 = nvmefs_cpu_to_le32((uint32_t)(io->slba >> 32));
+			sqe->cdw12 = nvmefs_cpu_to_le32(nlb - 1);
+			break;
+		case IO_DEALLOCATE: {
+			struct nvme_dsm_range *range = req->data_slot;
+
+			range->cattr = 0;
+			range->nlb = nvmefs_cpu_to_le32(nlb);
+			range->slba = nvmefs_cpu_to_le64(io->slba);
+			req->data = range;
+			req->len = sizeof(*range);
+			req->dir = NVMEFS_DIR_TO_CTRL;
+			sqe->cdw10 = 0;	/* one range, 0's based */
+			sqe->cdw11 = nvmefs_cpu_to_le32(NVME_DSMGMT_AD);
+			break;
+		}
+		case IO_FLUSH:
+			break;
+		}
+		ret = nvmefs_req_submit(req);
+		if (ret < 0) {
+			nvmefs_req_put(req);
+			if (ret == -EAGAIN)
+				return io->started ? 0 : -EAGAIN;
+			return ret;
+		}
+		io->started = true;
+		io->outstanding++;
+		io->slba += nlb;
+		io->nlb_left -= nlb;
+		if (io->buf)
+			io->buf += (size_t)nlb << io->lba_shift;
+	}
+	return 0;
+}
+
+static void pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
+{
+	io->pending = true;
+	io->next = NULL;
+	if (ioq->pending_tail)
+		ioq->pending_tail->next = io;
+	else
+		ioq->pending_head = io;
+	ioq->pending_tail = io;
+}
+
+/* Sends more of the I/Os that waited for slots, oldest first. */
+static void pump_pending(struct nvmefs_ioq *ioq)
+{
+	while (ioq->pending_head) {
+		struct nvmefs_io *io = ioq->pending_head;
+
+		if (io_pump(ioq, io) < 0 && !io->started)
+			return;
+		if (io->nlb_left)
+			return;
+		ioq->pending_head = io->next;
+		if (!ioq->pending_head)
+			ioq->pending_tail = NULL;
+		io->next = NULL;
+		io->pending = false;
+		if (!io->outstanding)
+			io_finish(ioq, io);
+	}
+}
+
+static const struct nvmefs_ns_cache *find_ns(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctrl->nr_ns; i++)
+		if (ctrl->ns[i].nsid == nsid)
+			return &ctrl->ns[i];
+	return NULL;
+}
+
+static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
+		     uint32_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
+{
+	struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	const struct nvmefs_ns_cache *ns;
+	struct nvmefs_mr *mr;
+	struct nvmefs_io *io;
+	int failed = atomic_load(&ctrl->failed);
+	int ret;
+
+	if (failed || ioq->q.failed)
+		return nvmefs_error(failed ? failed : ioq->q.failed, "the controller failed: %s",
+				    ctrl->fail_msg);
+	ns = find_ns(ctrl, nsid);
+	if (!ns)
+		return nvmefs_error(-ENOENT, "namespace %u is not active on %s", nsid, ctrl->subnqn);
+	if (op != IO_FLUSH && !nlb)
+		return nvmefs_error(-EINVAL, "an I/O of 0 blocks");
+	mr = buf ? find_mr(ioq, buf, (size_t)nlb << ns->lba_shift) : NULL;
+	if (buf && !mr)
+		return nvmefs_error(-EFAULT, "the %zu-byte buffer at %p is not in registered memory: "
+				    "use a pool buffer or nvmefs_mr_reg()",
+				    (size_t)nlb << ns->lba_shift, buf);
+	/* Keep order: nothing overtakes I/Os already waiting for slots. */
+	io = ioq->free_ios;
+	if (!io || ioq->pending_head)
+		return -EAGAIN;
+	ioq->free_ios = io->next;
+	io->next = NULL;
+	io->cb = cb;
+	io->arg = arg;
+	io->op = (uint8_t)op;
+	io->started = false;
+	io->pending = false;
+	io->outstanding = 0;
+	io->status = 0;
+	io->nsid = nsid;
+	io->lba_shift = ns->lba_shift;
+	io->slba = slba;
+	io->nlb_left = op == IO_FLUSH ? 0 : nlb;
+	io->buf = buf;
+	io->mr = mr;
+	ret = io_pump(ioq, io);
+	if (ret < 0 && !io->started) {
+		io->next = ioq->free_ios;
+		ioq->free_ios = io;
+		return ret;
+	}
+	if (ret < 0) {
+		/* Part of it is out: it completes, failed, when that part is back. */
+		io->status = ret;
+		io->nlb_left = 0;
+	}
+	ioq->nr_ios_inflight++;
+	if (io->nlb_left)
+		pending_push(ioq, io);
+	return 0;
+}
+
+int nvmefs_ioq_read(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		    void *buf, nvmefs_io_cb cb, void *arg)
+{
+	return io_submit(ioq, IO_READ, nsid, slba, nlb, buf, cb, arg);
+}
+
+int nvmefs_ioq_write(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		     const void *buf, nvmefs_io_cb cb, void *arg)
+{
+	return io_submit(ioq, IO_WRITE, nsid, slba, nlb, (void *)buf, cb, arg);
+}
+
+int nvmefs_ioq_flush(struct nvmefs_ioq *ioq, uint32_t nsid, nvmefs_io_cb cb, void *arg)
+{
+	return io_submit(ioq, IO_FLUSH, nsid, 0, 0, NULL, cb, arg);
+}
+
+int nvmefs_ioq_write_zeroes(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			    nvmefs_io_cb cb, void *arg)
+{
+	return io_submit(ioq, IO_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmefs_ioq_deallocate(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			  nvmefs_io_cb cb, void *arg)
+{
+	return io_submit(ioq, IO_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
+}
+
+/* The queue or its controller failed: end everything with @err. */
+static int fail_all(struct nvmefs_ioq *ioq, int err)
+{
+	struct nvmefs_io *io;
+
+	nvmefs_queue_fail(&ioq->q, err);
+	for (io = ioq->pending_head; io; io = io->next) {
+		if (!io->status)
+			io->status = err;
+		io->nlb_left = 0;
+	}
+	pump_pending(ioq);
+	return nvmefs_error(ioq->q.failed, "I/O queue %u failed: %s", ioq->q.qid,
+			    ioq->ctrl->fail_msg[0] ? ioq->ctrl->fail_msg : strerror(-ioq->q.failed));
+}
+
+/* A request past its deadline fails the whole controller, as Linux resets it:
+ * a target that lost one command cannot be trusted with the others. */
+static void check_timeouts(struct nvmefs_ioq *ioq, int64_t now)
+{
+	struct nvmefs_queue *q = &ioq->q;
+	char msg[256];
+	uint16_t i;
+
+	if (now < ioq->next_timeout_check || !q->nr_inflight)
+		return;
+	ioq->next_timeout_check = now + 100;
+	for (i = 0; i < q->nr_reqs; i++) {
+		if (q->reqs[i].inflight && q->reqs[i].deadline_ms && now > q->reqs[i].deadline_ms) {
+			snprintf(msg, sizeof(msg), "command %#x (opcode %#x) on I/O queue %u got no answer "
+				 "within %u ms: the target stopped responding; reconnect",
+				 q->reqs[i].cid, q->reqs[i].cmd->sqe.opcode, q->qid, q->timeout_ms);
+			nvmefs_ctrl_fail(ioq->ctrl, -ETIMEDOUT, msg);
+			return;
+		}
+	}
+}
+
+int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
+{
+	const struct nvmefs_transport_ops *ops = ioq->ctrl->ops;
+	unsigned int before = ioq->completed;
+	int64_t start = timeout_ms > 0 ? now_ms() : 0;
+	int ret, failed;
+
+	for (;;) {
+		int wait = 0;
+
+		failed = atomic_load(&ioq->ctrl->failed);
+		if (failed || ioq->q.failed)
+			return fail_all(ioq, failed ? failed : ioq->q.failed);
+		ret = ops->process(&ioq->q, 0);
+		if (ret == 0 && timeout_ms != 0 && ioq->q.nr_inflight) {
+			/* Sleep in slices, to notice timeouts and a failed controller. */
+			wait = 100;
+			if (timeout_ms > 0) {
+				int64_t left = start + timeout_ms - now_ms();
+
+				wait = left < wait ? (int)left : wait;
+			}
+			if (wait > 0)
+				ret = ops->process(&ioq->q, wait);
+		}
+		if (ret < 0) {
+			nvmefs_ctrl_fail(ioq->ctrl, ret, nvmefs_errmsg());
+			continue;
+		}
+		if (ioq->q.timeout_ms)
+			check_timeouts(ioq, now_ms());
+		pump_pending(ioq);
+		if (ioq->completed != before || timeout_ms == 0 || !ioq->q.nr_inflight)
+			break;
+		if (timeout_ms > 0 && now_ms() - start >= timeout_ms)
+			break;
+	}
+	return (int)(ioq->completed - before);
+}
+
+int nvmefs_ioq_fd(const struct nvmefs_ioq *ioq)
+{
+	return ioq->ctrl->ops->queue_fd((struct nvmefs_queue *)&ioq->q);
+}
+
+int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
+{
+	return ioq->ctrl->ops->queue_arm(&ioq->q);
+}
+
+unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq)
+{
+	return ioq->nr_ios_inflight;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Synchronous forms                                                        */
+/* ---------------------------------------------------------------------- */
+
+struct sync_wait {
+	bool done;
+	int status;
+};
+
+static void sync_done(void *arg, int status)
+{
+	struct sync_wait *w = arg;
+
+	w->done = true;
+	w->status = status;
+}
+
+static int sync_io(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
+		   uint32_t nlb, void *buf)
+{
+	struct sync_wait w = { 0 };
+	int ret;
+
+	while ((ret = io_submit(ioq, op, nsid, slba, nlb, buf, sync_done, &w)) == -EAGAIN) {
+		ret = nvmefs_ioq_poll(ioq, -1);
+		if (ret < 0)
+			return ret;
+	}
+	if (ret < 0)
+		return ret;
+	while (!w.done)
+		nvmefs_ioq_poll(ioq, -1);
+	if (w.status > 0)
+		nvmefs_set_error("namespace %u, blocks %llu+%u: %s", nsid, (unsigned long long)slba,
+				 nlb, nvme_status_to_string(w.status, false));
+	return w.status;
+}
+
+int nvmefs_ioq_read_sync(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			 void *buf)
+{
+	return sync_io(ioq, IO_READ, nsid, slba, nlb, buf);
+}
+
+int nvmefs_ioq_write_sync(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+			  const void *buf)
+{
+	return sync_io(ioq, IO_WRITE, nsid, slba, nlb, (void *)buf);
+}
+
+int nvmefs_ioq_flush_sync(struct nvmefs_ioq *ioq, uint32_t nsid)
+{
+	return sync_io(ioq, IO_FLUSH, nsid, 0, 0, NULL);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Creating and deleting I/O queues                                         */
+/* ---------------------------------------------------------------------- */
+
+static void ioq_destroy(struct nvmefs_ioq *ioq)
+{
+	if (!ioq)
+		return;
+	if (ioq->q.tp)
+		ioq->ctrl->ops->queue_destroy(&ioq->q);
+	nvmefs_queue_fini(&ioq->q);
+	mr_free(ioq->pool_mr);
+	free(ioq->pool);
+	free(ioq->free_bufs);
+	free(ioq->ios);
+	free(ioq);
+}
+
+static int ioq_create(struct nvmefs_ctrl *ctrl, uint16_t qid, const struct nvmefs_io_opts *opts,
+		      struct nvmefs_ioq **ioqp)
+{
+	struct nvmefs_queue_params params = {
+		.qid = qid,
+		.size = (uint16_t)opts->queue_size,
+		.cntlid = ctrl->cntlid,
+		.data_slot_size = IO_DATA_SLOT_SIZE,
+	};
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct nvmefs_ioq *ioq;
+	unsigned int i;
+	int ret;
+
+	ioq = calloc(1, sizeof(*ioq));
+	if (!ioq)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	ioq->ctrl = ctrl;
+	ret = nvmefs_queue_init(&ioq->q, ctrl, &params);
+	if (ret < 0)
+		goto fail;
+	ret = ctrl->ops->queue_create(&ioq->q, &params);
+	if (ret < 0)
+		goto fail;
+	ret = nvmefs_fabrics_connect(ctrl, &ioq->q, 0);
+	if (ret < 0)
+		goto fail;
+	ioq->q.timeout_ms = opts->timeout_ms;
+
+	/* As many I/Os as commands can be in flight: more could not go out. */
+	ioq->ios = calloc(ioq->q.nr_reqs, sizeof(*ioq->ios));
+	ioq->buf_size = (opts->buf_size + page - 1) / page * page;
+	ioq->nr_bufs = opts->bufs_per_queue ? opts->bufs_per_queue : ioq->q.nr_reqs;
+	ioq->free_bufs = calloc(ioq->nr_bufs, sizeof(*ioq->free_bufs));
+	if (!ioq->ios || !ioq->free_bufs ||
+	    posix_memalign((void **)&ioq->pool, page, ioq->buf_size * ioq->nr_bufs)) {
+		ret = nvmefs_error(-ENOMEM, "out of memory for %u buffers of %zu bytes on queue %u",
+				   ioq->nr_bufs, ioq->buf_size, qid);
+		goto fail;
+	}
+	for (i = 0; i < ioq->q.nr_reqs; i++)
+		ioq->ios[i].next = i + 1 < ioq->q.nr_reqs ? &ioq->ios[i + 1] : NULL;
+	ioq->free_ios = ioq->ios;
+	ret = mr_new(ctrl, ioq->pool, ioq->buf_size * ioq->nr_bufs, &ioq->pool_mr);
+	if (ret < 0)
+		goto fail;
+	for (i = 0; i < ioq->nr_bufs; i++)
+		ioq->free_bufs[i] = ioq->pool + (size_t)(ioq->nr_bufs - 1 - i) * ioq->buf_size;
+	ioq->nr_free_bufs = ioq->nr_bufs;
+	*ioqp = ioq;
+	return 0;
+fail:
+	ioq_destroy(ioq);
+	return ret;
+}
+
+static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr)
+{
+	union nvmefs_cmd cmd;
+	struct nvmefs_cqe cqe;
+	unsigned int nsq, ncq;
+	int ret;
+
+	nvmefs_sqe_init(&cmd.sqe, nvme_admin_set_features, 0);
+	cmd.sqe.cdw10 = nvmefs_cpu_to_le32(NVME_FEAT_FID_NUM_QUEUES);
+	cmd.sqe.cdw11 = nvmefs_cpu_to_le32((nr - 1) | (nr - 1) << 16);
+	ret = nvmefs_admin_exec(ctrl, &cmd, NULL, 0, NVMEFS_DIR_NONE, &cqe);
+	if (ret == -EREMOTEIO)
+		return nvmefs_error(-EIO, "asking %s for %u I/O queues failed: %s", ctrl->subnqn, nr,
+				    nvme_status_to_string(nvmefs_cqe_status(&cqe), false));
+	if (ret < 0)
+		return ret;
+	nsq = (nvmefs_cqe_dw0(&cqe) & 0xffff) + 1;
+	ncq = (nvmefs_cqe_dw0(&cqe) >> 16) + 1;
+	if (nsq < nr || ncq < nr)
+		return nvmefs_error(-ENOSPC, "%s grants only %u I/O queues, fewer than the %u asked "
+				    "for: ask for at most %u (-i)", ctrl->subnqn, nsq < ncq ? nsq : ncq,
+				    nr, nsq < ncq ? nsq : ncq);
+	return 0;
+}
+
+/* Caches what the I/O path needs of every active namespace. */
+static int scan_namespaces(struct nvmefs_ctrl *ctrl)
+{
+	uint32_t *list;
+	unsigned int n = 0, i;
+	int ret;
+
+	list = malloc(NVMEFS_NS_LIST_LEN * sizeof(*list));
+	if (!list)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	ret = nvmefs_identify_active_ns(ctrl, 0, list);
+	if (ret < 0)
+		goto out;
+	while (n < NVMEFS_NS_LIST_LEN && list[n])
+		n++;
+	ctrl->ns = calloc(n ? n : 1, sizeof(*ctrl->ns));
+	if (!ctrl->ns) {
+		ret = nvmefs_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		struct nvme_id_ns id;
+		unsigned int fmt;
+
+		ret = nvmefs_identify_ns(ctrl, list[i], &id);
+		if (ret < 0)
+			goto out;
+		fmt = (id.flbas & 0xf) | ((id.flbas >> 5 & 0x3) << 4);
+		ctrl->ns[i].nsid = list[i];
+		ctrl->ns[i].nlb = nvmefs_le64_to_cpu(id.nsze);
+		ctrl->ns[i].lba_shift = id.lbaf[fmt].ds;
+		ctrl->ns[i].lba_size = 1u << id.lbaf[fmt].ds;
+	}
+	ctrl->nr_ns = n;
+	ctrl->nsids = list;
+	list = NULL;
+out:
+	free(list);
+	return ret;
+}
+
+int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_io_opts *opts)
+{
+	unsigned int mqes = (unsigned int)NVME_CAP_MQES(ctrl->cap) + 1;
+	uint32_t mps_min = 1u << (12 + NVME_CAP_MPSMIN(ctrl->cap));
+	unsigned int i;
+	int ret;
+
+	if (ctrl->discovery)
+		return nvmefs_error(-EINVAL, "%s is a discovery controller: it has no I/O queues",
+				    ctrl->subnqn);
+	if (ctrl->nr_ioqs)
+		return nvmefs_error(-EBUSY, "the controller already has %u I/O queues", ctrl->nr_ioqs);
+	if (!opts->nr_queues || opts->nr_queues > MAX_IO_QUEUES)
+		return nvmefs_error(-EINVAL, "%u I/O queues: ask for 1 to %d", opts->nr_queues,
+				    MAX_IO_QUEUES);
+	if (opts->queue_size < 2 || opts->queue_size > mqes)
+		return nvmefs_error(-EINVAL, "an I/O queue of %u entries: %s takes 2 to %u (CAP.MQES)",
+				    opts->queue_size, ctrl->subnqn, mqes);
+	if (!opts->buf_size)
+		return nvmefs_error(-EINVAL, "pool buffers of 0 bytes");
+
+	ctrl->max_xfer = SGL_MAX_XFER;
+	if (ctrl->id.mdts && ctrl->id.mdts < 20 && (mps_min << ctrl->id.mdts) < ctrl->max_xfer)
+		ctrl->max_xfer = mps_min << ctrl->id.mdts;
+	/* In-capsule data starts right after the SQE only when ICDOFF is 0. */
+	ctrl->inline_size = 0;
+	if (!ctrl->id.icdoff && nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 > sizeof(struct nvmefs_sqe))
+		ctrl->inline_size = nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 - sizeof(struct nvmefs_sqe);
+
+	ret = set_nr_queues(ctrl, opts->nr_queues);
+	if (ret == 0)
+		ret = scan_namespaces(ctrl);
+	if (ret < 0)
+		goto fail;
+	ctrl->ioqs = calloc(opts->nr_queues, sizeof(*ctrl->ioqs));
+	if (!ctrl->ioqs) {
+		ret = nvmefs_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < opts->nr_queues; i++) {
+		ret = ioq_create(ctrl, (uint16_t)(i + 1), opts, &ctrl->ioqs[i]);
+		if (ret < 0)
+			goto fail;
+		ctrl->nr_ioqs = i + 1;
+	}
+	return 0;
+fail:
+	nvmefs_ctrl_delete_io_queues(ctrl);
+	return ret;
+}
+
+void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
+{
+	unsigned int i;
+
+	for (i = 0; ctrl->ioqs && i < ctrl->nr_ioqs; i++)
+		ioq_destroy(ctrl->ioqs[i]);
+	free(ctrl->ioqs);
+	ctrl->ioqs = NULL;
+	ctrl->nr_ioqs = 0;
+	free(ctrl->ns);
+	ctrl->ns = NULL;
+	free(ctrl->nsids);
+	ctrl->nsids = NULL;
+	ctrl->nr_ns = 0;
+}
+
+unsigned int nvmefs_ctrl_io_queue_count(const struct nvmefs_ctrl *ctrl)
+{
+	return ctrl->nr_ioqs;
+}
+
+struct nvmefs_ioq *nvmefs_ctrl_io_queue(struct nvmefs_ctrl *ctrl, unsigned int idx)
+{
+	return idx < ctrl->nr_ioqs ? ctrl->ioqs[idx] : NULL;
+}
+
+int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns_info *info)
+{
+	const struct nvmefs_ns_cache *ns = find_ns(ctrl, nsid);
+
+	if (!ns)
+		return nvmefs_error(-ENOENT, "namespace %u is not active on %s: see 'nvmefs identify'",
+				    nsid, ctrl->subnqn);
+	info->nsid = ns->nsid;
+	info->nlb = ns->nlb;
+	info->lba_size = ns->lba_size;
+	return 0;
+}
+
+unsigned int nvmefs_ctrl_ns_list(const struct nvmefs_ctrl *ctrl, const uint32_t **nsids)
+{
+	*nsids = ctrl->nsids;
+	return ctrl->nr_ns;
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): in one testbed boot, on the same namespace, fio (libaio, O_DIRECT) on the
+# kernel initiator's block device against `nvmefs perf`, for the workloads of doc/PERFORMANCE.md.
+# Prints one table; ratios are what count (everything in the guest is emulated).
+#
+#   tests/bench/vs-kernel.sh [--time SEC] [--mode poll|event] [--runs N]
+#
+# Run from the build tree after `make`.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+time_s=10 mode=poll runs=1
+while (($#)); do
+	case $1 in
+	--time) time_s=$2; shift 2 ;;
+	--mode) mode=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
+	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
+	esac
+done
+
+if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
+	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
+	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
+		bash "$0" --time "$time_s" --mode "$mode" --runs "$runs"
+fi
+
+nvmefs=$top/src/cli/nvmefs
+nqn=${NVMEFS_TEST_SUBNQNS%% *}
+addr=$NVMEFS_TEST_TRADDR
+# name rw bs qd
+workloads=(
+	"4k-randread-qd1 randread 4k 1"
+	"4k-randread-qd32 randread 4k 32"
+	"4k-randwrite-qd32 randwrite 4k 32"
+	"128k-read-qd16 read 128k 16"
+	"128k-write-qd16 write 128k 16"
+)
+
+nvme connect -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" >/dev/null
+trap 'nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+dev=
+for ((i = 0; i < 50 && -z $dev; i++)); do
+	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
+		[[ $(cat "$sys/subsysnqn") == "$nqn" ]] && dev=/dev/$(basename "$(ls -d "$sys"/nvme*n1 | head -1)")
+	done
+	[[ -n $dev ]] || sleep 0.1
+done
+[[ -b $dev ]] || { echo "vs-kernel.sh: no block device for $nqn" >&2; exit 1; }
+
+# fio JSON: .jobs[0].read|write: iops, bw (KiB/s), lat_ns.mean
+kernel_run() { # rw bs qd -> "iops mibs lat_us"
+	fio --name=k --filename="$dev" --ioengine=libaio --direct=1 --rw="$1" --bs="$2" --iodepth="$3" \
+		--time_based --runtime="$time_s" --ramp_time=1 --output-format=json --norandommap \
+		--randrepeat=0 | jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end)
+			| "\(.iops) \(.bw / 1024) \(.lat_ns.mean / 1000)"'
+}
+nvmefs_run() {
+	"$nvmefs" perf -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" \
+		--qd="$3" --time="$time_s" --mode="$mode" -o json 2>/dev/null |
+		jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
+}
+best() { sort -n -k1,1 | tail -n 1; }
+
+printf '%-20s %10s %10s %6s | %9s %9s %6s | %9s %9s %6s\n' workload "kernel" "nvmefs" "ratio" \
+	"k MiB/s" "n MiB/s" "ratio" "k lat us" "n lat us" "ratio"
+for w in "${workloads[@]}"; do
+	read -r name rw bs qd <<<"$w"
+	k=$(for ((r = 0; r < runs; r++)); do kernel_run "$rw" "$bs" "$qd"; done | best)
+	n=$(for ((r = 0; r < runs; r++)); do nvmefs_run "$rw" "$bs" "$qd"; done | best)
+	read -r ki kb kl <<<"$k"
+	read -r ni nb nl <<<"$n"
+	awk -v name="$name" -v ki="$ki" -v kb="$kb" -v kl="$kl" -v ni="$ni" -v nb="$nb" -v nl="$nl" 'BEGIN {
+		printf "%-20s %10.0f %10.0f %5.2fx | %9.1f %9.1f %5.2fx | %9.0f %9.0f %5.2fx\n",
+			name, ki, ni, ni / ki, kb, nb, nb / kb, kl, nl, nl / kl }'
+done
+echo "IOPS and MiB/s: higher is better (ratio nvmefs/kernel); latency: lower is better. mode=$mode time=${time_s}s"

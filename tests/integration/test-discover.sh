@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# testbed: --subsystems 3 --ports 2
+# nvmefs discover agrees with nvme-cli's discover on the same target, record for record, in both
+# output formats and on every port; referrals are followed only when asked, and each discovery
+# controller once, even when referrals form a loop.
+. "$(dirname "$0")/lib.sh"
+require_nvmefs
+addr=$NVMEFS_TEST_TRADDR
+read -r -a ports <<<"$NVMEFS_TEST_TRSVCIDS"
+
+compare_with_nvme_cli() {
+	local port=$1 ours ref
+	ours=$("$NVMEFS" discover -t rdma -a "$addr" -s "$port" -o json) || fail "nvmefs discover on port $port failed"
+	ref=$(nvme discover -t rdma -a "$addr" -s "$port" -o json) || fail "nvme discover on port $port failed"
+	diff -u <(jq -S . <<<"$ref") <(jq -S . <<<"$ours") ||
+		fail "JSON of nvmefs discover differs from nvme discover on port $port (- nvme, + nvmefs)"
+	diff -u <(nvme discover -t rdma -a "$addr" -s "$port") <("$NVMEFS" discover -t rdma -a "$addr" -s "$port") ||
+		fail "normal output of nvmefs discover differs from nvme discover on port $port (- nvme, + nvmefs)"
+	jq -r '.records[].subnqn' <<<"$ours"
+}
+
+for port in "${ports[@]}"; do
+	log "port $port: nvmefs and nvme-cli agree"
+	listed=$(compare_with_nvme_cli "$port")
+	for nqn in "${subnqns[@]}" nqn.2014-08.org.nvmexpress.discovery; do
+		grep -qxF "$nqn" <<<"$listed" || fail "port $port: $nqn is not in the discovery log: $listed"
+	done
+done
+
+log "referrals: port 1 refers to port 2 and port 2 back to port 1"
+refer() { # PORT_DIR TARGET_TRSVCID
+	local d=$NVMEFS_TEST_NVMET/ports/$1/referrals/to-$2
+	mkdir "$d"
+	echo rdma >"$d/addr_trtype"
+	echo ipv4 >"$d/addr_adrfam"
+	echo "$addr" >"$d/addr_traddr"
+	echo "$2" >"$d/addr_trsvcid"
+	echo 1 >"$d/enable"
+}
+refer 1 "${ports[1]}"
+refer 2 "${ports[0]}"
+compare_with_nvme_cli "${ports[0]}" >/dev/null
+
+count_logs() { "$NVMEFS" discover -t rdma -a "$addr" -s "${ports[0]}" "$@" | grep -c '^Discovery Log Number of Records'; }
+n=$(count_logs) || fail "nvmefs discover with a referral in the log failed"
+((n == 1)) || fail "without --referral-depth, $n logs were read; expected 1"
+n=$(count_logs --referral-depth 5) || fail "nvmefs discover --referral-depth 5 failed"
+((n == 2)) || fail "with a referral loop between two ports, $n logs were read; expected each port's once (2)"
+json=$("$NVMEFS" discover -t rdma -a "$addr" -s "${ports[0]}" --referral-depth 1 -o json) ||
+	fail "nvmefs discover --referral-depth 1 -o json failed"
+# One JSON document per log read, in the order read.
+[[ $(jq -s 'map(.records[] | select(.subtype == "current discovery subsystem") | .trsvcid)' <<<"$json" | jq -c .) == "[\"${ports[0]}\",\"${ports[1]}\"]" ]] ||
+	fail "--referral-depth 1 -o json did not give port ${ports[0]}'s log, then port ${ports[1]}'s: $json"
+echo "PASS: discover matches nvme-cli on ${#ports[@]} ports; referrals followed once each"

@@ -1,0 +1,740 @@
+/*
+ * Unit tests of ctrl.c and fabrics.c against the scripted transport:
+ * the exact admin command sequence of connect and disconnect, the host
+ * identity, how Connect failures are reported, and enabling the
+ * controller (CSTS.CFS, CSTS.RDY never set).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+#include <nvme/fabrics.h>
+#include <nvme/util.h>
+
+#include "fake_transport.h"
+
+/*
+ * libnvme reads /etc/nvme/hostnqn and /etc/nvme/hostid through these two;
+ * this program defines them, so the library under test (linked statically)
+ * calls these instead and the tests do not depend on the machine's files.
+ * NULL means "no such file".
+ */
+static const char *etc_hostnqn;
+static const char *etc_hostid;
+
+char *nvmf_hostnqn_from_file(void)
+{
+	return etc_hostnqn ? strdup(etc_hostnqn) : NULL;
+}
+
+char *nvmf_hostid_from_file(void)
+{
+	return etc_hostid ? strdup(etc_hostid) : NULL;
+}
+
+#define DISC_NQN "nqn.2014-08.org.nvmexpress.discovery"
+#define SUBNQN "nqn.2024-01.io.example:subsys1"
+/* By hand from the NVMe base spec: EN=1, CSS=0, MPS=0, AMS=0, SHN=0,
+ * IOSQES=6 (bits 19:16), IOCQES=4 (bits 23:20). */
+#define CC_EN 0x00460001u
+/* The same with SHN=01b (normal shutdown, bits 15:14). */
+#define CC_SHN 0x00464001u
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void setup(void)
+{
+	fake_reset();
+	etc_hostnqn = NULL;
+	etc_hostid = NULL;
+}
+
+static void teardown(void)
+{
+	fake_assert_done();
+	fake_reset();
+}
+
+static void assert_msg_has(const char *needle)
+{
+	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
+		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
+}
+
+static uint16_t le16_at(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Connect and disconnect                                                   */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_connect_sequence)
+{
+	static const uint8_t hostid[16] = {
+		0x5d, 0x8d, 0x1c, 0x3a, 0x1d, 0x55, 0x4f, 0x0e,
+		0x9b, 0x6c, 0x2f, 0x9f, 0x6f, 0x2b, 0x7c, 0x11,
+	};
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvme_id_ctrl id;
+	struct fake_step *conn, *csts;
+	const uint8_t *d;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.trsvcid = "4421";
+
+	fake_expect_create("192.0.2.10", "4421");
+	conn = fake_expect_connect(31, 0, 0x0042);
+	/* CAP: MQES 127, TO 1 (500 ms); VS 1.4 */
+	fake_expect_prop_get(NVME_REG_CAP, 0x000000000100007fULL);
+	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
+	fake_expect_prop_set(NVME_REG_CC, CC_EN);
+	csts = fake_expect_prop_get(NVME_REG_CSTS, 0);
+	fake_repeat(csts, 2, 2);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	fake_id_ctrl(&id, 0);
+	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
+
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+	ck_assert_ptr_nonnull(ctrl);
+	ck_assert_uint_eq(fake_stats.creates, 1);
+	ck_assert_uint_eq(csts->used, 2);
+
+	/* The Connect capsule: fabrics 0x7F, fctype 1, recfmt 0, qid 0,
+	 * sqsize 31 (0's based: 32 entries), cattr 0, kato 0 for discovery. */
+	ck_assert_uint_eq(conn->captured_len, 1024);
+	d = conn->captured;
+	ck_assert_mem_eq(d, hostid, 16);
+	ck_assert_uint_eq(le16_at(d + 16), 0xffff);	/* dynamic controller */
+	ck_assert_str_eq((const char *)d + 256, DISC_NQN);
+	ck_assert_str_eq((const char *)d + 512, FAKE_HOSTNQN);
+	{
+		static const uint8_t zero[256];
+
+		ck_assert_mem_eq(d + 18, zero, 256 - 18);
+		ck_assert_mem_eq(d + 768, zero, 256);
+	}
+
+	ck_assert_uint_eq(nvmefs_ctrl_cntlid(ctrl), 0x0042);
+	ck_assert_int_eq(nvmefs_ctrl_is_discovery(ctrl), 1);
+	ck_assert_str_eq(nvmefs_ctrl_subnqn(ctrl), DISC_NQN);
+	ck_assert_str_eq(nvmefs_ctrl_hostnqn(ctrl), FAKE_HOSTNQN);
+	ck_assert_str_eq(nvmefs_ctrl_hostid(ctrl), FAKE_HOSTID);
+	ck_assert_mem_eq(nvmefs_ctrl_id(ctrl)->sn, "FAKE-SN-0001", 12);
+	ck_assert_uint_eq(ctrl->cap, 0x000000000100007fULL);
+	ck_assert_uint_eq(ctrl->vs, 0x00010400);
+
+	/* Disconnect: CC.SHN normal, CSTS polled until SHST complete. */
+	fake_expect_prop_set(NVME_REG_CC, CC_SHN);
+	fake_expect_prop_get(NVME_REG_CSTS, 0x5);	/* RDY, SHST 01b: in progress */
+	fake_expect_prop_get(NVME_REG_CSTS, 0x9);	/* RDY, SHST 10b: complete */
+	fake_expect_destroy();
+	/* The caller's message survives the disconnect. */
+	nvmefs_set_error("the caller's own failure");
+	nvmefs_ctrl_disconnect(ctrl);
+	ck_assert_str_eq(nvmefs_errmsg(), "the caller's own failure");
+	ck_assert_uint_eq(fake_stats.destroys, 1);
+	ck_assert_uint_eq(fake_stats.releases, 1);
+}
+END_TEST
+
+START_TEST(test_connect_io_subsystem)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *conn;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.subnqn = SUBNQN;
+	fake_expect_create("192.0.2.10", "4420");
+	conn = fake_expect_connect(31, 5000, 7);	/* default keep-alive 5 s */
+	fake_expect_prop_get(NVME_REG_CAP, 0);
+	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
+	fake_expect_prop_set(NVME_REG_CC, CC_EN);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, NULL, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+	ck_assert_str_eq((const char *)conn->captured + 256, SUBNQN);
+	ck_assert_int_eq(nvmefs_ctrl_is_discovery(ctrl), 0);
+	ck_assert_uint_eq(nvmefs_ctrl_cntlid(ctrl), 7);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* -k and the admin queue size reach Connect's KATO and SQSIZE. */
+START_TEST(test_connect_kato_and_queue_size)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = 1234;
+	opts.admin_queue_size = 8;
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(7, 1234, 3);
+	fake_expect_prop_get(NVME_REG_CAP, 0);
+	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
+	fake_expect_prop_set(NVME_REG_CC, CC_EN);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, NULL, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+	ck_assert_uint_eq(ctrl->admin.size, 8);
+	ck_assert_uint_eq(ctrl->admin.nr_reqs, 7);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_connect_bad_opts)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	char longnqn[300];
+
+	/* No address, an admin queue too big, an NQN too long: nothing is
+	 * created (the script is empty, so any transport call fails). */
+	fake_opts(&opts, NULL, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("-a");
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.admin_queue_size = 4097;
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("4097");
+	fake_opts(&opts, "192.0.2.10", 0);
+	memset(longnqn, 'a', sizeof(longnqn) - 1);
+	longnqn[sizeof(longnqn) - 1] = '\0';
+	memcpy(longnqn, "nqn.", 4);
+	opts.subnqn = longnqn;
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	ck_assert_ptr_null(ctrl);
+	/* The last two got as far as a handle: released once each, with
+	 * no queue ever created. */
+	ck_assert_uint_eq(fake_stats.releases, 2);
+	ck_assert_uint_eq(fake_stats.creates, 0);
+}
+END_TEST
+
+/* The error a CM reject turns into, from queue_create: passed on as is. */
+START_TEST(test_connect_queue_create_fails)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *s;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	s = fake_expect_create("192.0.2.10", "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg),
+		 "the NVMe/RDMA target at 192.0.2.10:4420 rejected queue 0: %s (status %#x)",
+		 nvmefs_rdma_cm_reject_str(NVMEFS_RDMA_CM_NO_RSC), NVMEFS_RDMA_CM_NO_RSC);
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -ECONNREFUSED);
+	ck_assert_ptr_null(ctrl);
+	assert_msg_has("rejected queue 0");
+	assert_msg_has("status 0x6");
+	ck_assert_uint_eq(fake_stats.submits, 0);
+	ck_assert_uint_eq(fake_stats.releases, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Host identity                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Connect with @hostnqn/@hostid and return the Connect data's hostid and
+ * hostnqn through the ctrl's accessors, checked against the wire. */
+static struct nvmefs_ctrl *connect_as(const char *hostnqn, const char *hostid)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *conn;
+	uint8_t want[16];
+
+	nvmefs_connect_opts_init(&opts);
+	opts.traddr = "192.0.2.10";
+	opts.hostnqn = hostnqn;
+	opts.hostid = hostid;
+	fake_expect_create("192.0.2.10", "4420");
+	conn = fake_expect_connect(31, 0, 1);
+	fake_expect_prop_get(NVME_REG_CAP, 0);
+	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
+	fake_expect_prop_set(NVME_REG_CC, CC_EN);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, NULL, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+	ck_assert_int_eq(nvme_uuid_from_string(nvmefs_ctrl_hostid(ctrl), want), 0);
+	ck_assert_mem_eq(conn->captured, want, 16);
+	ck_assert_str_eq((const char *)conn->captured + 512, nvmefs_ctrl_hostnqn(ctrl));
+	return ctrl;
+}
+
+static void disconnect(struct nvmefs_ctrl *ctrl)
+{
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+
+START_TEST(test_host_explicit)
+{
+	struct nvmefs_ctrl *ctrl;
+
+	/* -q and -I win over both files. */
+	etc_hostnqn = "nqn.2014-08.org.nvmexpress:uuid:aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+	etc_hostid = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+	ctrl = connect_as(FAKE_HOSTNQN, "5D8D1C3A-1D55-4F0E-9B6C-2F9F6F2B7C11");
+	ck_assert_str_eq(nvmefs_ctrl_hostnqn(ctrl), FAKE_HOSTNQN);
+	/* Written back in canonical lower case. */
+	ck_assert_str_eq(nvmefs_ctrl_hostid(ctrl), FAKE_HOSTID);
+	disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_host_id_from_nqn_uuid)
+{
+	struct nvmefs_ctrl *ctrl;
+
+	/* No -I and no /etc/nvme/hostid: the NQN's UUID, as the kernel expects. */
+	etc_hostid = NULL;
+	ctrl = connect_as(FAKE_HOSTNQN, NULL);
+	ck_assert_str_eq(nvmefs_ctrl_hostid(ctrl), "0f8fad5b-d9cb-469f-a165-70867728950e");
+	disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_host_id_file_before_nqn_uuid)
+{
+	struct nvmefs_ctrl *ctrl;
+
+	/* As nvme-cli: /etc/nvme/hostid before the NQN's UUID. */
+	etc_hostid = "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee";
+	ctrl = connect_as(FAKE_HOSTNQN, NULL);
+	ck_assert_str_eq(nvmefs_ctrl_hostid(ctrl), "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee");
+	disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_host_nqn_from_file)
+{
+	struct nvmefs_ctrl *ctrl;
+
+	etc_hostnqn = "nqn.2014-08.org.nvmexpress:uuid:12345678-9abc-4def-8123-456789abcdef";
+	ctrl = connect_as(NULL, NULL);
+	ck_assert_str_eq(nvmefs_ctrl_hostnqn(ctrl), etc_hostnqn);
+	ck_assert_str_eq(nvmefs_ctrl_hostid(ctrl), "12345678-9abc-4def-8123-456789abcdef");
+	disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_host_id_random)
+{
+	struct nvmefs_ctrl *ctrl;
+	const char *id;
+	uint8_t uuid[16];
+
+	/* An NQN without a UUID and no file: a random (valid) UUID. */
+	ctrl = connect_as("nqn.2024-01.io.example:host-without-uuid", NULL);
+	id = nvmefs_ctrl_hostid(ctrl);
+	ck_assert_uint_eq(strlen(id), 36);
+	ck_assert_int_eq(nvme_uuid_from_string(id, uuid), 0);
+	disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_host_invalid)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.hostid = "not-a-uuid";
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("'not-a-uuid'");
+	assert_msg_has("-I");
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.hostnqn = "host1";
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("'host1' is not an NQN");
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.hostid = NULL;
+	etc_hostid = "garbage";
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("/etc/nvme/hostid");
+	ck_assert_ptr_null(ctrl);
+	ck_assert_uint_eq(fake_stats.creates, 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Connect failures                                                         */
+/* ------------------------------------------------------------------------ */
+
+/* Connect to SUBNQN, answered with @status and @dw0; expects @err. */
+static void connect_fails(uint16_t status, uint32_t dw0, int err)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *s;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.subnqn = SUBNQN;
+	fake_expect_create("192.0.2.10", "4420");
+	s = fake_expect_connect(31, 5000, dw0);
+	s->status = status;
+	/* No shutdown: the controller was never enabled. */
+	fake_expect_destroy();
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), err);
+	ck_assert_ptr_null(ctrl);
+	ck_assert_uint_eq(fake_stats.releases, 1);
+}
+
+START_TEST(test_connect_invalid_host)
+{
+	connect_fails(FAKE_STATUS(NVME_SCT_CMD_SPECIFIC, NVME_SC_CONNECT_INVALID_HOST, 1), 0,
+		      -EACCES);
+	assert_msg_has("does not allow host " FAKE_HOSTNQN);
+	assert_msg_has(SUBNQN);
+}
+END_TEST
+
+START_TEST(test_connect_no_subsystem)
+{
+	/* IATTR=1, IPO=256: the subsystem NQN in the Connect data. */
+	connect_fails(FAKE_STATUS(NVME_SCT_CMD_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAM, 1),
+		      1u << 16 | 256, -ENOENT);
+	assert_msg_has("192.0.2.10:4420 has no subsystem " SUBNQN);
+}
+END_TEST
+
+START_TEST(test_connect_invalid_hostnqn)
+{
+	/* IATTR=1, IPO=512: the host NQN. */
+	connect_fails(FAKE_STATUS(NVME_SCT_CMD_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAM, 1),
+		      1u << 16 | 512, -EINVAL);
+	assert_msg_has("refused the host NQN " FAKE_HOSTNQN);
+}
+END_TEST
+
+START_TEST(test_connect_invalid_sqsize)
+{
+	/* IATTR=0, IPO=44: SQSIZE in the command. */
+	connect_fails(FAKE_STATUS(NVME_SCT_CMD_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAM, 1),
+		      44, -EINVAL);
+	assert_msg_has("queue 0's size of 32 entries");
+}
+END_TEST
+
+START_TEST(test_connect_invalid_param_elsewhere)
+{
+	const char *text = nvme_status_to_string(
+		FAKE_STATUS(NVME_SCT_CMD_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAM, 1), true);
+
+	/* IPO=256 in the command, not the data: no subsystem to blame. */
+	connect_fails(FAKE_STATUS(NVME_SCT_CMD_SPECIFIC, NVME_SC_CONNECT_INVALID_PARAM, 1),
+		      256, -ECONNREFUSED);
+	assert_msg_has(text);
+	ck_assert_ptr_null(strstr(nvmefs_errmsg(), "has no subsystem"));
+}
+END_TEST
+
+START_TEST(test_connect_busy)
+{
+	connect_fails(FAKE_STATUS(NVME_SCT_CMD_SPECIFIC, NVME_SC_CONNECT_CTRL_BUSY, 0), 0, -EBUSY);
+	assert_msg_has("is busy");
+}
+END_TEST
+
+START_TEST(test_connect_other_status)
+{
+	uint16_t status = FAKE_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, 1);
+	const char *text = nvme_status_to_string(status, true);
+
+	/* Not "Unknown": libnvme has words for it. */
+	ck_assert_ptr_null(strstr(text, "Unknown"));
+	connect_fails(status, 0, -ECONNREFUSED);
+	assert_msg_has("Connect of queue 0 to " SUBNQN " at 192.0.2.10:4420 failed");
+	assert_msg_has(text);
+	assert_msg_has("status 0x4002, do not retry");
+}
+END_TEST
+
+START_TEST(test_connect_auth_required)
+{
+	/* Success, but AUTHREQ.ATR set (DW0 bit 17). */
+	connect_fails(0, 1u << 17 | 5, -EPROTONOSUPPORT);
+	assert_msg_has("in-band authentication");
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Enabling                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Script a connect up to CC=EN; the caller adds the CSTS steps. */
+static void script_until_enable(uint64_t cap)
+{
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 0, 1);
+	fake_expect_prop_get(NVME_REG_CAP, cap);
+	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
+	fake_expect_prop_set(NVME_REG_CC, CC_EN);
+}
+
+START_TEST(test_enable_fatal_status)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	script_until_enable(0);
+	fake_expect_prop_get(NVME_REG_CSTS, 0);
+	fake_expect_prop_get(NVME_REG_CSTS, 0x2);	/* CFS */
+	fake_expect_destroy();
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EIO);
+	assert_msg_has("CSTS.CFS");
+	assert_msg_has("while enabling");
+	ck_assert_ptr_null(ctrl);
+}
+END_TEST
+
+/* CSTS.RDY never comes: the bound is the larger of CAP.TO and -t. */
+START_TEST(test_enable_timeout)
+{
+	/* _i 0: CAP.TO 0, -t 50 ms: 50 ms.  _i 1: CAP.TO 1 (500 ms), -t 50 ms: 500 ms. */
+	static const struct { uint64_t cap; int64_t bound; const char *msg; } c[] = {
+		{ 0, 50, "within 50 ms" },
+		{ 1ull << 24, 500, "within 500 ms" },
+	};
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *s;
+	int64_t t0, took;
+
+	fake_opts(&opts, "192.0.2.10", 50);
+	script_until_enable(c[_i].cap);
+	s = fake_expect_prop_get(NVME_REG_CSTS, 0);
+	fake_repeat(s, 2, FAKE_UNLIMITED);
+	fake_expect_destroy();
+	t0 = now_ms();
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -ETIMEDOUT);
+	took = now_ms() - t0;
+	ck_assert_int_ge(took, c[_i].bound);
+	ck_assert_int_lt(took, c[_i].bound + 1000);
+	assert_msg_has(c[_i].msg);
+	assert_msg_has("not done enabling");
+	/* Polled with a backoff up to 64 ms, not in a busy loop. */
+	ck_assert_uint_ge(s->used, 3);
+	ck_assert_uint_le(s->used, c[_i].bound / 16 + 10);
+	ck_assert_ptr_null(ctrl);
+}
+END_TEST
+
+START_TEST(test_enable_prop_error)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *s;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 0, 1);
+	s = fake_expect_prop_get(NVME_REG_CAP, 0);
+	fake_step_status(s, NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, true);
+	fake_expect_destroy();
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EIO);
+	assert_msg_has("reading CAP of 192.0.2.10:4420 failed");
+	assert_msg_has(nvme_status_to_string(s->status, true));
+}
+END_TEST
+
+START_TEST(test_identify_error)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *s;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	script_until_enable(0);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, NULL, 0);
+	fake_step_status(s, NVME_SCT_GENERIC, NVME_SC_INTERNAL, false);
+	fake_expect_destroy();
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EIO);
+	assert_msg_has("Identify Controller of " DISC_NQN " failed");
+	assert_msg_has(nvme_status_to_string(s->status, false));
+}
+END_TEST
+
+/* A shutdown that never completes still tears down, within -t. */
+START_TEST(test_shutdown_timeout)
+{
+	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.10", NULL, 50);
+	struct fake_step *s;
+	int64_t t0, took;
+
+	fake_expect_prop_set(NVME_REG_CC, CC_SHN);
+	s = fake_expect_prop_get(NVME_REG_CSTS, 0x5);	/* SHST 01b forever */
+	fake_repeat(s, 2, FAKE_UNLIMITED);
+	fake_expect_destroy();
+	t0 = now_ms();
+	nvmefs_ctrl_disconnect(ctrl);
+	took = now_ms() - t0;
+	ck_assert_int_ge(took, 50);
+	ck_assert_int_lt(took, 1000);
+	ck_assert_uint_eq(fake_stats.releases, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Keep-alive                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* An NVM subsystem's controller with KATO @kato_ms; the whole script,
+ * keep-alives included, is written before the keep-alive thread starts. */
+static struct nvmefs_ctrl *connect_kato(uint32_t kato_ms, struct fake_step **ka,
+					bool ka_fails)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = (int)kato_ms;
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, kato_ms, 1);
+	fake_expect_prop_get(NVME_REG_CAP, 0);
+	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
+	fake_expect_prop_set(NVME_REG_CC, CC_EN);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, NULL, 0);
+	*ka = fake_expect_cmd(nvme_admin_keep_alive);
+	(*ka)->match = FAKE_M_LEN;	/* no data */
+	if (ka_fails) {
+		fake_step_status(*ka, NVME_SCT_GENERIC, NVME_SC_INTERNAL, false);
+		/* A failed controller is not shut down. */
+		fake_expect_destroy();
+	} else {
+		fake_repeat(*ka, 2, FAKE_UNLIMITED);
+		fake_script_disconnect();
+	}
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+	return ctrl;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+/* Keep Alive every KATO/2 while the caller is idle, none after disconnect. */
+START_TEST(test_keep_alive_sent)
+{
+	struct fake_step *ka;
+	struct nvmefs_ctrl *ctrl = connect_kato(100, &ka, false);
+
+	sleep_ms(260);		/* at about 50, 100, 150, 200 and 250 ms */
+	nvmefs_ctrl_disconnect(ctrl);
+	/* Room for a loaded machine below, none for a busy loop above. */
+	ck_assert_uint_ge(ka->used, 2);
+	ck_assert_uint_le(ka->used, 6);
+}
+END_TEST
+
+START_TEST(test_keep_alive_failure_fails_ctrl)
+{
+	struct fake_step *ka;
+	struct nvmefs_ctrl *ctrl = connect_kato(100, &ka, true);
+	int i;
+
+	for (i = 0; i < 100 && !nvmefs_ctrl_failed(ctrl); i++)
+		sleep_ms(10);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -EIO);
+	ck_assert_ptr_nonnull(strstr(ctrl->fail_msg, "keep-alive to " SUBNQN " failed"));
+	ck_assert_uint_eq(ka->used, 1);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+static Suite *ctrl_suite(void)
+{
+	Suite *s = suite_create("ctrl");
+	TCase *tc;
+
+	tc = tcase_create("connect");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_connect_sequence);
+	tcase_add_test(tc, test_connect_io_subsystem);
+	tcase_add_test(tc, test_connect_kato_and_queue_size);
+	tcase_add_test(tc, test_connect_bad_opts);
+	tcase_add_test(tc, test_connect_queue_create_fails);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("host");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_host_explicit);
+	tcase_add_test(tc, test_host_id_from_nqn_uuid);
+	tcase_add_test(tc, test_host_id_file_before_nqn_uuid);
+	tcase_add_test(tc, test_host_nqn_from_file);
+	tcase_add_test(tc, test_host_id_random);
+	tcase_add_test(tc, test_host_invalid);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("connect_errors");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_connect_invalid_host);
+	tcase_add_test(tc, test_connect_no_subsystem);
+	tcase_add_test(tc, test_connect_invalid_hostnqn);
+	tcase_add_test(tc, test_connect_invalid_sqsize);
+	tcase_add_test(tc, test_connect_invalid_param_elsewhere);
+	tcase_add_test(tc, test_connect_busy);
+	tcase_add_test(tc, test_connect_other_status);
+	tcase_add_test(tc, test_connect_auth_required);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("enable");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_enable_fatal_status);
+	tcase_add_loop_test(tc, test_enable_timeout, 0, 2);
+	tcase_add_test(tc, test_enable_prop_error);
+	tcase_add_test(tc, test_identify_error);
+	tcase_add_test(tc, test_shutdown_timeout);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("keep_alive");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_keep_alive_sent);
+	tcase_add_test(tc, test_keep_alive_failure_fails_ctrl);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(ctrl_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

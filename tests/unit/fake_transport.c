@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The scripted transport of fake_transport.h.
+ *
+ * Like rdma.c it owns each queue's capsules and data slots and reports a
+ * command's send completion and response separately; unlike it, the
+ * controller is the script, and process() only hands over what submit()
+ * queued, in the order the step asked for.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+
+#include "fake_transport.h"
+
+#define FAKE_MAX_STEPS 2048
+
+struct fake_event {
+	bool resp;			/* else a send completion */
+	bool pause_after;		/* end this process() call after it */
+	struct nvmefs_req *req;
+	struct fake_step *step;
+	struct nvmefs_cqe cqe;
+};
+
+struct fake_queue {
+	union nvmefs_cmd *capsules;
+	uint8_t *data;
+	uint32_t slot_size;
+	struct fake_event *ev;
+	size_t nr_ev, ev_head, ev_cap;
+	uint16_t sq_model;		/* the SQ head a controller that keeps up reports */
+	uint16_t last_cid;
+	bool have_last_cid;
+};
+
+static struct fake_step steps[FAKE_MAX_STEPS];
+static unsigned int nr_steps, pos;
+struct fake_stats fake_stats;
+
+static const char *kind_name(enum fake_step_kind kind)
+{
+	switch (kind) {
+	case FAKE_CREATE: return "queue_create";
+	case FAKE_CMD: return "a command";
+	case FAKE_DESTROY: return "queue_destroy";
+	}
+	return "?";
+}
+
+void fake_reset(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_steps; i++) {
+		free(steps[i].data);
+		free(steps[i].captured);
+	}
+	memset(steps, 0, sizeof(steps));
+	nr_steps = 0;
+	pos = 0;
+	memset(&fake_stats, 0, sizeof(fake_stats));
+}
+
+void fake_assert_done_at(int line)
+{
+	while (pos < nr_steps && steps[pos].used >= steps[pos].min)
+		pos++;
+	if (pos < nr_steps)
+		ck_abort_msg("line %d: the script was not consumed: step %u (added at line %d, "
+			     "%s, matched %u times, wanted at least %u) and %u more never came",
+			     line, pos, steps[pos].line, kind_name(steps[pos].kind), steps[pos].used,
+			     steps[pos].min, nr_steps - pos - 1);
+	ck_assert_msg(fake_stats.creates == fake_stats.destroys,
+		      "line %d: %u queues created but %u destroyed", line, fake_stats.creates,
+		      fake_stats.destroys);
+}
+
+static struct fake_step *add(int line, enum fake_step_kind kind)
+{
+	struct fake_step *s;
+
+	ck_assert_msg(nr_steps < FAKE_MAX_STEPS, "line %d: more than %d script steps", line,
+		      FAKE_MAX_STEPS);
+	s = &steps[nr_steps++];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->line = line;
+	s->min = s->max = 1;
+	s->sq_head = -1;
+	return s;
+}
+
+struct fake_step *fake_expect_create_at(int line, const char *traddr, const char *trsvcid)
+{
+	struct fake_step *s = add(line, FAKE_CREATE);
+
+	if (!traddr) {
+		s->any_addr = true;
+	} else {
+		snprintf(s->traddr, sizeof(s->traddr), "%s", traddr);
+		snprintf(s->trsvcid, sizeof(s->trsvcid), "%s", trsvcid ? trsvcid : "4420");
+	}
+	return s;
+}
+
+struct fake_step *fake_expect_destroy_at(int line)
+{
+	return add(line, FAKE_DESTROY);
+}
+
+struct fake_step *fake_expect_cmd_at(int line, uint8_t opcode, uint8_t fctype)
+{
+	struct fake_step *s = add(line, FAKE_CMD);
+
+	s->opcode = opcode;
+	s->fctype = fctype;
+	return s;
+}
+
+static void expect_data(struct fake_step *s, uint32_t len, enum nvmefs_dir dir)
+{
+	s->match |= FAKE_M_LEN;
+	s->len = len;
+	s->dir = (uint8_t)dir;
+}
+
+struct fake_step *fake_expect_connect_at(int line, uint16_t sqsize, uint32_t kato, uint32_t dw0)
+{
+	struct fake_step *s = fake_expect_cmd_at(line, nvme_admin_fabrics,
+						 nvme_fabrics_type_connect);
+
+	/* Connect's recfmt, qid | sqsize, cattr | kato: bytes 40..51. */
+	s->match |= FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_CDW12;
+	s->cdw10 = 0;			/* recfmt 0, qid 0 */
+	s->cdw11 = sqsize;		/* cattr 0 */
+	s->cdw12 = kato;
+	expect_data(s, 1024, NVMEFS_DIR_TO_CTRL);
+	s->dw0 = dw0;
+	return s;
+}
+
+/* CAP, ASQ, ACQ and the like are 8 bytes; the rest 4 (NVMe over Fabrics). */
+static bool prop_is_8(uint32_t offset)
+{
+	return nvme_is_64bit_reg(offset);
+}
+
+struct fake_step *fake_expect_prop_get_at(int line, uint32_t offset, uint64_t value)
+{
+	struct fake_step *s = fake_expect_cmd_at(line, nvme_admin_fabrics,
+						 nvme_fabrics_type_property_get);
+
+	/* attrib at byte 40, offset at 44. */
+	s->match |= FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_LEN;
+	s->cdw10 = prop_is_8(offset) ? 1 : 0;
+	s->cdw11 = offset;
+	s->dw0 = (uint32_t)value;
+	s->dw1 = prop_is_8(offset) ? (uint32_t)(value >> 32) : 0;
+	return s;
+}
+
+struct fake_step *fake_expect_prop_set_at(int line, uint32_t offset, uint64_t value)
+{
+	struct fake_step *s = fake_expect_cmd_at(line, nvme_admin_fabrics,
+						 nvme_fabrics_type_property_set);
+
+	/* attrib at 40, offset at 44, value at 48. */
+	s->match |= FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_CDW12 | FAKE_M_CDW13 | FAKE_M_LEN;
+	s->cdw10 = prop_is_8(offset) ? 1 : 0;
+	s->cdw11 = offset;
+	s->cdw12 = (uint32_t)value;
+	s->cdw13 = (uint32_t)(value >> 32);
+	return s;
+}
+
+struct fake_step *fake_expect_identify_at(int line, uint8_t cns, uint32_t nsid,
+					  const void *data, size_t len)
+{
+	struct fake_step *s = fake_expect_cmd_at(line, nvme_admin_identify, 0);
+
+	s->match |= FAKE_M_NSID | FAKE_M_CDW10 | FAKE_M_CDW11;
+	s->nsid = nsid;
+	s->cdw10 = cns;			/* CNTID 0 */
+	s->cdw11 = 0;
+	expect_data(s, 4096, NVMEFS_DIR_FROM_CTRL);
+	fake_step_data(s, data, len);
+	return s;
+}
+
+struct fake_step *fake_expect_log_at(int line, uint8_t lid, uint64_t offset, uint32_t len,
+				     const void *log)
+{
+	struct fake_step *s = fake_expect_cmd_at(line, nvme_admin_get_log_page, 0);
+	uint32_t numd = len / 4 - 1;
+
+	s->match |= FAKE_M_NSID | FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_CDW12 | FAKE_M_CDW13;
+	s->nsid = 0;
+	s->cdw10 = lid | (numd & 0xffff) << 16;
+	s->cdw11 = numd >> 16;
+	s->cdw12 = (uint32_t)offset;
+	s->cdw13 = (uint32_t)(offset >> 32);
+	expect_data(s, len, NVMEFS_DIR_FROM_CTRL);
+	if (log)
+		fake_step_data(s, (const uint8_t *)log + offset, len);
+	return s;
+}
+
+void fake_step_data(struct fake_step *s, const void *data, size_t len)
+{
+	free(s->data);
+	s->data = NULL;
+	s->data_len = 0;
+	if (!len)
+		return;
+	s->data = malloc(len);
+	ck_assert_ptr_nonnull(s->data);
+	memcpy(s->data, data, len);
+	s->data_len = len;
+}
+
+void fake_step_status(struct fake_step *s, uint8_t sct, uint8_t sc, bool dnr)
+{
+	s->status = FAKE_STATUS(sct, sc, dnr);
+}
+
+void fake_repeat(struct fake_step *s, unsigned int min, unsigned int max)
+{
+	s->min = min;
+	s->max = max;
+}
+
+void fake_id_ctrl(struct nvme_id_ctrl *id, uint8_t mdts)
+{
+	memset(id, 0, sizeof(*id));
+	id->vid = nvmefs_cpu_to_le16(0x1b96);
+	memcpy(id->sn, "FAKE-SN-0001        ", sizeof(id->sn));
+	memcpy(id->mn, "nvmefs scripted controller              ", sizeof(id->mn));
+	memcpy(id->fr, "1.0     ", sizeof(id->fr));
+	id->mdts = mdts;
+}
+
+/* By hand from the NVMe base spec: EN, CSS 0 (NVM), MPS 0, AMS 0, SHN 0,
+ * IOSQES 6, IOCQES 4. */
+#define CC_ENABLED 0x00460001u
+#define CC_SHN_NORMAL (1u << 14)
+
+void fake_script_connect_at(int line, const char *traddr, const char *trsvcid,
+			    const struct fake_target *t)
+{
+	struct nvme_id_ctrl id;
+	struct fake_step *s;
+
+	fake_expect_create_at(line, traddr, trsvcid);
+	fake_expect_connect_at(line, 31, t->io ? 5000 : 0, t->cntlid);
+	fake_expect_prop_get_at(line, NVME_REG_CAP, t->cap);
+	fake_expect_prop_get_at(line, NVME_REG_VS, t->vs);
+	fake_expect_prop_set_at(line, NVME_REG_CC, CC_ENABLED);
+	if (t->csts_not_ready) {
+		s = fake_expect_prop_get_at(line, NVME_REG_CSTS, 0);
+		fake_repeat(s, t->csts_not_ready, t->csts_not_ready);
+	}
+	fake_expect_prop_get_at(line, NVME_REG_CSTS, 1);
+	fake_id_ctrl(&id, t->mdts);
+	fake_expect_identify_at(line, NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
+}
+
+void fake_script_disconnect_at(int line)
+{
+	fake_expect_prop_set_at(line, NVME_REG_CC, CC_ENABLED | CC_SHN_NORMAL);
+	/* SHST 10b (complete), RDY still set. */
+	fake_expect_prop_get_at(line, NVME_REG_CSTS, 0x9);
+	fake_expect_destroy_at(line);
+}
+
+void fake_opts(struct nvmefs_connect_opts *opts, const char *traddr, unsigned int timeout_ms)
+{
+	nvmefs_connect_opts_init(opts);
+	opts->traddr = traddr;
+	opts->hostnqn = FAKE_HOSTNQN;
+	opts->hostid = FAKE_HOSTID;
+	if (timeout_ms)
+		opts->timeout_ms = timeout_ms;
+}
+
+struct nvmefs_ctrl *fake_connect(const char *traddr, const struct fake_target *t,
+				 unsigned int timeout_ms)
+{
+	static const struct fake_target plain = { .cntlid = 1, .vs = 0x10400 };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	int ret;
+
+	fake_opts(&opts, traddr, timeout_ms);
+	fake_script_connect(traddr, "4420", t ? t : &plain);
+	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+	ck_assert_msg(ret == 0, "connect to %s: %d: %s", traddr, ret, nvmefs_errmsg());
+	ck_assert_ptr_nonnull(ctrl);
+	return ctrl;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Matching                                                                 */
+/* ------------------------------------------------------------------------ */
+
+static const char *dir_name(uint8_t dir)
+{
+	switch (dir) {
+	case NVMEFS_DIR_NONE: return "none";
+	case NVMEFS_DIR_TO_CTRL: return "to controller";
+	case NVMEFS_DIR_FROM_CTRL: return "from controller";
+	}
+	return "?";
+}
+
+static bool field_ok(char *why, size_t size, const char *name, uint32_t got, uint32_t want)
+{
+	if (got == want)
+		return true;
+	snprintf(why, size, "%s is %#x, the script expects %#x", name, got, want);
+	return false;
+}
+
+static bool cmd_matches(const struct fake_step *s, const struct nvmefs_req *req,
+			char *why, size_t size)
+{
+	const struct nvmefs_sqe *sqe = &req->cmd->sqe;
+	uint32_t len = req->len;
+
+	if (!field_ok(why, size, "opcode", sqe->opcode, s->opcode))
+		return false;
+	if (s->opcode == nvme_admin_fabrics &&
+	    !field_ok(why, size, "fctype", req->cmd->fabrics.fctype, s->fctype))
+		return false;
+	if ((s->match & FAKE_M_NSID) &&
+	    !field_ok(why, size, "nsid", nvmefs_le32_to_cpu(sqe->nsid), s->nsid))
+		return false;
+	if ((s->match & FAKE_M_CDW10) &&
+	    !field_ok(why, size, "cdw10", nvmefs_le32_to_cpu(sqe->cdw10), s->cdw10))
+		return false;
+	if ((s->match & FAKE_M_CDW11) &&
+	    !field_ok(why, size, "cdw11", nvmefs_le32_to_cpu(sqe->cdw11), s->cdw11))
+		return false;
+	if ((s->match & FAKE_M_CDW12) &&
+	    !field_ok(why, size, "cdw12", nvmefs_le32_to_cpu(sqe->cdw12), s->cdw12))
+		return false;
+	if ((s->match & FAKE_M_CDW13) &&
+	    !field_ok(why, size, "cdw13", nvmefs_le32_to_cpu(sqe->cdw13), s->cdw13))
+		return false;
+	if (s->match & FAKE_M_LEN) {
+		if (!field_ok(why, size, "data length", len, s->len))
+			return false;
+		if (len && req->dir != s->dir) {
+			snprintf(why, size, "data moves %s, the script expects %s",
+				 dir_name(req->dir), dir_name(s->dir));
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool create_matches(const struct fake_step *s, const struct nvmefs_queue *q,
+			   char *why, size_t size)
+{
+	if (!field_ok(why, size, "qid", q->qid, s->qid))
+		return false;
+	if (s->any_addr)
+		return true;
+	if (strcmp(q->ctrl->traddr, s->traddr) != 0 || strcmp(q->ctrl->trsvcid, s->trsvcid) != 0) {
+		snprintf(why, size, "the controller is at '%s' port '%s', the script expects "
+			 "'%s' port '%s'", q->ctrl->traddr, q->ctrl->trsvcid, s->traddr, s->trsvcid);
+		return false;
+	}
+	return true;
+}
+
+static void describe(char *buf, size_t size, enum fake_step_kind kind,
+		     const struct nvmefs_req *req)
+{
+	const struct nvmefs_sqe *sqe;
+
+	if (kind != FAKE_CMD || !req) {
+		snprintf(buf, size, "%s", kind_name(kind));
+		return;
+	}
+	sqe = &req->cmd->sqe;
+	snprintf(buf, size, "command opcode %#x fctype %#x nsid %#x cdw10 %#x cdw11 %#x "
+		 "cdw12 %#x cdw13 %#x, %u bytes %s", sqe->opcode, req->cmd->fabrics.fctype,
+		 nvmefs_le32_to_cpu(sqe->nsid), nvmefs_le32_to_cpu(sqe->cdw10),
+		 nvmefs_le32_to_cpu(sqe->cdw11), nvmefs_le32_to_cpu(sqe->cdw12),
+		 nvmefs_le32_to_cpu(sqe->cdw13), req->len, dir_name(req->dir));
+}
+
+/* The step that @kind (and @req's command, or @q's address) must be. */
+static struct fake_step *next_step(enum fake_step_kind kind, const struct nvmefs_queue *q,
+				   const struct nvmefs_req *req)
+{
+	char what[256], why[512];
+
+	describe(what, sizeof(what), kind, req);
+	for (;;) {
+		struct fake_step *s;
+		bool ok;
+
+		if (pos >= nr_steps)
+			ck_abort_msg("after the script's last step (%u steps) came %s", nr_steps, what);
+		s = &steps[pos];
+		if (s->kind != kind) {
+			snprintf(why, sizeof(why), "the script expects %s", kind_name(s->kind));
+			ok = false;
+		} else if (kind == FAKE_CMD) {
+			ok = cmd_matches(s, req, why, sizeof(why));
+		} else if (kind == FAKE_CREATE) {
+			ok = create_matches(s, q, why, sizeof(why));
+		} else {
+			ok = true;
+		}
+		if (ok) {
+			if (++s->used >= s->max)
+				pos++;
+			return s;
+		}
+		if (s->used >= s->min) {
+			pos++;
+			continue;
+		}
+		ck_abort_msg("script step %u (added at line %d): got %s: %s", pos, s->line, what, why);
+	}
+}
+
+/* ------------------------------------------------------------------------ */
+/* The transport                                                            */
+/* ------------------------------------------------------------------------ */
+
+static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_params *params)
+{
+	struct fake_step *s = next_step(FAKE_CREATE, q, NULL);
+	struct fake_queue *fq;
+	uint16_t i;
+
+	ck_assert_uint_eq(params->qid, q->qid);
+	ck_assert_uint_eq(params->size, q->size);
+	ck_assert_ptr_nonnull(q->reqs);
+	ck_assert_uint_eq(q->nr_reqs, q->size - 1);
+	if (s->create_ret < 0)
+		return nvmefs_error(s->create_ret, "%s", s->create_msg);
+	fq = calloc(1, sizeof(*fq));
+	ck_assert_ptr_nonnull(fq);
+	fq->capsules = calloc(q->nr_reqs, sizeof(*fq->capsules));
+	fq->data = calloc(q->nr_reqs, params->data_slot_size);
+	fq->ev_cap = 3u * q->nr_reqs + 8;
+	fq->ev = calloc(fq->ev_cap, sizeof(*fq->ev));
+	ck_assert_msg(fq->capsules && fq->data && fq->ev, "out of memory");
+	fq->slot_size = params->data_slot_size;
+	for (i = 0; i < q->nr_reqs; i++) {
+		q->reqs[i].cmd = &fq->capsules[i];
+		q->reqs[i].data_slot = fq->data + (size_t)i * params->data_slot_size;
+		q->reqs[i].data_slot_size = params->data_slot_size;
+	}
+	q->tp = fq;
+	fake_stats.creates++;
+	return 0;
+}
+
+static void fake_queue_destroy(struct nvmefs_queue *q)
+{
+	struct fake_queue *fq = q->tp;
+
+	next_step(FAKE_DESTROY, q, NULL);
+	ck_assert_ptr_nonnull(fq);
+	free(fq->capsules);
+	free(fq->data);
+	free(fq->ev);
+	free(fq);
+	q->tp = NULL;
+	fake_stats.destroys++;
+}
+
+static void push(struct fake_queue *fq, const struct fake_event *ev)
+{
+	if (fq->ev_head == fq->nr_ev)
+		fq->ev_head = fq->nr_ev = 0;
+	ck_assert_msg(fq->nr_ev < fq->ev_cap, "more completions queued than a queue can hold");
+	fq->ev[fq->nr_ev++] = *ev;
+}
+
+static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
+{
+	struct fake_queue *fq = q->tp;
+	struct fake_event ev = { .req = req };
+	struct fake_step *s;
+	uint16_t cid;
+
+	fake_stats.submits++;
+	ck_assert_ptr_nonnull(fq);
+	/* What rdma.c relies on: the capsule and data are the slot's own. */
+	ck_assert_msg(req->cmd == &fq->capsules[req->slot], "request %u's capsule is not its slot's",
+		      req->slot);
+	ck_assert_uint_eq(nvmefs_le16_to_cpu(req->cmd->sqe.cid), req->cid);
+	ck_assert(req->inflight);
+	if (req->len) {
+		uint8_t *p = req->data, *slot = fq->data + (size_t)req->slot * fq->slot_size;
+
+		ck_assert_msg(p >= slot && p + req->len <= slot + fq->slot_size,
+			      "request %u's %u data bytes are outside its data slot", req->slot,
+			      req->len);
+		ck_assert_msg(req->dir != NVMEFS_DIR_NONE, "request %u moves %u bytes nowhere",
+			      req->slot, req->len);
+	}
+	req->cmd->sqe.flags = (uint8_t)((req->cmd->sqe.flags & ~NVMEFS_SQE_PSDT_MASK) |
+					NVMEFS_SQE_PSDT_SGL_MPTR_CONTIG);
+	if (req->len)
+		nvmefs_sgl_keyed(&req->cmd->sqe.dptr.sgl, (uintptr_t)req->data, req->len, 0x5a5a);
+	else
+		nvmefs_sgl_null(&req->cmd->sqe.dptr.sgl);
+
+	s = next_step(FAKE_CMD, q, req);
+	s->cid = req->cid;
+	if (req->len && req->dir == NVMEFS_DIR_TO_CTRL) {
+		free(s->captured);
+		s->captured = malloc(req->len);
+		ck_assert_ptr_nonnull(s->captured);
+		memcpy(s->captured, req->data, req->len);
+		s->captured_len = req->len;
+	}
+	if (req->len && req->dir == NVMEFS_DIR_FROM_CTRL) {
+		size_t n = s->data_len < req->len ? s->data_len : req->len;
+
+		/* The target writes all of it; what the script leaves out is zeros. */
+		memset(req->data, 0, req->len);
+		if (n)
+			memcpy(req->data, s->data, n);
+	}
+
+	fq->sq_model = (uint16_t)((fq->sq_model + 1) % q->size);
+	cid = req->cid;
+	if (s->delivery == FAKE_BOGUS_CID)
+		cid = s->bogus_cid;
+	if (s->delivery == FAKE_STALE_CID) {
+		ck_assert_msg(fq->have_last_cid, "step added at line %d: no earlier command to "
+			      "take a stale command id from", s->line);
+		cid = fq->last_cid;
+	}
+	ev.step = s;
+	ev.cqe.result.dw.dw0 = nvmefs_cpu_to_le32(s->dw0);
+	ev.cqe.result.dw.dw1 = nvmefs_cpu_to_le32(s->dw1);
+	ev.cqe.sq_head = nvmefs_cpu_to_le16(s->sq_head >= 0 ? (uint16_t)s->sq_head : fq->sq_model);
+	ev.cqe.sq_id = nvmefs_cpu_to_le16(q->qid);
+	ev.cqe.cid = nvmefs_cpu_to_le16(cid);
+	ev.cqe.status = nvmefs_cpu_to_le16((uint16_t)(s->status << 1));
+
+	switch (s->delivery) {
+	case FAKE_RESP_THEN_SEND:
+		ev.resp = true;
+		ev.pause_after = true;
+		push(fq, &ev);
+		ev.resp = false;
+		ev.pause_after = false;
+		push(fq, &ev);
+		break;
+	case FAKE_NO_RESP:
+		push(fq, &ev);
+		break;
+	case FAKE_DUP_RESP:
+		ev.resp = true;
+		push(fq, &ev);
+		push(fq, &ev);
+		ev.resp = false;
+		push(fq, &ev);
+		break;
+	case FAKE_SEND_THEN_RESP:
+	case FAKE_BOGUS_CID:
+	case FAKE_STALE_CID:
+		push(fq, &ev);
+		ev.resp = true;
+		push(fq, &ev);
+		break;
+	}
+	return 0;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static int fake_process(struct nvmefs_queue *q, int timeout_ms)
+{
+	struct fake_queue *fq = q->tp;
+	int n = 0, ret;
+
+	fake_stats.process_calls++;
+	ck_assert_ptr_nonnull(fq);
+	ck_assert_int_ge(timeout_ms, 0);
+	if (fq->ev_head == fq->nr_ev) {
+		/* Nothing will come: a controller that does not answer. */
+		if (timeout_ms > 0)
+			sleep_ms(timeout_ms);
+		fake_stats.timeouts++;
+		return 0;
+	}
+	while (fq->ev_head < fq->nr_ev) {
+		struct fake_event ev = fq->ev[fq->ev_head++];
+
+		n++;
+		if (!ev.resp) {
+			nvmefs_queue_send_done(q, ev.req);
+			continue;
+		}
+		ret = nvmefs_queue_response(q, &ev.cqe);
+		if (ret < 0)
+			return ret;
+		fq->last_cid = nvmefs_cqe_cid(&ev.cqe);
+		fq->have_last_cid = true;
+		if (ev.pause_after) {
+			ev.step->inflight_between = ev.req->inflight &&
+						    ev.req->wait == NVMEFS_REQ_WAIT_SEND;
+			break;
+		}
+	}
+	return n;
+}
+
+static void fake_ctrl_release(struct nvmefs_ctrl *ctrl)
+{
+	(void)ctrl;
+	fake_stats.releases++;
+}
+
+const struct nvmefs_transport_ops fake_ops = {
+	.name = "fake",
+	.queue_create = fake_queue_create,
+	.queue_destroy = fake_queue_destroy,
+	.submit = fake_submit,
+	.process = fake_process,
+	.ctrl_release = fake_ctrl_release,
+};

@@ -1,0 +1,54 @@
+# Unit tests of the library with a scripted transport, included by the top Makefile.am.
+#
+# Each program links the whole library, rdma.c included; the tests plug
+# fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
+# nvmefs_discover_transport, so no RDMA device is needed at run time.
+
+FAKE_TRANSPORT_SOURCES = \
+	tests/unit/fake_transport.c \
+	tests/unit/fake_transport.h
+UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+
+FAKE_UNIT_TESTS = \
+	tests/unit/check_ctrl \
+	tests/unit/check_discovery \
+	tests/unit/check_queue
+check_PROGRAMS += $(FAKE_UNIT_TESTS)
+UNIT_TESTS += $(FAKE_UNIT_TESTS)
+
+tests_unit_check_ctrl_SOURCES = tests/unit/check_ctrl.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_ctrl_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_ctrl_LDADD = $(UNIT_FAKE_LDADD)
+
+tests_unit_check_discovery_SOURCES = tests/unit/check_discovery.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_discovery_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_discovery_LDADD = $(UNIT_FAKE_LDADD)
+
+tests_unit_check_queue_SOURCES = tests/unit/check_queue.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_queue_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_queue_LDADD = $(UNIT_FAKE_LDADD)
+
+# The sanitizer twins, as the top Makefile.am builds tests/unit/san/check_wire.
+SAN_FAKE_UNIT_TESTS = \
+	tests/unit/san/check_ctrl \
+	tests/unit/san/check_discovery \
+	tests/unit/san/check_queue
+check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
+UNIT_TESTS += $(SAN_FAKE_UNIT_TESTS)
+
+tests_unit_san_check_ctrl_SOURCES = $(tests_unit_check_ctrl_SOURCES)
+tests_unit_san_check_ctrl_CFLAGS = $(tests_unit_check_ctrl_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_ctrl_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_ctrl_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_san_check_discovery_SOURCES = $(tests_unit_check_discovery_SOURCES)
+tests_unit_san_check_discovery_CFLAGS = $(tests_unit_check_discovery_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_discovery_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_discovery_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_san_check_queue_SOURCES = $(tests_unit_check_queue_SOURCES)
+tests_unit_san_check_queue_CFLAGS = $(tests_unit_check_queue_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_queue_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_queue_LDADD = $(UNIT_FAKE_SAN_LDADD)
