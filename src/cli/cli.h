@@ -34,6 +34,7 @@ extern const struct command commands[];
 int cmd_discover(int argc, char **argv);
 int cmd_identify(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
+int cmd_mount(int argc, char **argv);
 
 /*
  * Print "nvmefs CMD: <message>; see 'nvmefs CMD --help'" on stderr and

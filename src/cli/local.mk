@@ -18,15 +18,21 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/connect_opts.c \
 	src/cli/discover.c \
 	src/cli/identify.c \
-	src/cli/perf.c
-src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
-src_cli_nvmefs_LDADD = $(LIBNVMEFS_LDADD) -lm
+	src/cli/histogram.c \
+	src/cli/histogram.h \
+	src/cli/perf.c \
+	src/cli/mount.c \
+	src/fuse/fs.c \
+	src/fuse/fs.h
+src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS)
+src_cli_nvmefs_LDADD = $(LIBNVMEFS_LDADD) $(FUSE3_LIBS) -lm
 
 dist_man_MANS += \
 	man/nvmefs.1 \
 	man/nvmefs-discover.1 \
 	man/nvmefs-identify.1 \
-	man/nvmefs-perf.1
+	man/nvmefs-perf.1 \
+	man/nvmefs-mount.1
 
 # nvme-cli 2.3's output for the testbed target: what check_output compares with.
 OUTPUT_FIXTURES = \

@@ -22,6 +22,7 @@ const struct command commands[] = {
 	{ "discover", "read the discovery log of an NVMe/RDMA target", cmd_discover },
 	{ "identify", "print a subsystem's Identify Controller or Namespace data", cmd_identify },
 	{ "perf", "measure a namespace's IOPS, bandwidth and latency", cmd_perf },
+	{ "mount", "serve a subsystem's namespaces as files through FUSE", cmd_mount },
 	{ "version", "print the version", cmd_version },
 	{ "help", "show the help of nvmefs or of a command", cmd_help },
 	{ NULL, NULL, NULL },
@@ -203,6 +204,11 @@ int main(int argc, char **argv)
 	if (argv[1][0] == '-')
 		return usage_error(NULL, "unknown option '%s' (options go after the command)",
 				   argv[1]);
+	/* mount.fuse3 runs an fstab line of type fuse.nvmefs as "nvmefs SOURCE DIR -o ...". */
+	if (!strncmp(argv[1], "nqn.", 4)) {
+		optind = 1;
+		return cmd_mount(argc, argv);
+	}
 	c = find_command(argv[1]);
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);

@@ -28,6 +28,7 @@
 #include <nvme/util.h>
 
 #include "cli.h"
+#include "histogram.h"
 #include "json.h"
 
 static const char *const cmd = "perf";
@@ -66,85 +67,6 @@ struct perf_args {
 	bool event_mode;
 	unsigned int io_timeout_ms;
 };
-
-/* ---------------------------------------------------------------------- */
-/* Latency histogram: 16 linear buckets per power of two of nanoseconds,   */
-/* a relative error of at most 1/16 at any scale.                           */
-/* ---------------------------------------------------------------------- */
-
-#define HIST_SUB_BITS 4
-#define HIST_SUB (1u << HIST_SUB_BITS)
-#define HIST_BUCKETS (64 * HIST_SUB)
-
-struct histogram {
-	uint64_t count[HIST_BUCKETS];
-	uint64_t n, sum, min, max;
-};
-
-static unsigned int hist_index(uint64_t v)
-{
-	unsigned int msb;
-
-	if (v < HIST_SUB)
-		return (unsigned int)v;
-	msb = 63u - (unsigned int)__builtin_clzll(v);
-	return (msb - HIST_SUB_BITS + 1) * HIST_SUB +
-	       (unsigned int)((v >> (msb - HIST_SUB_BITS)) & (HIST_SUB - 1));
-}
-
-/* The middle of bucket @i, in the histogram's unit. */
-static double hist_value(unsigned int i)
-{
-	unsigned int range = i / HIST_SUB, sub = i % HIST_SUB;
-	double width, low;
-
-	if (range == 0)
-		return i;
-	width = ldexp(1.0, (int)range - 1);
-	low = ldexp(1.0, (int)(range + HIST_SUB_BITS - 1)) + sub * width;
-	return low + width / 2;
-}
-
-static void hist_add(struct histogram *h, uint64_t v)
-{
-	h->count[hist_index(v)]++;
-	h->n++;
-	h->sum += v;
-	if (!h->min || v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-}
-
-static void hist_merge(struct histogram *into, const struct histogram *h)
-{
-	for (unsigned int i = 0; i < HIST_BUCKETS; i++)
-		into->count[i] += h->count[i];
-	into->n += h->n;
-	into->sum += h->sum;
-	if (h->n && (!into->min || h->min < into->min))
-		into->min = h->min;
-	if (h->max > into->max)
-		into->max = h->max;
-}
-
-static double hist_percentile(const struct histogram *h, double pct)
-{
-	uint64_t want = (uint64_t)ceil(h->n * pct / 100.0), seen = 0;
-
-	if (!h->n)
-		return 0;
-	for (unsigned int i = 0; i < HIST_BUCKETS; i++) {
-		seen += h->count[i];
-		if (seen >= want && h->count[i]) {
-			double v = hist_value(i);
-
-			/* A bucket's middle can lie outside what was seen. */
-			return v < h->min ? h->min : v > h->max ? h->max : v;
-		}
-	}
-	return h->max;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Verify blocks                                                            */
@@ -268,6 +190,9 @@ static void io_done(void *arg, int status)
 	if (status) {
 		if (!w->errors++)
 			w->first_status = status;
+		/* As fio without continue_on_error: the first failed I/O ends the
+		 * run on every queue, rather than failing again for --time. */
+		atomic_store(&stop, true);
 	} else {
 		w->bytes += a->bs;
 		if (s->is_read && a->verify) {
@@ -347,8 +272,11 @@ static void *worker_main(void *arg)
 		if (ret < 0) {
 			if (!w->error[0])
 				snprintf(w->error, sizeof(w->error), "%s", nvmefs_errmsg());
+			atomic_store(&stop, true);
 			break;
 		}
+		if (w->error[0])
+			atomic_store(&stop, true);
 		draining = draining || atomic_load_explicit(&stop, memory_order_relaxed) || w->error[0];
 		for (i = 0; i < a->qd; i++) {
 			if (!w->slots[i].busy && !draining)
@@ -497,7 +425,7 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 	}
 	iops = elapsed > 0 ? (ios - errors) / elapsed : 0;
 	mibs = iops * a->bs / (1 << 20);
-	mean = h->n ? (double)h->sum / h->n / 1000 : 0;
+	mean = hist_mean(h) / 1000;
 	if (a->conn.fmt == OUTPUT_JSON) {
 		struct json j;
 
@@ -523,8 +451,8 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_double(&j, "bw_mibs", mibs);
 		json_object_begin(&j, "lat_us");
 		json_double(&j, "mean", mean);
-		json_double(&j, "min", h->min / 1000.0);
-		json_double(&j, "max", h->max / 1000.0);
+		json_double(&j, "min", hist_min(h) / 1000.0);
+		json_double(&j, "max", hist_max(h) / 1000.0);
 		for (i = 0; i < 5; i++)
 			json_double(&j, pct_keys[i], hist_percentile(h, pcts[i]) / 1000);
 		json_object_end(&j);
@@ -546,8 +474,8 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		       elapsed, a->nsid, subnqn);
 		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
 		       ios, errors);
-		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, h->min / 1000.0,
-		       h->max / 1000.0);
+		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, hist_min(h) / 1000.0,
+		       hist_max(h) / 1000.0);
 		printf("  percentiles (us):");
 		for (i = 0; i < 5; i++)
 			printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
@@ -715,8 +643,8 @@ static void help(void)
 	       "      --size=SIZE           bytes of the namespace to use (default: to its end)\n"
 	       "      --offset=SIZE         where that region starts (default 0)\n"
 	       "      --verify              write the region once, then check every block read\n"
-	       "      --mode=MODE           'poll' the completion queues (default) or sleep on\n"
-	       "                            'event's\n"
+	       "      --mode=MODE           'event': sleep until completions come (the default);\n"
+	       "                            'poll': spin on the completion queues, a CPU per queue\n"
 	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
 	       "                            (default 30000)\n"
 	       CONNECT_HELP
@@ -777,7 +705,7 @@ int cmd_perf(int argc, char **argv)
 	};
 	struct perf_args a = {
 		.nsid = 1, .rw = WL_RANDREAD, .mix = 50, .bs = 4096, .qd = 32, .queues = 1,
-		.seconds = 10, .io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS,
+		.seconds = 10, .io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS, .event_mode = true,
 	};
 	bool handled;
 	uint64_t v;

@@ -189,8 +189,14 @@ void *nvmefs_ioq_buf_get(struct nvmefs_ioq *ioq)
 
 void nvmefs_ioq_buf_put(struct nvmefs_ioq *ioq, void *buf)
 {
-	if (buf)
-		ioq->free_bufs[ioq->nr_free_bufs++] = buf;
+	uint8_t *p = buf;
+
+	/* A buffer not from this pool, or one put back twice, is ignored
+	 * rather than written past the end of the free list. */
+	if (!p || ioq->nr_free_bufs == ioq->nr_bufs || p < ioq->pool ||
+	    p >= ioq->pool + ioq->buf_size * ioq->nr_bufs || (size_t)(p - ioq->pool) % ioq->buf_size)
+		return;
+	ioq->free_bufs[ioq->nr_free_bufs++] = buf;
 }
 
 size_t nvmefs_ioq_buf_size(const struct nvmefs_ioq *ioq)
@@ -375,6 +381,10 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s", nsid, ctrl->subnqn);
 	if (op != IO_FLUSH && !nlb)
 		return nvmefs_error(-EINVAL, "an I/O of 0 blocks");
+	if ((op == IO_READ || op == IO_WRITE) && !(ctrl->max_xfer >> ns->lba_shift))
+		return nvmefs_error(-EINVAL, "namespace %u's %u-byte blocks are larger than the %u bytes "
+				    "%s moves in one command", nsid, ns->lba_size, ctrl->max_xfer,
+				    ctrl->subnqn);
 	mr = buf ? find_mr(ioq, buf, (size_t)nlb << ns->lba_shift) : NULL;
 	if (buf && !mr)
 		return nvmefs_error(-EFAULT, "the %zu-byte buffer at %p is not in registered memory: "

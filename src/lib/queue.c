@@ -118,8 +118,9 @@ int nvmefs_req_submit(struct nvmefs_req *req)
 	if (q->failed)
 		return q->failed;
 	/* The controller reports how far it has consumed the SQ: never
-	 * let our tail catch up with its head. */
-	if (q->sq_head != SQ_HEAD_UNTRACKED &&
+	 * let our tail catch up with its head.  With nothing in flight it has
+	 * consumed everything, whatever stale head it reported last. */
+	if (q->sq_head != SQ_HEAD_UNTRACKED && q->nr_inflight &&
 	    (uint16_t)((q->sq_tail + 1) % q->size) == q->sq_head)
 		return -EAGAIN;
 	q->cid_gen++;

@@ -26,6 +26,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "internal.h"
+#include "rdma_priv.h"
 
 /* IB CM REJ reasons (InfiniBand Architecture, table "REJ reason"), which
  * RoCE uses too: nobody listens on the service id (the port), or the
@@ -537,6 +538,35 @@ fail:
 	return ret;
 }
 
+int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
+			 uint32_t slot_rkey, struct ibv_sge *data_sge)
+{
+	uint32_t lkey = req->mr ? req->mr->lkey : slot_lkey;
+	uint32_t rkey = req->mr ? req->mr->rkey : slot_rkey;
+	int ret;
+
+	req->cmd->sqe.flags = (uint8_t)((req->cmd->sqe.flags & ~NVMEFS_SQE_PSDT_MASK) |
+					NVMEFS_SQE_PSDT_SGL_MPTR_CONTIG);
+	if (!req->len) {
+		nvmefs_sgl_null(&req->cmd->sqe.dptr.sgl);
+		return 0;
+	}
+	/* Small writes ride in the capsule, saving the target an RDMA READ;
+	 * the admin queue has no in-capsule data (inline_size 0). */
+	if (req->dir == NVMEFS_DIR_TO_CTRL && req->len <= inline_size) {
+		nvmefs_sgl_inline(&req->cmd->sqe.dptr.sgl, 0, req->len);
+		data_sge->addr = (uintptr_t)req->data;
+		data_sge->length = req->len;
+		data_sge->lkey = lkey;
+		return 1;
+	}
+	ret = nvmefs_sgl_keyed(&req->cmd->sqe.dptr.sgl, (uintptr_t)req->data, req->len, rkey);
+	if (ret < 0)
+		return nvmefs_error(ret, "queue %u: %u bytes do not fit one keyed SGL", req->q->qid,
+				    req->len);
+	return 0;
+}
+
 static int rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 {
 	struct rdma_queue *rq = q->tp;
@@ -553,41 +583,21 @@ static int rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 		.send_flags = IBV_SEND_SIGNALED,
 	};
 	struct ibv_send_wr *bad;
-	uint32_t lkey, rkey;
 	int ret;
 
-	req->cmd->sqe.flags = (uint8_t)((req->cmd->sqe.flags & ~NVMEFS_SQE_PSDT_MASK) |
-					NVMEFS_SQE_PSDT_SGL_MPTR_CONTIG);
-	if (!req->len) {
-		nvmefs_sgl_null(&req->cmd->sqe.dptr.sgl);
-		goto post;
-	}
-	if (req->mr) {
-		lkey = req->mr->lkey;
-		rkey = req->mr->rkey;
-	} else {
+	if (req->len && !req->mr) {
 		uint8_t *p = req->data;
 
 		if (!rq->data || p < rq->data || p + req->len > rq->data + rq->data_len)
 			return nvmefs_error(-EINVAL, "queue %u: data of a command is outside the queue's "
 					    "registered buffers", q->qid);
-		lkey = rq->data_mr->lkey;
-		rkey = rq->data_mr->rkey;
 	}
-	/* Small writes ride in the capsule (I/O queues only: the admin queue
-	 * has no in-capsule data), saving the target an RDMA READ. */
-	if (req->dir == NVMEFS_DIR_TO_CTRL && q->qid && req->len <= q->ctrl->inline_size) {
-		nvmefs_sgl_inline(&req->cmd->sqe.dptr.sgl, 0, req->len);
-		sge[1].addr = (uintptr_t)req->data;
-		sge[1].length = req->len;
-		sge[1].lkey = lkey;
-		wr.num_sge = 2;
-		goto post;
-	}
-	ret = nvmefs_sgl_keyed(&req->cmd->sqe.dptr.sgl, (uintptr_t)req->data, req->len, rkey);
+	ret = nvmefs_rdma_map_data(req, q->qid ? q->ctrl->inline_size : 0,
+				   rq->data_mr ? rq->data_mr->lkey : 0,
+				   rq->data_mr ? rq->data_mr->rkey : 0, &sge[1]);
 	if (ret < 0)
-		return nvmefs_error(ret, "queue %u: %u bytes do not fit one keyed SGL", q->qid, req->len);
-post:
+		return ret;
+	wr.num_sge += ret;
 	ret = ibv_post_send(rq->id->qp, &wr, &bad);
 	if (ret)
 		return nvmefs_error(-ret, "queue %u: posting a send failed: %s", q->qid, strerror(ret));

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): in one testbed boot, on the same namespace, fio (libaio, O_DIRECT) on the
-# kernel initiator's block device against `nvmefs perf`, for the workloads of doc/PERFORMANCE.md.
-# Prints one table; ratios are what count (everything in the guest is emulated).
+# kernel initiator's block device against `nvmefs perf` and against fio through the file that
+# `nvmefs mount` serves, for the workloads of doc/PERFORMANCE.md.  Prints one table; ratios to the
+# kernel are what count (everything in the guest is emulated).
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--mode poll|event] [--runs N]
 #
@@ -9,7 +10,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 mode=poll runs=1
+time_s=10 mode=event runs=1
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -39,19 +40,24 @@ workloads=(
 )
 
 nvme connect -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" >/dev/null
-trap 'nvme disconnect-all >/dev/null 2>&1 || true' EXIT
 dev=
-for ((i = 0; i < 50 && -z $dev; i++)); do
+for ((i = 0; i < 50; i++)); do
 	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
 		[[ $(cat "$sys/subsysnqn") == "$nqn" ]] && dev=/dev/$(basename "$(ls -d "$sys"/nvme*n1 | head -1)")
 	done
-	[[ -n $dev ]] || sleep 0.1
+	[[ -b $dev ]] && break
+	sleep 0.1
 done
 [[ -b $dev ]] || { echo "vs-kernel.sh: no block device for $nqn" >&2; exit 1; }
 
+mnt=/tmp/nvmefs-bench
+mkdir -p "$mnt"
+"$nvmefs" mount -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$mnt"
+trap 'fusermount3 -u "$mnt" 2>/dev/null; nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+
 # fio JSON: .jobs[0].read|write: iops, bw (KiB/s), lat_ns.mean
-kernel_run() { # rw bs qd -> "iops mibs lat_us"
-	fio --name=k --filename="$dev" --ioengine=libaio --direct=1 --rw="$1" --bs="$2" --iodepth="$3" \
+fio_run() { # file rw bs qd -> "iops mibs lat_us"
+	fio --name=b --filename="$1" --ioengine=libaio --direct=1 --rw="$2" --bs="$3" --iodepth="$4" \
 		--time_based --runtime="$time_s" --ramp_time=1 --output-format=json --norandommap \
 		--randrepeat=0 | jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end)
 			| "\(.iops) \(.bw / 1024) \(.lat_ns.mean / 1000)"'
@@ -63,16 +69,22 @@ nvmefs_run() {
 }
 best() { sort -n -k1,1 | tail -n 1; }
 
-printf '%-20s %10s %10s %6s | %9s %9s %6s | %9s %9s %6s\n' workload "kernel" "nvmefs" "ratio" \
-	"k MiB/s" "n MiB/s" "ratio" "k lat us" "n lat us" "ratio"
+printf '%-18s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s | %7s %7s %6s %7s %6s\n' workload \
+	"k IOPS" "perf" "ratio" "fuse" "ratio" "k MiB/s" "perf" "ratio" "fuse" "ratio" \
+	"k lat" "perf" "ratio" "fuse" "ratio"
 for w in "${workloads[@]}"; do
 	read -r name rw bs qd <<<"$w"
-	k=$(for ((r = 0; r < runs; r++)); do kernel_run "$rw" "$bs" "$qd"; done | best)
+	k=$(for ((r = 0; r < runs; r++)); do fio_run "$dev" "$rw" "$bs" "$qd"; done | best)
 	n=$(for ((r = 0; r < runs; r++)); do nvmefs_run "$rw" "$bs" "$qd"; done | best)
+	f=$(for ((r = 0; r < runs; r++)); do fio_run "$mnt/n1" "$rw" "$bs" "$qd"; done | best)
 	read -r ki kb kl <<<"$k"
 	read -r ni nb nl <<<"$n"
-	awk -v name="$name" -v ki="$ki" -v kb="$kb" -v kl="$kl" -v ni="$ni" -v nb="$nb" -v nl="$nl" 'BEGIN {
-		printf "%-20s %10.0f %10.0f %5.2fx | %9.1f %9.1f %5.2fx | %9.0f %9.0f %5.2fx\n",
-			name, ki, ni, ni / ki, kb, nb, nb / kb, kl, nl, nl / kl }'
+	read -r fi fb fl <<<"$f"
+	awk -v name="$name" -v ki="$ki" -v kb="$kb" -v kl="$kl" -v ni="$ni" -v nb="$nb" -v nl="$nl" \
+		-v fi="$fi" -v fb="$fb" -v fl="$fl" 'BEGIN {
+		printf "%-18s | %8.0f %8.0f %5.2fx %8.0f %5.2fx | %7.1f %7.1f %5.2fx %7.1f %5.2fx | %7.0f %7.0f %5.2fx %7.0f %5.2fx\n",
+			name, ki, ni, ni / ki, fi, fi / ki, kb, nb, nb / kb, fb, fb / kb, kl, nl, nl / kl, fl, fl / kl }'
 done
-echo "IOPS and MiB/s: higher is better (ratio nvmefs/kernel); latency: lower is better. mode=$mode time=${time_s}s"
+echo "k: fio on the kernel initiator's block device; perf: nvmefs perf (--mode $mode); fuse: fio on"
+echo "the nvmefs mount's file n1.  Ratios are to the kernel; IOPS and MiB/s higher is better,"
+echo "latency (mean, us) lower is better.  ${time_s}s per run, best of $runs."

@@ -8,7 +8,7 @@ addr=$NVMEFS_TEST_TRADDR
 port=$NVMEFS_TEST_TRSVCID
 to=(--timeout 2000)
 
-expect_failure "wrong address (nothing there)" 'timed out after 2000 ms.*unreachable' 6000 -- \
+expect_failure "wrong address (nothing there)" 'timed out after 2000 ms.*unreachable' 10000 -- \
 	"$NVMEFS" discover -t rdma -a 198.18.0.77 -s "$port" "${to[@]}"
 expect_failure "address without a route" 'resolving the address 203\.0\.113\.9:4420 failed: .*unreachable' 6000 -- \
 	"$NVMEFS" discover -t rdma -a 203.0.113.9 -s "$port" "${to[@]}"

@@ -10,16 +10,21 @@
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 
 #include "fake_transport.h"
+#include "rdma_priv.h"
 
 #define FAKE_MAX_STEPS 2048
+#define FAKE_MAX_HELD 4096
 
 struct fake_event {
 	bool resp;			/* else a send completion */
@@ -38,11 +43,32 @@ struct fake_queue {
 	uint16_t sq_model;		/* the SQ head a controller that keeps up reports */
 	uint16_t last_cid;
 	bool have_last_cid;
+	int efd;			/* queue_fd: an eventfd */
+	bool armed;			/* queue_arm'ed: signal the next event */
 };
 
+struct fake_held {
+	struct fake_queue *fq;
+	struct fake_event ev;
+};
+
+/* Steps, the held responses and the counters, shared with the keep-alive
+ * thread: fake_lock guards them while the library runs. */
+static pthread_mutex_t fake_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fake_step steps[FAKE_MAX_STEPS];
 static unsigned int nr_steps, pos;
+static struct fake_held held[FAKE_MAX_HELD];
+static unsigned int nr_held;
+static unsigned int mr_serial;
 struct fake_stats fake_stats;
+int fake_mr_fail;
+
+static void stat_inc(unsigned int *counter)
+{
+	pthread_mutex_lock(&fake_lock);
+	(*counter)++;
+	pthread_mutex_unlock(&fake_lock);
+}
 
 static const char *kind_name(enum fake_step_kind kind)
 {
@@ -65,12 +91,22 @@ void fake_reset(void)
 	memset(steps, 0, sizeof(steps));
 	nr_steps = 0;
 	pos = 0;
+	nr_held = 0;
+	mr_serial = 0;
+	fake_mr_fail = 0;
 	memset(&fake_stats, 0, sizeof(fake_stats));
 }
 
 void fake_assert_done_at(int line)
 {
-	while (pos < nr_steps && steps[pos].used >= steps[pos].min)
+	unsigned int i;
+
+	for (i = 0; i < nr_steps; i++)
+		if (steps[i].floating && steps[i].used < steps[i].min)
+			ck_abort_msg("line %d: floating step %u (added at line %d, opcode %#x) matched "
+				     "%u times, wanted at least %u", line, i, steps[i].line,
+				     steps[i].opcode, steps[i].used, steps[i].min);
+	while (pos < nr_steps && (steps[pos].floating || steps[pos].used >= steps[pos].min))
 		pos++;
 	if (pos < nr_steps)
 		ck_abort_msg("line %d: the script was not consumed: step %u (added at line %d, "
@@ -80,6 +116,9 @@ void fake_assert_done_at(int line)
 	ck_assert_msg(fake_stats.creates == fake_stats.destroys,
 		      "line %d: %u queues created but %u destroyed", line, fake_stats.creates,
 		      fake_stats.destroys);
+	ck_assert_msg(fake_stats.mr_regs == fake_stats.mr_deregs,
+		      "line %d: %u memory regions registered but %u deregistered", line,
+		      fake_stats.mr_regs, fake_stats.mr_deregs);
 }
 
 static struct fake_step *add(int line, enum fake_step_kind kind)
@@ -236,6 +275,97 @@ void fake_repeat(struct fake_step *s, unsigned int min, unsigned int max)
 	s->max = max;
 }
 
+void fake_float(struct fake_step *s)
+{
+	ck_assert_msg(s->kind == FAKE_CMD, "step added at line %d: only commands float", s->line);
+	s->floating = true;
+}
+
+struct fake_step *fake_expect_io_connect_at(int line, uint16_t qid, uint16_t sqsize,
+					    uint16_t cntlid)
+{
+	struct fake_step *s = fake_expect_connect_at(line, sqsize, 0, 0);
+
+	s->match |= FAKE_M_QID | FAKE_M_CNTLID;
+	s->qid = qid;
+	s->cdw10 = (uint32_t)qid << 16;	/* recfmt 0 */
+	s->cntlid = cntlid;
+	return s;
+}
+
+struct fake_step *fake_expect_set_nr_queues_at(int line, unsigned int nr, uint32_t dw0)
+{
+	struct fake_step *s = fake_expect_cmd_at(line, nvme_admin_set_features, 0);
+
+	s->match |= FAKE_M_QID | FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_LEN;
+	s->qid = 0;
+	s->cdw10 = NVME_FEAT_FID_NUM_QUEUES;	/* SV 0 */
+	s->cdw11 = (nr - 1) | (nr - 1) << 16;
+	s->len = 0;
+	s->dw0 = dw0;
+	return s;
+}
+
+struct fake_step *fake_expect_io_at(int line, uint16_t qid, uint8_t opcode, uint32_t nsid)
+{
+	struct fake_step *s = fake_expect_cmd_at(line, opcode, 0);
+
+	s->match |= FAKE_M_QID | FAKE_M_NSID;
+	s->qid = qid;
+	s->nsid = nsid;
+	return s;
+}
+
+struct fake_step *fake_expect_rw_at(int line, uint16_t qid, uint8_t opcode, uint32_t nsid,
+				    uint64_t slba, uint32_t nlb, uint32_t len)
+{
+	struct fake_step *s = fake_expect_io_at(line, qid, opcode, nsid);
+
+	s->match |= FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_CDW12 | FAKE_M_CDW13;
+	s->cdw10 = (uint32_t)slba;
+	s->cdw11 = (uint32_t)(slba >> 32);
+	s->cdw12 = nlb - 1;		/* 0's based; no FUA, no PRINFO */
+	s->cdw13 = 0;
+	expect_data(s, len, opcode == nvme_cmd_read ? NVMEFS_DIR_FROM_CTRL : NVMEFS_DIR_TO_CTRL);
+	return s;
+}
+
+void fake_id_ns(struct nvme_id_ns *id, uint64_t nsze, uint8_t lba_shift)
+{
+	memset(id, 0, sizeof(*id));
+	id->nsze = nvmefs_cpu_to_le64(nsze);
+	id->ncap = nvmefs_cpu_to_le64(nsze);
+	id->nuse = nvmefs_cpu_to_le64(nsze);
+	id->nlbaf = 0;			/* one format, 0's based */
+	id->flbas = 0;
+	id->lbaf[0].ds = lba_shift;
+}
+
+void fake_script_io_queues_at(int line, unsigned int nr, uint16_t size, uint16_t cntlid,
+			      const struct fake_ns *ns, unsigned int nr_ns)
+{
+	uint32_t list[NVMEFS_NS_LIST_LEN];
+	struct nvme_id_ns id;
+	struct fake_step *s;
+	unsigned int i;
+
+	ck_assert_uint_lt(nr_ns, NVMEFS_NS_LIST_LEN);
+	fake_expect_set_nr_queues_at(line, nr, (nr - 1) | (nr - 1) << 16);
+	memset(list, 0, sizeof(list));
+	for (i = 0; i < nr_ns; i++)
+		list[i] = nvmefs_cpu_to_le32(ns[i].nsid);
+	fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
+	for (i = 0; i < nr_ns; i++) {
+		fake_id_ns(&id, ns[i].nsze, ns[i].lba_shift);
+		fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS, ns[i].nsid, &id, sizeof(id));
+	}
+	for (i = 1; i <= nr; i++) {
+		s = fake_expect_create_at(line, NULL, NULL);
+		s->qid = (uint16_t)i;
+		fake_expect_io_connect_at(line, (uint16_t)i, (uint16_t)(size - 1), cntlid);
+	}
+}
+
 void fake_id_ctrl(struct nvme_id_ctrl *id, uint8_t mdts)
 {
 	memset(id, 0, sizeof(*id));
@@ -254,11 +384,17 @@ void fake_id_ctrl(struct nvme_id_ctrl *id, uint8_t mdts)
 void fake_script_connect_at(int line, const char *traddr, const char *trsvcid,
 			    const struct fake_target *t)
 {
+	fake_script_connect_kato_at(line, traddr, trsvcid, t, t->io ? 5000 : 0);
+}
+
+void fake_script_connect_kato_at(int line, const char *traddr, const char *trsvcid,
+				 const struct fake_target *t, uint32_t kato_ms)
+{
 	struct nvme_id_ctrl id;
 	struct fake_step *s;
 
 	fake_expect_create_at(line, traddr, trsvcid);
-	fake_expect_connect_at(line, 31, t->io ? 5000 : 0, t->cntlid);
+	fake_expect_connect_at(line, 31, kato_ms, t->cntlid);
 	fake_expect_prop_get_at(line, NVME_REG_CAP, t->cap);
 	fake_expect_prop_get_at(line, NVME_REG_VS, t->vs);
 	fake_expect_prop_set_at(line, NVME_REG_CC, CC_ENABLED);
@@ -268,6 +404,7 @@ void fake_script_connect_at(int line, const char *traddr, const char *trsvcid,
 	}
 	fake_expect_prop_get_at(line, NVME_REG_CSTS, 1);
 	fake_id_ctrl(&id, t->mdts);
+	id.ioccsz = nvmefs_cpu_to_le32(t->ioccsz);
 	fake_expect_identify_at(line, NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
 }
 
@@ -362,6 +499,19 @@ static bool cmd_matches(const struct fake_step *s, const struct nvmefs_req *req,
 			return false;
 		}
 	}
+	if ((s->match & FAKE_M_QID) && !field_ok(why, size, "queue", req->q->qid, s->qid))
+		return false;
+	if (s->match & FAKE_M_CNTLID) {
+		const uint8_t *d = req->data;
+
+		if (req->dir != NVMEFS_DIR_TO_CTRL || req->len < 18) {
+			snprintf(why, size, "no Connect data to find a cntlid in");
+			return false;
+		}
+		if (!field_ok(why, size, "the data's cntlid", (uint32_t)(d[16] | d[17] << 8),
+			      s->cntlid))
+			return false;
+	}
 	return true;
 }
 
@@ -390,8 +540,9 @@ static void describe(char *buf, size_t size, enum fake_step_kind kind,
 		return;
 	}
 	sqe = &req->cmd->sqe;
-	snprintf(buf, size, "command opcode %#x fctype %#x nsid %#x cdw10 %#x cdw11 %#x "
-		 "cdw12 %#x cdw13 %#x, %u bytes %s", sqe->opcode, req->cmd->fabrics.fctype,
+	snprintf(buf, size, "command on queue %u opcode %#x fctype %#x nsid %#x cdw10 %#x cdw11 %#x "
+		 "cdw12 %#x cdw13 %#x, %u bytes %s", req->q->qid, sqe->opcode,
+		 sqe->opcode == nvme_admin_fabrics ? req->cmd->fabrics.fctype : 0,
 		 nvmefs_le32_to_cpu(sqe->nsid), nvmefs_le32_to_cpu(sqe->cdw10),
 		 nvmefs_le32_to_cpu(sqe->cdw11), nvmefs_le32_to_cpu(sqe->cdw12),
 		 nvmefs_le32_to_cpu(sqe->cdw13), req->len, dir_name(req->dir));
@@ -401,15 +552,34 @@ static void describe(char *buf, size_t size, enum fake_step_kind kind,
 static struct fake_step *next_step(enum fake_step_kind kind, const struct nvmefs_queue *q,
 				   const struct nvmefs_req *req)
 {
-	char what[256], why[512];
+	char what[300], why[512];
+	unsigned int i;
 
 	describe(what, sizeof(what), kind, req);
+	pthread_mutex_lock(&fake_lock);
+	if (kind == FAKE_CMD) {
+		for (i = 0; i < nr_steps; i++) {
+			struct fake_step *s = &steps[i];
+
+			if (s->floating && s->used < s->max && cmd_matches(s, req, why, sizeof(why))) {
+				s->used++;
+				pthread_mutex_unlock(&fake_lock);
+				return s;
+			}
+		}
+	}
 	for (;;) {
 		struct fake_step *s;
 		bool ok;
 
-		if (pos >= nr_steps)
+		if (pos < nr_steps && steps[pos].floating) {
+			pos++;
+			continue;
+		}
+		if (pos >= nr_steps) {
+			pthread_mutex_unlock(&fake_lock);
 			ck_abort_msg("after the script's last step (%u steps) came %s", nr_steps, what);
+		}
 		s = &steps[pos];
 		if (s->kind != kind) {
 			snprintf(why, sizeof(why), "the script expects %s", kind_name(s->kind));
@@ -424,12 +594,14 @@ static struct fake_step *next_step(enum fake_step_kind kind, const struct nvmefs
 		if (ok) {
 			if (++s->used >= s->max)
 				pos++;
+			pthread_mutex_unlock(&fake_lock);
 			return s;
 		}
 		if (s->used >= s->min) {
 			pos++;
 			continue;
 		}
+		pthread_mutex_unlock(&fake_lock);
 		ck_abort_msg("script step %u (added at line %d): got %s: %s", pos, s->line, what, why);
 	}
 }
@@ -448,6 +620,7 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	ck_assert_uint_eq(params->size, q->size);
 	ck_assert_ptr_nonnull(q->reqs);
 	ck_assert_uint_eq(q->nr_reqs, q->size - 1);
+	s->seen_params = *params;
 	if (s->create_ret < 0)
 		return nvmefs_error(s->create_ret, "%s", s->create_msg);
 	fq = calloc(1, sizeof(*fq));
@@ -457,6 +630,8 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	fq->ev_cap = 3u * q->nr_reqs + 8;
 	fq->ev = calloc(fq->ev_cap, sizeof(*fq->ev));
 	ck_assert_msg(fq->capsules && fq->data && fq->ev, "out of memory");
+	fq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(fq->efd, 0);
 	fq->slot_size = params->data_slot_size;
 	for (i = 0; i < q->nr_reqs; i++) {
 		q->reqs[i].cmd = &fq->capsules[i];
@@ -464,7 +639,7 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 		q->reqs[i].data_slot_size = params->data_slot_size;
 	}
 	q->tp = fq;
-	fake_stats.creates++;
+	stat_inc(&fake_stats.creates);
 	return 0;
 }
 
@@ -472,56 +647,140 @@ static void fake_queue_destroy(struct nvmefs_queue *q)
 {
 	struct fake_queue *fq = q->tp;
 
+	unsigned int i, n = 0;
+
 	next_step(FAKE_DESTROY, q, NULL);
 	ck_assert_ptr_nonnull(fq);
+	/* Responses still held for it never come. */
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < nr_held; i++)
+		if (held[i].fq != fq)
+			held[n++] = held[i];
+	nr_held = n;
+	pthread_mutex_unlock(&fake_lock);
+	close(fq->efd);
 	free(fq->capsules);
 	free(fq->data);
 	free(fq->ev);
 	free(fq);
 	q->tp = NULL;
-	fake_stats.destroys++;
+	stat_inc(&fake_stats.destroys);
 }
 
 static void push(struct fake_queue *fq, const struct fake_event *ev)
 {
 	if (fq->ev_head == fq->nr_ev)
 		fq->ev_head = fq->nr_ev = 0;
+	if (fq->nr_ev == fq->ev_cap && fq->ev_head) {
+		memmove(fq->ev, fq->ev + fq->ev_head, (fq->nr_ev - fq->ev_head) * sizeof(*fq->ev));
+		fq->nr_ev -= fq->ev_head;
+		fq->ev_head = 0;
+	}
 	ck_assert_msg(fq->nr_ev < fq->ev_cap, "more completions queued than a queue can hold");
 	fq->ev[fq->nr_ev++] = *ev;
+	if (fq->armed) {
+		uint64_t one = 1;
+
+		fq->armed = false;
+		ck_assert_int_eq(write(fq->efd, &one, sizeof(one)), (int)sizeof(one));
+	}
+}
+
+static void hold(struct fake_queue *fq, const struct fake_event *ev)
+{
+	bool full;
+
+	pthread_mutex_lock(&fake_lock);
+	full = nr_held == FAKE_MAX_HELD;
+	if (!full) {
+		held[nr_held].fq = fq;
+		held[nr_held].ev = *ev;
+		nr_held++;
+	}
+	pthread_mutex_unlock(&fake_lock);
+	ck_assert_msg(!full, "more than %d responses held", FAKE_MAX_HELD);
+}
+
+unsigned int fake_release(unsigned int n)
+{
+	static struct fake_held go[FAKE_MAX_HELD];
+	unsigned int i;
+
+	pthread_mutex_lock(&fake_lock);
+	if (n > nr_held)
+		n = nr_held;
+	memcpy(go, held, n * sizeof(*go));
+	memmove(held, held + n, (nr_held - n) * sizeof(*held));
+	nr_held -= n;
+	pthread_mutex_unlock(&fake_lock);
+	for (i = 0; i < n; i++)
+		push(go[i].fq, &go[i].ev);
+	return n;
+}
+
+unsigned int fake_held(void)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&fake_lock);
+	n = nr_held;
+	pthread_mutex_unlock(&fake_lock);
+	return n;
 }
 
 static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 {
 	struct fake_queue *fq = q->tp;
 	struct fake_event ev = { .req = req };
+	struct ibv_sge sge = { 0 };
 	struct fake_step *s;
 	uint16_t cid;
+	int nr_sge;
 
-	fake_stats.submits++;
+	stat_inc(&fake_stats.submits);
 	ck_assert_ptr_nonnull(fq);
-	/* What rdma.c relies on: the capsule and data are the slot's own. */
+	/* What rdma.c relies on: the capsule is the slot's own, and the data
+	 * is in the slot or in memory registered through mr_reg. */
 	ck_assert_msg(req->cmd == &fq->capsules[req->slot], "request %u's capsule is not its slot's",
 		      req->slot);
 	ck_assert_uint_eq(nvmefs_le16_to_cpu(req->cmd->sqe.cid), req->cid);
 	ck_assert(req->inflight);
-	if (req->len) {
+	if (req->len && req->mr) {
+		uint8_t *p = req->data;
+
+		ck_assert_msg(req->mr->tp == (void *)&fake_ops,
+			      "request %u's memory region was not registered by this transport",
+			      req->slot);
+		ck_assert_msg(p >= req->mr->addr && p + req->len <= req->mr->addr + req->mr->len,
+			      "request %u's %u data bytes are outside its memory region", req->slot,
+			      req->len);
+	} else if (req->len) {
 		uint8_t *p = req->data, *slot = fq->data + (size_t)req->slot * fq->slot_size;
 
 		ck_assert_msg(p >= slot && p + req->len <= slot + fq->slot_size,
 			      "request %u's %u data bytes are outside its data slot", req->slot,
 			      req->len);
+	}
+	if (req->len)
 		ck_assert_msg(req->dir != NVMEFS_DIR_NONE, "request %u moves %u bytes nowhere",
 			      req->slot, req->len);
-	}
-	req->cmd->sqe.flags = (uint8_t)((req->cmd->sqe.flags & ~NVMEFS_SQE_PSDT_MASK) |
-					NVMEFS_SQE_PSDT_SGL_MPTR_CONTIG);
-	if (req->len)
-		nvmefs_sgl_keyed(&req->cmd->sqe.dptr.sgl, (uintptr_t)req->data, req->len, 0x5a5a);
-	else
-		nvmefs_sgl_null(&req->cmd->sqe.dptr.sgl);
+	/* As rdma_submit(): the admin queue takes no in-capsule data. */
+	nr_sge = nvmefs_rdma_map_data(req, q->qid ? q->ctrl->inline_size : 0, FAKE_SLOT_LKEY,
+				      FAKE_SLOT_RKEY, &sge);
+	if (nr_sge < 0)
+		return nr_sge;
 
 	s = next_step(FAKE_CMD, q, req);
 	s->cid = req->cid;
+	s->seen_qid = q->qid;
+	s->seen_data = req->data;
+	s->seen_mr = req->mr;
+	s->seen_flags = req->cmd->sqe.flags;
+	s->seen_sgl = req->cmd->sqe.dptr.sgl;
+	s->seen_nr_sge = nr_sge;
+	s->seen_sge_addr = nr_sge ? sge.addr : 0;
+	s->seen_sge_len = nr_sge ? sge.length : 0;
+	s->seen_sge_lkey = nr_sge ? sge.lkey : 0;
 	if (req->len && req->dir == NVMEFS_DIR_TO_CTRL) {
 		free(s->captured);
 		s->captured = malloc(req->len);
@@ -555,6 +814,9 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	ev.cqe.cid = nvmefs_cpu_to_le16(cid);
 	ev.cqe.status = nvmefs_cpu_to_le16((uint16_t)(s->status << 1));
 
+	ck_assert_msg(!s->hold || s->delivery == FAKE_SEND_THEN_RESP,
+		      "step added at line %d: only FAKE_SEND_THEN_RESP responses can be held",
+		      s->line);
 	switch (s->delivery) {
 	case FAKE_RESP_THEN_SEND:
 		ev.resp = true;
@@ -579,7 +841,10 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	case FAKE_STALE_CID:
 		push(fq, &ev);
 		ev.resp = true;
-		push(fq, &ev);
+		if (s->hold)
+			hold(fq, &ev);
+		else
+			push(fq, &ev);
 		break;
 	}
 	return 0;
@@ -598,14 +863,14 @@ static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 	struct fake_queue *fq = q->tp;
 	int n = 0, ret;
 
-	fake_stats.process_calls++;
+	stat_inc(&fake_stats.process_calls);
 	ck_assert_ptr_nonnull(fq);
 	ck_assert_int_ge(timeout_ms, 0);
 	if (fq->ev_head == fq->nr_ev) {
 		/* Nothing will come: a controller that does not answer. */
 		if (timeout_ms > 0)
 			sleep_ms(timeout_ms);
-		fake_stats.timeouts++;
+		stat_inc(&fake_stats.timeouts);
 		return 0;
 	}
 	while (fq->ev_head < fq->nr_ev) {
@@ -633,7 +898,56 @@ static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 static void fake_ctrl_release(struct nvmefs_ctrl *ctrl)
 {
 	(void)ctrl;
-	fake_stats.releases++;
+	stat_inc(&fake_stats.releases);
+}
+
+/* Keys that tell registrations apart: lkey 0x1000 + n, rkey 0x2000 + n. */
+static int fake_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
+{
+	(void)ctrl;
+	ck_assert_ptr_nonnull(mr->addr);
+	ck_assert_uint_gt(mr->len, 0);
+	if (fake_mr_fail < 0)
+		return nvmefs_error(fake_mr_fail, "registering %zu bytes failed (scripted)", mr->len);
+	pthread_mutex_lock(&fake_lock);
+	mr_serial++;
+	mr->lkey = 0x1000 + mr_serial;
+	mr->rkey = 0x2000 + mr_serial;
+	fake_stats.mr_regs++;
+	pthread_mutex_unlock(&fake_lock);
+	mr->tp = (void *)&fake_ops;
+	return 0;
+}
+
+static void fake_mr_dereg(struct nvmefs_mr *mr)
+{
+	ck_assert_msg(mr->tp == (void *)&fake_ops, "deregistering memory this transport did not "
+		      "register (or twice)");
+	mr->tp = NULL;
+	stat_inc(&fake_stats.mr_deregs);
+}
+
+static int fake_queue_fd(struct nvmefs_queue *q)
+{
+	struct fake_queue *fq = q->tp;
+
+	ck_assert_ptr_nonnull(fq);
+	return fq->efd;
+}
+
+static int fake_queue_arm(struct nvmefs_queue *q)
+{
+	struct fake_queue *fq = q->tp;
+	uint64_t count;
+
+	ck_assert_ptr_nonnull(fq);
+	/* As ibv_req_notify_cq(): consume the old event, then arm. */
+	if (read(fq->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		ck_abort_msg("reading the queue's eventfd: %s", strerror(errno));
+	if (fq->ev_head < fq->nr_ev)
+		return 1;
+	fq->armed = true;
+	return 0;
 }
 
 const struct nvmefs_transport_ops fake_ops = {
@@ -643,4 +957,8 @@ const struct nvmefs_transport_ops fake_ops = {
 	.submit = fake_submit,
 	.process = fake_process,
 	.ctrl_release = fake_ctrl_release,
+	.mr_reg = fake_mr_reg,
+	.mr_dereg = fake_mr_dereg,
+	.queue_fd = fake_queue_fd,
+	.queue_arm = fake_queue_arm,
 };

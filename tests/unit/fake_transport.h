@@ -9,7 +9,16 @@
  * the field that differs; fake_assert_done() fails it when steps remain.
  *
  * One script at a time, process-wide: Check runs each test in its own
- * process, and fake_reset() starts afresh.
+ * process, and fake_reset() starts afresh.  The script is shared by every
+ * queue of every controller, I/O queues included, in one order; a step
+ * marked floating (fake_float()) matches whenever its command comes, for
+ * what another thread sends at its own pace (Keep Alive).  Matching takes a
+ * lock, so the keep-alive thread and the test's thread may both submit.
+ *
+ * Like rdma.c, submit() describes the data with nvmefs_rdma_map_data()
+ * (the slot buffers have the keys FAKE_SLOT_LKEY/FAKE_SLOT_RKEY, memory
+ * registered through mr_reg gets fake keys of its own) and each step
+ * records what the command looked like on the wire.
  */
 #ifndef NVMEFS_TESTS_FAKE_TRANSPORT_H
 #define NVMEFS_TESTS_FAKE_TRANSPORT_H
@@ -59,7 +68,13 @@ enum {
 	FAKE_M_CDW12	= 1 << 3,
 	FAKE_M_CDW13	= 1 << 4,
 	FAKE_M_LEN	= 1 << 5,	/* data length and direction */
+	FAKE_M_QID	= 1 << 6,	/* the queue it arrives on (step->qid) */
+	FAKE_M_CNTLID	= 1 << 7,	/* Connect data's cntlid (step->cntlid) */
 };
+
+/* The keys of every queue's data slots, as a transport registers them. */
+#define FAKE_SLOT_LKEY 0x51a70001u
+#define FAKE_SLOT_RKEY 0x51a70002u
 
 #define FAKE_UNLIMITED 0xffffffffu
 
@@ -72,7 +87,7 @@ struct fake_step {
 	char traddr[256];
 	char trsvcid[32];
 	bool any_addr;
-	uint16_t qid;
+	uint16_t qid;			/* also FAKE_CMD with FAKE_M_QID */
 	int create_ret;
 	char create_msg[256];
 
@@ -83,6 +98,9 @@ struct fake_step {
 	uint32_t nsid, cdw10, cdw11, cdw12, cdw13;
 	uint32_t len;
 	uint8_t dir;			/* enum nvmefs_dir */
+	uint16_t cntlid;		/* FAKE_M_CNTLID */
+	/* Matched out of order, whenever the command comes (fake_float()). */
+	bool floating;
 
 	/* FAKE_CMD: the reply. */
 	uint16_t status;		/* FAKE_STATUS() */
@@ -92,6 +110,9 @@ struct fake_step {
 	int sq_head;			/* reported SQ head; -1: all consumed */
 	enum fake_delivery delivery;
 	uint16_t bogus_cid;
+	/* FAKE_SEND_THEN_RESP: the send completes, the response waits until
+	 * fake_release() lets it go (to keep request slots busy). */
+	bool hold;
 
 	/* How often the step may match in a row: exactly once unless
 	 * fake_repeat() says otherwise. */
@@ -103,6 +124,19 @@ struct fake_step {
 	uint16_t cid;			/* command id of the last match */
 	bool inflight_between;		/* FAKE_RESP_THEN_SEND: still in flight
 					 * after the response alone */
+	/* FAKE_CREATE: the parameters queue_create got. */
+	struct nvmefs_queue_params seen_params;
+	/* FAKE_CMD, the last match: its queue, data and registration, and
+	 * the command's flags and SGL after nvmefs_rdma_map_data(), with the
+	 * extra SGE of in-capsule data (seen_nr_sge 1). */
+	uint16_t seen_qid;
+	void *seen_data;
+	struct nvmefs_mr *seen_mr;
+	uint8_t seen_flags;
+	struct nvmefs_sgl seen_sgl;
+	int seen_nr_sge;
+	uint64_t seen_sge_addr;
+	uint32_t seen_sge_len, seen_sge_lkey;
 };
 
 /* What fake_script_connect() makes the controller look like. */
@@ -113,6 +147,14 @@ struct fake_target {
 	unsigned int csts_not_ready;	/* CSTS reads with RDY=0 before RDY=1 */
 	uint8_t mdts;
 	bool io;			/* an NVM subsystem: kato 5000 in Connect */
+	uint32_t ioccsz;		/* Identify Controller IOCCSZ (16-byte units) */
+};
+
+/* A namespace as fake_script_io_queues() identifies it. */
+struct fake_ns {
+	uint32_t nsid;
+	uint64_t nsze;
+	uint8_t lba_shift;		/* LBA format 0's data size */
 };
 
 /* Forget every step and counter; frees what the last script held. */
@@ -161,6 +203,36 @@ void fake_step_data(struct fake_step *s, const void *data, size_t len);
 void fake_step_status(struct fake_step *s, uint8_t sct, uint8_t sc, bool dnr);
 /* Let the step match between @min and @max times in a row (FAKE_UNLIMITED). */
 void fake_repeat(struct fake_step *s, unsigned int min, unsigned int max);
+/* Take the step out of the order: it matches whenever its command comes,
+ * before the ordered steps are tried; fake_assert_done() still wants min. */
+void fake_float(struct fake_step *s);
+
+/* Responses held back (step->hold), oldest first: let @n of them go
+ * (FAKE_UNLIMITED: all) to their queues' next process(); returns how many. */
+unsigned int fake_release(unsigned int n);
+unsigned int fake_held(void);
+
+/* Connect of I/O queue @qid with @sqsize (0's based), kato 0 and @cntlid
+ * in the data, answering success. */
+#define fake_expect_io_connect(qid, sqsize, cntlid) \
+	fake_expect_io_connect_at(__LINE__, (qid), (sqsize), (cntlid))
+struct fake_step *fake_expect_io_connect_at(int line, uint16_t qid, uint16_t sqsize,
+					    uint16_t cntlid);
+/* Set Features Number of Queues asking for @nr I/O queues, answering @dw0
+ * (NSQA - 1 | NCQA - 1 << 16). */
+#define fake_expect_set_nr_queues(nr, dw0) \
+	fake_expect_set_nr_queues_at(__LINE__, (nr), (dw0))
+struct fake_step *fake_expect_set_nr_queues_at(int line, unsigned int nr, uint32_t dw0);
+/* An I/O command @opcode on queue @qid for namespace @nsid; set more
+ * through the step (match, cdw10.., len, dir). */
+#define fake_expect_io(qid, opcode, nsid) \
+	fake_expect_io_at(__LINE__, (qid), (opcode), (nsid))
+struct fake_step *fake_expect_io_at(int line, uint16_t qid, uint8_t opcode, uint32_t nsid);
+/* A Read or Write of @nlb blocks at @slba, @len bytes of data. */
+#define fake_expect_rw(qid, opcode, nsid, slba, nlb, len) \
+	fake_expect_rw_at(__LINE__, (qid), (opcode), (nsid), (slba), (nlb), (len))
+struct fake_step *fake_expect_rw_at(int line, uint16_t qid, uint8_t opcode, uint32_t nsid,
+				    uint64_t slba, uint32_t nlb, uint32_t len);
 
 /*
  * Whole exchanges.  fake_script_connect() appends what
@@ -174,6 +246,23 @@ void fake_script_connect_at(int line, const char *traddr, const char *trsvcid,
 			    const struct fake_target *t);
 #define fake_script_disconnect() fake_script_disconnect_at(__LINE__)
 void fake_script_disconnect_at(int line);
+/* fake_script_connect() with @kato_ms in the admin Connect. */
+#define fake_script_connect_kato(traddr, trsvcid, t, kato_ms) \
+	fake_script_connect_kato_at(__LINE__, (traddr), (trsvcid), (t), (kato_ms))
+void fake_script_connect_kato_at(int line, const char *traddr, const char *trsvcid,
+				 const struct fake_target *t, uint32_t kato_ms);
+/*
+ * What nvmefs_ctrl_create_io_queues() does for @nr queues of @size entries
+ * that the controller grants: Set Features Number of Queues, Identify the
+ * active namespace list and each of @ns, then per queue create (qid 1..nr)
+ * and Connect with @cntlid.
+ */
+#define fake_script_io_queues(nr, size, cntlid, ns, nr_ns) \
+	fake_script_io_queues_at(__LINE__, (nr), (size), (cntlid), (ns), (nr_ns))
+void fake_script_io_queues_at(int line, unsigned int nr, uint16_t size, uint16_t cntlid,
+			      const struct fake_ns *ns, unsigned int nr_ns);
+/* Identify Namespace data: @nsze blocks of 1 << @lba_shift bytes (format 0). */
+void fake_id_ns(struct nvme_id_ns *id, uint64_t nsze, uint8_t lba_shift);
 
 /* A host identity for tests that do not test it: the UUID in the NQN and
  * the host ID differ, so a test can tell which one was used. */
@@ -197,8 +286,13 @@ struct fake_stats {
 	unsigned int submits;
 	unsigned int process_calls;
 	unsigned int timeouts;		/* process() calls that slept it out */
+	unsigned int mr_regs;		/* mr_reg calls that succeeded */
+	unsigned int mr_deregs;
 };
 extern struct fake_stats fake_stats;
+
+/* When not 0, the next mr_reg calls fail with this -errno (and a message). */
+extern int fake_mr_fail;
 
 /* The Identify Controller data fake_script_connect() answers with. */
 void fake_id_ctrl(struct nvme_id_ctrl *id, uint8_t mdts);

@@ -7,13 +7,15 @@
 FAKE_TRANSPORT_SOURCES = \
 	tests/unit/fake_transport.c \
 	tests/unit/fake_transport.h
-UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+# fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_priv.h).
+UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS)
 UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 FAKE_UNIT_TESTS = \
 	tests/unit/check_ctrl \
 	tests/unit/check_discovery \
+	tests/unit/check_io \
 	tests/unit/check_queue
 check_PROGRAMS += $(FAKE_UNIT_TESTS)
 UNIT_TESTS += $(FAKE_UNIT_TESTS)
@@ -26,6 +28,10 @@ tests_unit_check_discovery_SOURCES = tests/unit/check_discovery.c $(FAKE_TRANSPO
 tests_unit_check_discovery_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_discovery_LDADD = $(UNIT_FAKE_LDADD)
 
+tests_unit_check_io_SOURCES = tests/unit/check_io.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_LDADD = $(UNIT_FAKE_LDADD)
+
 tests_unit_check_queue_SOURCES = tests/unit/check_queue.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_queue_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_queue_LDADD = $(UNIT_FAKE_LDADD)
@@ -34,6 +40,7 @@ tests_unit_check_queue_LDADD = $(UNIT_FAKE_LDADD)
 SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_ctrl \
 	tests/unit/san/check_discovery \
+	tests/unit/san/check_io \
 	tests/unit/san/check_queue
 check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
 UNIT_TESTS += $(SAN_FAKE_UNIT_TESTS)
@@ -47,6 +54,11 @@ tests_unit_san_check_discovery_SOURCES = $(tests_unit_check_discovery_SOURCES)
 tests_unit_san_check_discovery_CFLAGS = $(tests_unit_check_discovery_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_discovery_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_discovery_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_san_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
+tests_unit_san_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_queue_SOURCES = $(tests_unit_check_queue_SOURCES)
 tests_unit_san_check_queue_CFLAGS = $(tests_unit_check_queue_CFLAGS) $(SAN_FLAGS)

@@ -1,0 +1,493 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nvmefs mount: connect to an NVM subsystem and serve its namespaces as
+ * files through FUSE (src/fuse/fs.c), in the foreground or as a daemon.
+ *
+ * Also the program mount.fuse3 runs for an /etc/fstab line of type
+ * fuse.nvmefs: `nvmefs SUBNQN MOUNTPOINT -o OPTIONS`, with the connect
+ * parameters among the options.
+ *
+ * The daemon forks before it connects: memory registered with an RDMA
+ * device does not survive fork() (the child would write to copies the
+ * device never sees).  The parent waits on a pipe for the child to say the
+ * mount is live, or why it failed, and exits with that.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "../fuse/fs.h"
+
+static const char *const cmd = "mount";
+
+enum {
+	OPT_PIDFILE = OPT_FIRST_COMMAND_OPTION,
+	OPT_DEPTH,
+	OPT_IO_TIMEOUT,
+};
+
+struct mount_args {
+	struct connect_args conn;
+	struct nvmefs_fs_opts fs;
+	bool foreground;
+	const char *pidfile;
+	char mountpoint[PATH_MAX];
+	/* Options for FUSE, comma-separated, built from -o. */
+	char fuse_options[1024];
+	/* Strings taken from -o (traddr=... and the like) live here. */
+	char *owned[8];
+	unsigned int nr_owned;
+	/* The daemon's channel to its waiting parent, or -1. */
+	int ready_fd;
+};
+
+static void help(void)
+{
+	printf("Usage: nvmefs mount -a TRADDR [-s TRSVCID] -n SUBNQN [-o OPTIONS] [-f] MOUNTPOINT\n"
+	       "       nvmefs SUBNQN MOUNTPOINT -o traddr=TRADDR[,OPTIONS]   (as mount.fuse3 runs it)\n"
+	       "\n"
+	       "Connect to the NVM subsystem SUBNQN and serve each of its active namespaces as a\n"
+	       "file nN (n1, n2, ...) under MOUNTPOINT, with read-only 'info' and 'stats' files.\n"
+	       "Runs as a daemon unless -f; unmount with 'fusermount3 -u MOUNTPOINT' or umount,\n"
+	       "or stop it with SIGTERM, SIGINT or SIGHUP (in-flight I/O finishes, then a flush).\n"
+	       "\n"
+	       "Options:\n"
+	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
+	       "  -i, --nr-io-queues=N      I/O queues, one worker thread each (default 2)\n"
+	       "  -Q, --queue-size=N        entries per I/O queue (default: enough for --depth)\n"
+	       "      --depth=N             FUSE requests each worker keeps in flight (default 16)\n"
+	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
+	       "                            (default 30000)\n"
+	       "  -f, --foreground          stay in the foreground, log to stderr\n"
+	       "      --pidfile=FILE        write the daemon's PID to FILE once the mount is live\n"
+	       "  -o OPTIONS                comma-separated mount options: max_io=SIZE (largest\n"
+	       "                            read or write, default 1M), cached (page cache) or\n"
+	       "                            direct (the default), uid=N and gid=N (the files'\n"
+	       "                            owner), allow_other, allow_root and other FUSE\n"
+	       "                            options; and, for /etc/fstab, traddr=, trsvcid=,\n"
+	       "                            host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
+	       "                            queue_size=, depth=, keep_alive_tmo=, timeout=,\n"
+	       "                            io_timeout=\n"
+	       "  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n"
+	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
+	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n"
+	       "  -w, --host-traddr=ADDR    local address to connect from\n"
+	       "  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n"
+	       "  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n"
+	       "  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds (default 5)\n"
+	       "      --timeout=MS          connect and admin command timeout in milliseconds\n"
+	       "                            (default 5000)\n"
+	       "  -v, --verbose             tell on stderr what is done, as whom\n"
+	       HELP_HELP);
+}
+
+static int parse_size_opt(const char *s, uint64_t *v)
+{
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == 'k' || *end == 'K')
+		n <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		n <<= 20, end++;
+	if (*end)
+		return -EINVAL;
+	*v = n;
+	return 0;
+}
+
+static int add_fuse_option(struct mount_args *m, const char *opt)
+{
+	size_t len = strlen(m->fuse_options);
+
+	if (len + strlen(opt) + 2 > sizeof(m->fuse_options))
+		return usage_error(cmd, "too many -o options");
+	snprintf(m->fuse_options + len, sizeof(m->fuse_options) - len, "%s%s", len ? "," : "", opt);
+	return EXIT_OK;
+}
+
+/* The keys of -o that are ours; the rest goes to FUSE. */
+static int mount_option(struct mount_args *m, char *opt)
+{
+	static const char *const connect_keys[][2] = {
+		{ "traddr", "-a" }, { "trsvcid", "-s" }, { "host_traddr", "-w" },
+		{ "hostnqn", "-q" }, { "hostid", "-I" }, { "keep_alive_tmo", "-k" },
+		{ "timeout", "--timeout" },
+	};
+	static const int connect_opts[] = { 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT };
+	char *value = strchr(opt, '=');
+	uint64_t v;
+	bool handled;
+
+	if (value)
+		*value++ = '\0';
+	/* What fstab and mount(8) add for themselves. */
+	if (!strcmp(opt, "_netdev") || !strcmp(opt, "nofail") || !strcmp(opt, "defaults") ||
+	    !strcmp(opt, "auto") || !strcmp(opt, "noauto") || !strcmp(opt, "user") ||
+	    !strcmp(opt, "users") || !strcmp(opt, "nouser") || !strcmp(opt, "rw") ||
+	    !strncmp(opt, "x-", 2))
+		return EXIT_OK;
+	for (size_t i = 0; i < sizeof(connect_opts) / sizeof(connect_opts[0]); i++) {
+		if (strcmp(opt, connect_keys[i][0]))
+			continue;
+		if (!value || !*value)
+			return usage_error(cmd, "-o %s needs a value (%s=...)", opt, opt);
+		if (m->nr_owned == sizeof(m->owned) / sizeof(m->owned[0]) ||
+		    !(m->owned[m->nr_owned] = strdup(value)))
+			return usage_error(cmd, "too many -o options");
+		return connect_args_option(&m->conn, cmd, connect_opts[i], m->owned[m->nr_owned++],
+					   &handled);
+	}
+	if (!strcmp(opt, "uid") || !strcmp(opt, "gid")) {
+		if (!value || parse_uint(value, 0, UINT32_MAX - 1, &v))
+			return usage_error(cmd, "-o %s=%s: give a numeric ID", opt, value ? value : "");
+		if (!strcmp(opt, "uid"))
+			m->fs.uid = (int64_t)v;
+		else
+			m->fs.gid = (int64_t)v;
+		return EXIT_OK;
+	}
+	if (!strcmp(opt, "cached") || !strcmp(opt, "direct")) {
+		m->fs.cached = !strcmp(opt, "cached");
+		return EXIT_OK;
+	}
+	if (!strcmp(opt, "max_io")) {
+		if (!value || parse_size_opt(value, &v) || v < 4096 || v > (1u << 20) || v % 4096)
+			return usage_error(cmd, "-o max_io=%s: give a multiple of 4k from 4k to 1M",
+					   value ? value : "");
+		m->fs.max_io = v;
+		return EXIT_OK;
+	}
+	if (!strcmp(opt, "nr_io_queues") || !strcmp(opt, "queue_size") || !strcmp(opt, "depth") ||
+	    !strcmp(opt, "io_timeout")) {
+		/* The same ranges as -i, -Q, --depth and --io-timeout. */
+		uint64_t min = !strcmp(opt, "queue_size") ? 2 : 1;
+		uint64_t max = !strcmp(opt, "io_timeout") ? 3600000 : !strcmp(opt, "nr_io_queues") ? 64
+			       : !strcmp(opt, "queue_size") ? 4096 : 1024;
+
+		if (!value || parse_uint(value, min, max, &v))
+			return usage_error(cmd, "-o %s=%s: give a number from %llu to %llu", opt,
+					   value ? value : "", (unsigned long long)min,
+					   (unsigned long long)max);
+		if (!strcmp(opt, "nr_io_queues"))
+			m->fs.workers = (unsigned int)v;
+		else if (!strcmp(opt, "queue_size"))
+			m->fs.queue_size = (unsigned int)v;
+		else if (!strcmp(opt, "depth"))
+			m->fs.depth = (unsigned int)v;
+		else
+			m->fs.io_timeout_ms = (unsigned int)v;
+		return EXIT_OK;
+	}
+	if (value)
+		value[-1] = '=';
+	return add_fuse_option(m, opt);
+}
+
+static int mount_options(struct mount_args *m, const char *list)
+{
+	char *copy = strdup(list), *save = NULL, *opt;
+	int ret = EXIT_OK;
+
+	if (!copy)
+		return usage_error(cmd, "out of memory");
+	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save))
+		ret = mount_option(m, opt);
+	free(copy);
+	return ret;
+}
+
+static void write_pidfile(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
+		syslog(LOG_ERR, "writing the pidfile %s failed: %m", path);
+		if (f)
+			fclose(f);
+	}
+}
+
+/* The mount is live: say so, with the PID, to whoever waits. */
+static void on_ready(void *arg)
+{
+	struct mount_args *m = arg;
+	int null;
+
+	if (m->pidfile)
+		write_pidfile(m->pidfile);
+	syslog(LOG_INFO, "serving %s at %s", m->conn.opts.subnqn, m->mountpoint);
+	if (m->ready_fd < 0)
+		return;
+	if (write(m->ready_fd, "", 1) != 1)
+		syslog(LOG_ERR, "telling the parent that the mount is live failed: %m");
+	close(m->ready_fd);
+	m->ready_fd = -1;
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+		dup2(null, STDERR_FILENO);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
+}
+
+/* Connects and serves; returns the exit status. */
+static int serve(struct mount_args *m)
+{
+	struct nvmefs_ctrl *ctrl = NULL;
+	char addr[300];
+	int ret;
+
+	verbose(&m->conn, cmd, "connecting to %s at %s, timeout %u ms", m->conn.opts.subnqn,
+		connect_args_where(&m->conn.opts, addr, sizeof(addr)), m->conn.opts.timeout_ms);
+	const char *(*why)(void) = nvmefs_errmsg;
+
+	ret = nvmefs_ctrl_connect(&m->conn.opts, &ctrl);
+	if (ret == 0) {
+		why = nvmefs_fs_errmsg;
+		verbose(&m->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
+			nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
+		m->fs.ready = on_ready;
+		m->fs.ready_arg = m;
+		ret = nvmefs_fs_run(ctrl, &m->fs);
+	}
+	if (ret < 0) {
+		char msg[1100];
+
+		snprintf(msg, sizeof(msg), "nvmefs %s: %s\n", cmd, why());
+		/* The daemon's parent prints it; in the foreground, syslog's
+		 * LOG_PERROR puts it on stderr. */
+		if (m->ready_fd >= 0 && write(m->ready_fd, msg, strlen(msg)) < 0)
+			m->ready_fd = -1;
+		syslog(LOG_ERR, "%.*s", (int)strlen(msg) - 1, msg);
+	}
+	nvmefs_ctrl_disconnect(ctrl);
+	if (m->pidfile && ret == 0)
+		unlink(m->pidfile);
+	return ret < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static int daemonize_and_serve(struct mount_args *m)
+{
+	int fds[2], status;
+	char buf[1100];
+	ssize_t n, len = 0;
+	pid_t pid;
+
+	if (pipe(fds) < 0) {
+		fprintf(stderr, "nvmefs %s: creating a pipe failed: %s\n", cmd, strerror(errno));
+		return EXIT_FAIL;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "nvmefs %s: fork failed: %s\n", cmd, strerror(errno));
+		return EXIT_FAIL;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		m->ready_fd = fds[1];
+		setsid();
+		if (chdir("/") < 0)
+			syslog(LOG_WARNING, "chdir / failed: %m");
+		exit(serve(m));
+	}
+	close(fds[1]);
+	/* One byte: live.  A line: why not.  Nothing: the child died. */
+	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+		len += n;
+	close(fds[0]);
+	if (len == 1 && buf[0] == '\0')
+		return EXIT_OK;
+	if (len > 0) {
+		buf[len] = '\0';
+		fputs(buf, stderr);
+		waitpid(pid, &status, 0);
+		return EXIT_FAIL;
+	}
+	waitpid(pid, &status, 0);
+	fprintf(stderr, "nvmefs %s: the daemon ended before the mount was live (%s %d): see the "
+		"system log, or run with -f\n", cmd, WIFSIGNALED(status) ? "signal" : "exit status",
+		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+	return EXIT_FAIL;
+}
+
+int cmd_mount(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "transport", required_argument, NULL, 't' },
+		{ "traddr", required_argument, NULL, 'a' },
+		{ "trsvcid", required_argument, NULL, 's' },
+		{ "host-traddr", required_argument, NULL, 'w' },
+		{ "hostnqn", required_argument, NULL, 'q' },
+		{ "hostid", required_argument, NULL, 'I' },
+		{ "keep-alive-tmo", required_argument, NULL, 'k' },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "nqn", required_argument, NULL, 'n' },
+		{ "nr-io-queues", required_argument, NULL, 'i' },
+		{ "queue-size", required_argument, NULL, 'Q' },
+		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct mount_args *m;
+	const char *mountpoint = NULL;
+	bool handled;
+	uint64_t v;
+	int opt, ret = EXIT_USAGE;
+
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
+		return EXIT_FAIL;
+	}
+	connect_args_init(&m->conn);
+	m->fs.workers = 2;
+	m->fs.depth = 16;
+	m->fs.max_io = 1u << 20;
+	m->fs.io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS;
+	m->fs.uid = -1;
+	m->fs.gid = -1;
+	m->ready_fd = -1;
+	/* The form mount.fuse3 uses: SUBNQN MOUNTPOINT first, options after. */
+	if (argc >= 3 && !strncmp(argv[1], "nqn.", 4)) {
+		m->conn.opts.subnqn = argv[1];
+		mountpoint = argv[2];
+		argv[2] = argv[0];
+		argc -= 2;
+		argv += 2;
+	}
+	opterr = 0;
+	optind = 1;
+	for (;;) {
+		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:", longopts, NULL);
+		if (opt == -1)
+			break;
+		if (opt == '?' || opt == ':') {
+			if (opt == ':')
+				usage_error(cmd, "%s needs a value", argv[optind - 1]);
+			else
+				usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+			goto out;
+		}
+		if (opt == 'o') {
+			if (mount_options(m, optarg))
+				goto out;
+			continue;
+		}
+		if (connect_args_option(&m->conn, cmd, opt, optarg, &handled))
+			goto out;
+		if (handled)
+			continue;
+		switch (opt) {
+		case 'n':
+			if (!*optarg) {
+				usage_error(cmd, "-n/--nqn needs a value, got an empty one");
+				goto out;
+			}
+			m->conn.opts.subnqn = optarg;
+			break;
+		case 'i':
+			if (parse_uint(optarg, 1, 64, &v)) {
+				usage_error(cmd, "-i/--nr-io-queues '%s' is not a number from 1 to 64", optarg);
+				goto out;
+			}
+			m->fs.workers = (unsigned int)v;
+			break;
+		case 'Q':
+			if (parse_uint(optarg, 2, 4096, &v)) {
+				usage_error(cmd, "-Q/--queue-size '%s' is not a number from 2 to 4096", optarg);
+				goto out;
+			}
+			m->fs.queue_size = (unsigned int)v;
+			break;
+		case OPT_DEPTH:
+			if (parse_uint(optarg, 1, 1024, &v)) {
+				usage_error(cmd, "--depth '%s' is not a number from 1 to 1024", optarg);
+				goto out;
+			}
+			m->fs.depth = (unsigned int)v;
+			break;
+		case OPT_IO_TIMEOUT:
+			if (parse_uint(optarg, 1, 3600000, &v)) {
+				usage_error(cmd, "--io-timeout '%s' is not a number of milliseconds from 1 "
+					    "to 3600000", optarg);
+				goto out;
+			}
+			m->fs.io_timeout_ms = (unsigned int)v;
+			break;
+		case 'f':
+			m->foreground = true;
+			break;
+		case OPT_PIDFILE:
+			m->pidfile = optarg;
+			break;
+		case 'h':
+			help();
+			ret = finish_output(cmd, EXIT_OK);
+			goto out;
+		default:
+			goto out;
+		}
+	}
+	if (!mountpoint && optind < argc)
+		mountpoint = argv[optind++];
+	if (optind < argc) {
+		usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (connect_args_check(&m->conn, cmd))
+		goto out;
+	if (!m->conn.opts.subnqn) {
+		usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn ('nvmefs "
+			    "discover' lists them)");
+		goto out;
+	}
+	if (!mountpoint) {
+		usage_error(cmd, "the mount point is missing: give a directory after the options");
+		goto out;
+	}
+	/* The daemon leaves the working directory: keep the mount point's path whole. */
+	if (!realpath(mountpoint, m->mountpoint)) {
+		fprintf(stderr, "nvmefs %s: the mount point %s: %s: create the directory first\n", cmd,
+			mountpoint, strerror(errno));
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	m->fs.mountpoint = m->mountpoint;
+	m->fs.fuse_options = m->fuse_options[0] ? m->fuse_options : NULL;
+	if (m->pidfile && m->pidfile[0] != '/') {
+		char *abs = realpath(".", NULL);
+
+		if (abs && m->nr_owned < sizeof(m->owned) / sizeof(m->owned[0]) &&
+		    asprintf(&m->owned[m->nr_owned], "%s/%s", abs, m->pidfile) > 0)
+			m->pidfile = m->owned[m->nr_owned++];
+		free(abs);
+	}
+	openlog("nvmefs", LOG_PID | (m->foreground ? LOG_PERROR : 0), LOG_DAEMON);
+	ret = m->foreground ? serve(m) : daemonize_and_serve(m);
+out:
+	for (unsigned int i = 0; i < m->nr_owned; i++)
+		free(m->owned[i]);
+	free(m);
+	return ret;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The FUSE file system of `nvmefs mount`: each active namespace of a
+ * connected controller is a regular file, next to read-only "info" and
+ * "stats" files.  The command (src/cli/mount.c) connects, then hands the
+ * controller over to nvmefs_fs_run().
+ */
+#ifndef NVMEFS_FUSE_FS_H
+#define NVMEFS_FUSE_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <nvmefs/nvmefs.h>
+
+struct nvmefs_fs_opts {
+	const char *mountpoint;
+	/* Workers, each with its own I/O queue. */
+	unsigned int workers;
+	/* FUSE requests each worker keeps in flight. */
+	unsigned int depth;
+	/* Largest read or write in one FUSE request (max_read, max_write). */
+	size_t max_io;
+	/* Entries per I/O queue; 0: enough for depth. */
+	unsigned int queue_size;
+	unsigned int io_timeout_ms;
+	/* Page cache instead of direct I/O. */
+	bool cached;
+	/* The files' owner; -1: whoever mounts. */
+	int64_t uid, gid;
+	/* Further mount options for the kernel and fusermount3 (allow_other, ...), or NULL. */
+	const char *fuse_options;
+	/* Called once the mount is live (for --pidfile and the daemon's parent). */
+	void (*ready)(void *arg);
+	void *ready_arg;
+};
+
+/*
+ * Serve @ctrl's namespaces at opts->mountpoint until unmounted or a
+ * SIGINT/SIGTERM: create the I/O queues, mount, run the workers, and on
+ * the way out finish the I/O in flight, flush every namespace and unmount.
+ * The caller disconnects @ctrl afterwards.  Returns 0, or -errno with
+ * nvmefs_fs_errmsg() set, also when the controller failed while mounted.
+ */
+int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts);
+
+/* One line: why nvmefs_fs_run() failed, and what to do. */
+const char *nvmefs_fs_errmsg(void);
+
+#endif /* NVMEFS_FUSE_FS_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What rdma.c shows of itself beyond its operations table: the decision of
+ * how a command's data travels, kept free of verbs calls so that unit tests
+ * can check it.
+ */
+#ifndef NVMEFS_RDMA_PRIV_H
+#define NVMEFS_RDMA_PRIV_H
+
+#include <infiniband/verbs.h>
+
+#include "internal.h"
+
+/*
+ * Describe @req's data in its command: no data (a null keyed SGL), in the
+ * capsule (a data block at offset 0, and @data_sge filled for the send) when
+ * it is a write of at most @inline_size bytes, else a keyed SGL for the
+ * target's RDMA READ or WRITE.  Keys come from req->mr, or are the slot
+ * buffer's @slot_lkey/@slot_rkey.  Returns how many SGEs to add to the
+ * send (0 or 1), or -errno.
+ */
+int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
+			 uint32_t slot_rkey, struct ibv_sge *data_sge);
+
+#endif /* NVMEFS_RDMA_PRIV_H */

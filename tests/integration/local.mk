@@ -1,0 +1,15 @@
+# Integration tests and their helper program, included by the top Makefile.am.
+# Paths are from the top.  The tests run inside the testbed (run-in-testbed).
+
+# Drives the library's I/O API for the tests; built by 'make check', not installed.
+check_PROGRAMS += tests/integration/io-tool
+tests_integration_io_tool_SOURCES = tests/integration/io-tool.c
+tests_integration_io_tool_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
+tests_integration_io_tool_LDADD = $(LIBNVMEFS_LDADD)
+
+INTEGRATION_TESTS += \
+	tests/integration/test-io-crosscheck.sh \
+	tests/integration/test-perf-verify.sh \
+	tests/integration/test-zeroes-dealloc.sh \
+	tests/integration/test-ns-disable.sh \
+	tests/integration/test-connect-cycles.sh

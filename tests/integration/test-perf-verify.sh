@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# testbed: --ns-size 64M
+# nvmefs perf --verify checks every block it reads against what it wrote: on 1, 2 and 4 queues, with
+# random and sequential mixes, it finds no mismatch and no error.  And the check really bites: a
+# block overwritten behind perf's back (on the target's backing null_blk device) while a
+# read-only verify run is going makes perf report the mismatch at that block and exit 1.
+. "$(dirname "$0")/lib.sh"
+require_nvmefs
+trap 'rm -f /tmp/pv-*' EXIT
+nqn=${subnqns[0]}
+backing=/dev/nullb_s1n1
+[[ -b $backing ]] || fail "$backing, the null_blk device behind namespace 1 of $nqn, is missing"
+perf() { "$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o json "$@"; }
+
+# QUEUES RW BS [MORE OPTIONS]: a clean verify run.
+clean_run() {
+	local queues=$1 rw=$2 bs=$3 out rc=0 start
+	shift 3
+	start=$(now_ms)
+	out=$(perf --verify --queues "$queues" --rw "$rw" --bs "$bs" --size 16M --time 3 "$@" 2>/tmp/pv-err) || rc=$?
+	((rc == 0)) || fail "perf --verify --queues $queues --rw $rw --bs $bs $*: exit $rc: $(cat /tmp/pv-err) $out"
+	jq -e '.errors == 0 and .iops > 0 and .verify.mismatches == 0' <<<"$out" >/dev/null ||
+		fail "perf --verify --queues $queues --rw $rw --bs $bs: errors, no I/O or mismatches: $out"
+	if [[ $rw != write && $rw != randwrite ]]; then
+		jq -e '.verify.blocks_read > 0' <<<"$out" >/dev/null ||
+			fail "perf --verify --queues $queues --rw $rw --bs $bs checked no block: $out"
+	fi
+	log "$queues queue(s) $rw bs $bs $*: $(jq -r '"\(.iops | floor) IOPS, \(.verify.blocks_read) blocks checked, \(.verify.mismatches) mismatches"' <<<"$out") ($(($(now_ms) - start)) ms)"
+}
+
+clean_run 1 randrw 4k
+clean_run 2 read 64k
+clean_run 2 write 4k
+clean_run 4 randrw 64k --mix 30
+clean_run 4 randread 4k --qd 16
+
+log "corrupt a block during a read-only verify run"
+# One queue, so the first mismatch perf names is the block we overwrite.  4 MiB of 4 KiB blocks
+# read at random for ~5 s after the corruption: each block is read dozens of times.
+offset=$((1 << 20))
+perf --verify --queues 1 --rw randread --bs 4k --size 4M --time 6 >/tmp/pv-out 2>/tmp/pv-err &
+pid=$!
+for ((t = 0; t < 300; t++)); do
+	grep -q '^\[ *1s\]' /tmp/pv-err && break
+	kill -0 "$pid" 2>/dev/null || break
+	sleep 0.1
+done
+grep -q 'writing the .* region once for --verify' /tmp/pv-err || fail "perf did not say it prefilled: $(cat /tmp/pv-err)"
+grep -q '^\[ *1s\]' /tmp/pv-err || fail "perf printed no progress line within 30 s: $(cat /tmp/pv-err)"
+head -c 4096 /dev/urandom | dd of="$backing" bs=4096 seek=$((offset / 4096)) oflag=direct status=none ||
+	fail "overwriting a block of $backing failed"
+rc=0
+wait "$pid" || rc=$?
+((rc == 1)) || fail "perf --verify ran over a corrupted block and exited $rc, not 1: $(cat /tmp/pv-err) $(cat /tmp/pv-out)"
+grep -q "verify found [0-9]* bad blocks, the first at byte $offset:" /tmp/pv-err ||
+	fail "perf did not report the bad block at byte $offset: $(cat /tmp/pv-err)"
+jq -e '.verify.mismatches > 0 and .errors == 0' /tmp/pv-out >/dev/null ||
+	fail "perf's JSON does not count the mismatches: $(cat /tmp/pv-out)"
+log "$(grep 'bad blocks' /tmp/pv-err)"
+echo "PASS: perf --verify clean on 1, 2 and 4 queues; a block corrupted on the target is caught (exit 1)"

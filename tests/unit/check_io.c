@@ -1,0 +1,1489 @@
+/*
+ * Unit tests of io.c against the scripted transport, and of rdma.c's
+ * nvmefs_rdma_map_data(): creating I/O queues (the exact admin sequence,
+ * each queue's Connect, the limits), splitting I/O at MDTS and the 16-bit
+ * block count, Write Zeroes, Deallocate and Flush as the controller sees
+ * them, running out of request slots, registered memory and the buffer
+ * pool, how a command's data is described (null, in-capsule, keyed SGL),
+ * and failure: a command timeout or a failed keep-alive fails the
+ * controller and every queue's outstanding I/O.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+#include <nvme/util.h>
+
+#include "fake_transport.h"
+#include "rdma_priv.h"
+
+#define TRADDR "192.0.2.20"
+#define SUBNQN "nqn.2024-01.io.example:io"
+#define CNTLID 0x0021
+/* CAP by hand from the NVMe base spec: MQES 1023 (0's based, bits 15:0),
+ * TO 1 (bits 31:24), MPSMIN 0 (4 KiB). */
+#define CAP_MQES_1023 0x00000000010003ffULL
+/* MQES 15: queues of at most 16 entries. */
+#define CAP_MQES_15 0x000000000100000fULL
+/* MDTS in units of 4 KiB (MPSMIN 0): 4096 << 8 = 1 MiB, 4096 << 1 = 8 KiB. */
+#define MDTS_1M 8
+#define MDTS_8K 1
+#define MIB (1u << 20)
+/* A starting block above 32 bits, so CDW11 is not 0. */
+#define SLBA_HI 0x100000008ULL
+
+static const struct fake_ns default_ns[] = { { .nsid = 1, .nsze = 1ULL << 33, .lba_shift = 9 } };
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void setup(void)
+{
+	fake_reset();
+}
+
+static void teardown(void)
+{
+	fake_assert_done();
+	fake_reset();
+}
+
+static void assert_msg_has(const char *needle)
+{
+	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
+		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
+}
+
+static uint32_t le32_at(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t le64_at(const uint8_t *p)
+{
+	return le32_at(p) | (uint64_t)le32_at(p + 4) << 32;
+}
+
+/* A keyed data block, byte by byte: address 0..7, 24-bit length 8..10,
+ * key 11..14, type 4 subtype 0 in byte 15. */
+#define assert_keyed(sgl, addr, len, key) assert_keyed_at(__LINE__, (sgl), (addr), (len), (key))
+static void assert_keyed_at(int line, const struct nvmefs_sgl *sgl, const void *addr,
+			    uint32_t len, uint32_t key)
+{
+	const uint8_t *b = (const uint8_t *)sgl;
+
+	ck_assert_msg(b[15] == 0x40, "line %d: SGL identifier %#x, not keyed data block 0x40",
+		      line, b[15]);
+	ck_assert_msg(le64_at(b) == (uintptr_t)addr, "line %d: SGL address %#llx, want %p", line,
+		      (unsigned long long)le64_at(b), addr);
+	ck_assert_msg((uint32_t)(b[8] | b[9] << 8 | b[10] << 16) == len,
+		      "line %d: SGL length %u, want %u", line, b[8] | b[9] << 8 | b[10] << 16, len);
+	ck_assert_msg(le32_at(b + 11) == key, "line %d: SGL key %#x, want %#x", line,
+		      le32_at(b + 11), key);
+}
+
+/* The null descriptor of a command without data: a keyed block of zeros. */
+#define assert_null_sgl(sgl) assert_null_sgl_at(__LINE__, (sgl))
+static void assert_null_sgl_at(int line, const struct nvmefs_sgl *sgl)
+{
+	static const uint8_t zero[15];
+	const uint8_t *b = (const uint8_t *)sgl;
+
+	ck_assert_msg(b[15] == 0x40, "line %d: SGL identifier %#x, want 0x40", line, b[15]);
+	ck_assert_msg(memcmp(b, zero, 15) == 0, "line %d: the null SGL has non-zero bytes", line);
+}
+
+/* In-capsule data: a data block (type 0) with subtype 1 (offset), at offset
+ * 0 of the capsule's data, its 32-bit length in bytes 8..11. */
+#define assert_inline_sgl(sgl, len) assert_inline_sgl_at(__LINE__, (sgl), (len))
+static void assert_inline_sgl_at(int line, const struct nvmefs_sgl *sgl, uint32_t len)
+{
+	const uint8_t *b = (const uint8_t *)sgl;
+
+	ck_assert_msg(b[15] == 0x01, "line %d: SGL identifier %#x, want 0x01", line, b[15]);
+	ck_assert_msg(le64_at(b) == 0, "line %d: in-capsule offset %#llx, want 0", line,
+		      (unsigned long long)le64_at(b));
+	ck_assert_msg(le32_at(b + 8) == len, "line %d: SGL length %u, want %u", line,
+		      le32_at(b + 8), len);
+	ck_assert_msg(!b[12] && !b[13] && !b[14], "line %d: reserved SGL bytes set", line);
+}
+
+/* Completions: how often, with what, in which order. */
+struct cb_rec {
+	unsigned int calls;
+	int status;
+	unsigned int order;
+};
+static unsigned int cb_seq;
+
+static void on_io(void *arg, int status)
+{
+	struct cb_rec *r = arg;
+
+	r->calls++;
+	r->status = status;
+	r->order = ++cb_seq;
+}
+
+/* Connect to an NVM subsystem: Keep Alive only when @kato_ms is not 0. */
+static struct nvmefs_ctrl *connect_io(uint8_t mdts, uint64_t cap, uint32_t ioccsz,
+				      uint32_t kato_ms)
+{
+	struct fake_target t = {
+		.cntlid = CNTLID, .cap = cap, .vs = 0x10400, .mdts = mdts, .io = true,
+		.ioccsz = ioccsz,
+	};
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	int ret;
+
+	fake_opts(&opts, TRADDR, 0);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = (int)kato_ms;
+	fake_script_connect_kato(TRADDR, "4420", &t, kato_ms);
+	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
+	return ctrl;
+}
+
+/* @nr queues of @size entries on namespace 1 (512-byte blocks). */
+static void create_ioqs(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int size,
+			unsigned int timeout_ms)
+{
+	struct nvmefs_io_opts o;
+	int ret;
+
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = nr;
+	o.queue_size = size;
+	if (timeout_ms)
+		o.timeout_ms = timeout_ms;
+	fake_script_io_queues(nr, (uint16_t)size, CNTLID, default_ns, 1);
+	ret = nvmefs_ctrl_create_io_queues(ctrl, &o);
+	ck_assert_msg(ret == 0, "create_io_queues: %d: %s", ret, nvmefs_errmsg());
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), nr);
+}
+
+/* Disconnect with @nr I/O queues; a failed controller is not shut down. */
+static void disconnect_io(struct nvmefs_ctrl *ctrl, unsigned int nr, bool failed)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		fake_expect_destroy();
+	if (failed)
+		fake_expect_destroy();
+	else
+		fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+
+/* Page-aligned memory, filled with @fill, registered with @ctrl. */
+static uint8_t *reg_buf(struct nvmefs_ctrl *ctrl, size_t len, uint8_t fill,
+			struct nvmefs_mr **mr)
+{
+	uint8_t *p = aligned_alloc(4096, len);
+	int ret;
+
+	ck_assert_ptr_nonnull(p);
+	memset(p, fill, len);
+	ret = nvmefs_mr_reg(ctrl, p, len, mr);
+	ck_assert_msg(ret == 0, "mr_reg: %d: %s", ret, nvmefs_errmsg());
+	return p;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Creating I/O queues                                                      */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_create_sequence)
+{
+	static const uint8_t hostid[16] = {
+		0x5d, 0x8d, 0x1c, 0x3a, 0x1d, 0x55, 0x4f, 0x0e,
+		0x9b, 0x6c, 0x2f, 0x9f, 0x6f, 0x2b, 0x7c, 0x11,
+	};
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	uint32_t list[NVMEFS_NS_LIST_LEN] = { 0 };
+	struct fake_step *nq, *create[2], *conn[2];
+	struct nvmefs_ns_info info;
+	struct nvmefs_io_opts o;
+	struct nvme_id_ns id;
+	const uint32_t *nsids;
+	unsigned int i, regs = fake_stats.mr_regs;
+
+	/* Set Features (0x09), FID 7 (Number of Queues), NSQR = NCQR = 1 (0's
+	 * based: 2 queues); the controller grants 4 of each. */
+	nq = fake_expect_cmd(nvme_admin_set_features);
+	nq->match |= FAKE_M_QID | FAKE_M_NSID | FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_LEN;
+	nq->cdw10 = 0x07;
+	nq->cdw11 = 0x00010001;
+	nq->dw0 = 0x00030003;
+	/* Identify CNS 2 (active namespace list), then CNS 0 for each NSID. */
+	list[0] = nvmefs_cpu_to_le32(1);
+	list[1] = nvmefs_cpu_to_le32(3);
+	fake_expect_identify(0x02, 0, list, sizeof(list));
+	fake_id_ns(&id, 0x100000, 9);
+	fake_expect_identify(0x00, 1, &id, sizeof(id));
+	fake_id_ns(&id, 0x2000, 12);
+	fake_expect_identify(0x00, 3, &id, sizeof(id));
+	for (i = 0; i < 2; i++) {
+		create[i] = fake_expect_create(NULL, NULL);
+		create[i]->qid = (uint16_t)(i + 1);
+		/* Connect: recfmt 0 | qid << 16, sqsize 15 | cattr 0, kato 0. */
+		conn[i] = fake_expect_connect(15, 0, 0);
+		conn[i]->match |= FAKE_M_QID;
+		conn[i]->qid = (uint16_t)(i + 1);
+		conn[i]->cdw10 = (i + 1) << 16;
+	}
+
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 2;
+	o.queue_size = 16;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+
+	ck_assert_uint_eq(nq->seen_qid, 0);
+	assert_null_sgl(&nq->seen_sgl);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 2);
+	ck_assert_ptr_nonnull(nvmefs_ctrl_io_queue(ctrl, 0));
+	ck_assert_ptr_nonnull(nvmefs_ctrl_io_queue(ctrl, 1));
+	ck_assert_ptr_ne(nvmefs_ctrl_io_queue(ctrl, 0), nvmefs_ctrl_io_queue(ctrl, 1));
+	ck_assert_ptr_null(nvmefs_ctrl_io_queue(ctrl, 2));
+	for (i = 0; i < 2; i++) {
+		const uint8_t *d = conn[i]->captured;
+
+		ck_assert_uint_eq(create[i]->seen_params.qid, i + 1);
+		ck_assert_uint_eq(create[i]->seen_params.size, 16);
+		ck_assert_uint_eq(create[i]->seen_params.cntlid, CNTLID);
+		ck_assert_uint_eq(create[i]->seen_params.data_slot_size, 1024);
+		ck_assert_uint_eq(conn[i]->seen_qid, i + 1);
+		/* The data: host ID, the admin queue's cntlid, SUBNQN, HOSTNQN. */
+		ck_assert_uint_eq(conn[i]->captured_len, 1024);
+		ck_assert_mem_eq(d, hostid, 16);
+		ck_assert_uint_eq(d[16] | d[17] << 8, CNTLID);
+		ck_assert_str_eq((const char *)d + 256, SUBNQN);
+		ck_assert_str_eq((const char *)d + 512, FAKE_HOSTNQN);
+	}
+	/* One registered pool per queue: 15 buffers of 128 KiB by default. */
+	ck_assert_uint_eq(fake_stats.mr_regs - regs, 2);
+	ck_assert_uint_eq(nvmefs_ioq_buf_size(nvmefs_ctrl_io_queue(ctrl, 0)), 128 * 1024);
+	ck_assert_uint_eq(ctrl->max_xfer, MIB);
+	ck_assert_uint_eq(ctrl->inline_size, 0);
+
+	ck_assert_uint_eq(nvmefs_ctrl_ns_list(ctrl, &nsids), 2);
+	ck_assert_uint_eq(nsids[0], 1);
+	ck_assert_uint_eq(nsids[1], 3);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 1, &info), 0);
+	ck_assert_uint_eq(info.nsid, 1);
+	ck_assert_uint_eq(info.nlb, 0x100000);
+	ck_assert_uint_eq(info.lba_size, 512);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 3, &info), 0);
+	ck_assert_uint_eq(info.nlb, 0x2000);
+	ck_assert_uint_eq(info.lba_size, 4096);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 2, &info), -ENOENT);
+
+	/* Deleting destroys both queues and their pools. */
+	fake_expect_destroy();
+	fake_expect_destroy();
+	nvmefs_ctrl_delete_io_queues(ctrl);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	ck_assert_uint_eq(fake_stats.mr_deregs, fake_stats.mr_regs);
+	ck_assert_uint_eq(nvmefs_ctrl_ns_list(ctrl, &nsids), 0);
+	disconnect_io(ctrl, 0, false);
+}
+END_TEST
+
+START_TEST(test_create_granted_fewer)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+
+	/* Asked for 4; the controller grants 2 submission and 4 completion
+	 * queues: the smaller count is what can be used. */
+	fake_expect_set_nr_queues(4, 0x00030001);
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 4;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -ENOSPC);
+	assert_msg_has("grants only 2 I/O queues, fewer than the 4 asked for");
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	ck_assert_uint_eq(fake_stats.creates, 1);	/* the admin queue */
+
+	/* The controller refuses Set Features. */
+	fake_step_status(fake_expect_set_nr_queues(2, 0), 0, 0x02, true);
+	o.nr_queues = 2;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EIO);
+	assert_msg_has("asking " SUBNQN " for 2 I/O queues failed");
+
+	/* Nothing was left behind: asking for what it grants works. */
+	create_ioqs(ctrl, 2, 128, 0);
+	disconnect_io(ctrl, 2, false);
+}
+END_TEST
+
+START_TEST(test_create_bad_opts)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_15, 0, 0);
+	unsigned int submits = fake_stats.submits;
+	struct nvmefs_io_opts o;
+
+	/* Refused before any command: the script has none to match. */
+	nvmefs_io_opts_init(&o);
+	o.queue_size = 17;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	assert_msg_has("an I/O queue of 17 entries: " SUBNQN " takes 2 to 16 (CAP.MQES)");
+	o.queue_size = 1;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	o.queue_size = 16;
+	o.nr_queues = 0;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	o.nr_queues = 257;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	o.nr_queues = 1;
+	o.buf_size = 0;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	ck_assert_uint_eq(fake_stats.submits, submits);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+
+	/* CAP.MQES + 1 entries is the most, and allowed. */
+	create_ioqs(ctrl, 1, 16, 0);
+	disconnect_io(ctrl, 1, false);
+
+	/* A discovery controller has no I/O queues. */
+	ctrl = fake_connect(TRADDR, NULL, 0);
+	nvmefs_io_opts_init(&o);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	assert_msg_has("discovery controller");
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_create_twice_and_again)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	unsigned int submits;
+	struct nvmefs_io_opts o;
+	struct cb_rec rec = { 0 };
+	struct fake_step *s;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	submits = fake_stats.submits;
+	nvmefs_io_opts_init(&o);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EBUSY);
+	assert_msg_has("already has 1 I/O queues");
+	ck_assert_uint_eq(fake_stats.submits, submits);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 1);
+
+	fake_expect_destroy();
+	nvmefs_ctrl_delete_io_queues(ctrl);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	ck_assert_uint_eq(fake_stats.mr_regs, fake_stats.mr_deregs);
+
+	/* Created again, with more queues, and the second one works. */
+	create_ioqs(ctrl, 2, 32, 0);
+	buf = nvmefs_ioq_buf_get(nvmefs_ctrl_io_queue(ctrl, 1));
+	ck_assert_ptr_nonnull(buf);
+	s = fake_expect_rw(2, nvme_cmd_read, 1, 7, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(nvmefs_ctrl_io_queue(ctrl, 1), 1, 7, 8, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(nvmefs_ctrl_io_queue(ctrl, 1), 1000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.status, 0);
+	ck_assert_uint_eq(s->seen_qid, 2);
+	nvmefs_ioq_buf_put(nvmefs_ctrl_io_queue(ctrl, 1), buf);
+	disconnect_io(ctrl, 2, false);
+}
+END_TEST
+
+START_TEST(test_create_fails_midway)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+	struct fake_step *s;
+
+	/* Queue 2 cannot be created: queue 1, made already, goes again. */
+	fake_expect_set_nr_queues(2, 0x00010001);
+	fake_expect_identify(0x02, 0, NULL, 0);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, 31, CNTLID);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 2;
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "queue 2 refused (scripted)");
+	fake_expect_destroy();
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 2;
+	o.queue_size = 32;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -ECONNREFUSED);
+	assert_msg_has("queue 2 refused");
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	ck_assert_uint_eq(fake_stats.mr_regs, 1);
+	ck_assert_uint_eq(fake_stats.mr_deregs, 1);
+
+	/* Registering the pool fails: the connected queue is destroyed. */
+	fake_expect_set_nr_queues(1, 0);
+	fake_expect_identify(0x02, 0, NULL, 0);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, 31, CNTLID);
+	fake_expect_destroy();
+	fake_mr_fail = -ENOMEM;
+	o.nr_queues = 1;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -ENOMEM);
+	assert_msg_has("registering");
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	fake_mr_fail = 0;
+	disconnect_io(ctrl, 0, false);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Splitting                                                                */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_read_split_mdts)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct fake_step *r[4];
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct nvmefs_mr *mr;
+	uint8_t *buf, pattern[16];
+	unsigned int k, submits;
+
+	create_ioqs(ctrl, 1, 128, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = reg_buf(ctrl, 4 * MIB, 0xee, &mr);
+	/* 4 MiB of 512-byte blocks, 1 MiB (2048 blocks) per command. */
+	for (k = 0; k < 4; k++) {
+		r[k] = fake_expect_rw(1, nvme_cmd_read, 1, SLBA_HI + k * 2048, 2048, MIB);
+		r[k]->hold = true;
+		memset(pattern, 0x10 + k, sizeof(pattern));
+		fake_step_data(r[k], pattern, sizeof(pattern));
+	}
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, SLBA_HI, 8192, buf, on_io, &rec), 0);
+	ck_assert_uint_eq(fake_stats.submits - submits, 4);
+	ck_assert_uint_eq(fake_held(), 4);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(ioq), 1);
+	for (k = 0; k < 4; k++) {
+		ck_assert_ptr_eq(r[k]->seen_data, buf + (size_t)k * MIB);
+		ck_assert_ptr_eq(r[k]->seen_mr, mr);
+		ck_assert_uint_eq(r[k]->seen_flags & 0xc0, 0x40);
+		ck_assert_int_eq(r[k]->seen_nr_sge, 0);
+		assert_keyed(&r[k]->seen_sgl, buf + (size_t)k * MIB, MIB, mr->rkey);
+	}
+
+	/* Three of four back: not done yet. */
+	ck_assert_uint_eq(fake_release(3), 3);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
+	ck_assert_uint_eq(rec.calls, 0);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(ioq), 1);
+	ck_assert_uint_eq(fake_release(1), 1);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.status, 0);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(ioq), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
+	ck_assert_uint_eq(rec.calls, 1);
+	/* Each command's data landed at its own MiB. */
+	for (k = 0; k < 4; k++) {
+		memset(pattern, 0x10 + k, sizeof(pattern));
+		ck_assert_mem_eq(buf + (size_t)k * MIB, pattern, sizeof(pattern));
+		ck_assert_uint_eq(buf[(size_t)k * MIB + 16], 0);
+		ck_assert_uint_eq(buf[(size_t)(k + 1) * MIB - 1], 0);
+	}
+
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_read_split_error_stops)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct nvmefs_mr *mr;
+	struct fake_step *r0, *r1;
+	unsigned int submits;
+	uint8_t *buf;
+
+	/* One request slot: the commands go one after the other, and the
+	 * failure of the second keeps the third and fourth from going. */
+	create_ioqs(ctrl, 1, 2, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = reg_buf(ctrl, 4 * MIB, 0, &mr);
+	r0 = fake_expect_rw(1, nvme_cmd_read, 1, 0, 2048, MIB);
+	r1 = fake_expect_rw(1, nvme_cmd_read, 1, 2048, 2048, MIB);
+	fake_step_status(r1, 0x2, 0x81, true);	/* Unrecovered Read Error, DNR */
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 8192, buf, on_io, &rec), 0);
+	ck_assert_uint_eq(fake_stats.submits - submits, 1);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 2000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	/* SCT << 8 | SC, without DNR. */
+	ck_assert_int_eq(rec.status, 0x281);
+	ck_assert_uint_eq(fake_stats.submits - submits, 2);
+	ck_assert_ptr_eq(r1->seen_data, buf + MIB);
+	ck_assert_uint_eq(r0->used, 1);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(ioq), 0);
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	/* A further Read would meet this destroy step and fail the test. */
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_read_split_error_waits_for_all)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct nvmefs_mr *mr;
+	struct fake_step *r[4];
+	uint8_t *buf;
+	unsigned int k;
+
+	/* All four out at once; the second fails at once, the rest later:
+	 * the caller hears once, with that status, after the last. */
+	create_ioqs(ctrl, 1, 128, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = reg_buf(ctrl, 4 * MIB, 0, &mr);
+	for (k = 0; k < 4; k++) {
+		r[k] = fake_expect_rw(1, nvme_cmd_read, 1, k * 2048, 2048, MIB);
+		r[k]->hold = k != 1;
+	}
+	fake_step_status(r[1], 0x2, 0x81, false);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 8192, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
+	ck_assert_uint_eq(rec.calls, 0);
+	ck_assert_uint_eq(fake_release(FAKE_UNLIMITED), 3);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.status, 0x281);
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_write_split_4k_blocks)
+{
+	static const struct fake_ns ns4k[] = { { .nsid = 2, .nsze = 1000, .lba_shift = 12 } };
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_8K, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *w[3];
+	unsigned int k;
+	uint8_t *buf;
+
+	nvmefs_io_opts_init(&o);
+	o.queue_size = 32;
+	fake_script_io_queues(1, 32, CNTLID, ns4k, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(ioq);
+	for (k = 0; k < 5 * 4096; k++)
+		buf[k] = (uint8_t)(k / 4096 + 1);
+	/* 8 KiB per command: two 4 KiB blocks, then the fifth alone. */
+	w[0] = fake_expect_rw(1, nvme_cmd_write, 2, 10, 2, 8192);
+	w[1] = fake_expect_rw(1, nvme_cmd_write, 2, 12, 2, 8192);
+	w[2] = fake_expect_rw(1, nvme_cmd_write, 2, 14, 1, 4096);
+	ck_assert_int_eq(nvmefs_ioq_write(ioq, 2, 10, 5, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.status, 0);
+	for (k = 0; k < 3; k++) {
+		ck_assert_ptr_eq(w[k]->seen_data, buf + k * 8192);
+		ck_assert_uint_eq(w[k]->captured[0], 2 * k + 1);
+		ck_assert_uint_eq(w[k]->captured[w[k]->captured_len - 1], k < 2 ? 2 * k + 2 : 5);
+	}
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_write_zeroes_split)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *w0, *w1;
+
+	create_ioqs(ctrl, 1, 128, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	/* No data, so MDTS does not apply: the 16-bit NLB does. */
+	w0 = fake_expect_rw(1, nvme_cmd_write_zeroes, 1, SLBA_HI, 65536, 0);
+	w1 = fake_expect_rw(1, nvme_cmd_write_zeroes, 1, SLBA_HI + 65536, 4464, 0);
+	ck_assert_int_eq(nvmefs_ioq_write_zeroes(ioq, 1, SLBA_HI, 70000, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.status, 0);
+	ck_assert_ptr_null(w0->seen_data);
+	assert_null_sgl(&w0->seen_sgl);
+	assert_null_sgl(&w1->seen_sgl);
+	ck_assert_int_eq(w1->seen_nr_sge, 0);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_deallocate)
+{
+	/* Range by hand: cattr 0, NLB 200000 (0x30d40), SLBA 0x123456789. */
+	static const uint8_t range[16] = {
+		0x00, 0x00, 0x00, 0x00, 0x40, 0x0d, 0x03, 0x00,
+		0x89, 0x67, 0x45, 0x23, 0x01, 0x00, 0x00, 0x00,
+	};
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *d;
+
+	create_ioqs(ctrl, 1, 128, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	/* One DSM (0x09), one range (NR 0), AD (bit 2), more than 65536
+	 * blocks in it. */
+	d = fake_expect_io(1, nvme_cmd_dsm, 1);
+	d->match |= FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_CDW12 | FAKE_M_LEN;
+	d->cdw10 = 0;
+	d->cdw11 = 0x4;
+	d->cdw12 = 0;
+	d->len = 16;
+	d->dir = NVMEFS_DIR_TO_CTRL;
+	ck_assert_int_eq(nvmefs_ioq_deallocate(ioq, 1, 0x123456789ULL, 200000, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.status, 0);
+	ck_assert_uint_eq(d->captured_len, 16);
+	ck_assert_mem_eq(d->captured, range, 16);
+	/* No in-capsule data on this controller: the slot's keyed buffer. */
+	ck_assert_ptr_null(d->seen_mr);
+	assert_keyed(&d->seen_sgl, d->seen_data, 16, FAKE_SLOT_RKEY);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_flush)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *f;
+
+	create_ioqs(ctrl, 1, 128, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	f = fake_expect_io(1, nvme_cmd_flush, 1);
+	f->match |= FAKE_M_CDW10 | FAKE_M_CDW11 | FAKE_M_CDW12 | FAKE_M_CDW13 | FAKE_M_LEN;
+	ck_assert_int_eq(nvmefs_ioq_flush(ioq, 1, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	ck_assert_int_eq(rec.status, 0);
+	ck_assert_uint_eq(f->seen_qid, 1);
+	ck_assert_ptr_null(f->seen_data);
+	assert_null_sgl(&f->seen_sgl);
+	/* Namespaces not identified are refused before anything is sent. */
+	ck_assert_int_eq(nvmefs_ioq_flush(ioq, 2, on_io, &rec), -ENOENT);
+	assert_msg_has("namespace 2 is not active");
+	ck_assert_uint_eq(rec.calls, 1);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Running out of request slots                                             */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_slots_exhausted)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_8K, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 }, b = { 0 }, c = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *r[5], *rb;
+	unsigned int k, submits, i;
+	uint8_t *buf, *buf2;
+
+	/* 4 entries: 3 slots.  8 KiB per command: 16 blocks of 512. */
+	create_ioqs(ctrl, 1, 4, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	ck_assert_uint_eq(ctrl->max_xfer, 8192);
+	buf = nvmefs_ioq_buf_get(ioq);
+	buf2 = nvmefs_ioq_buf_get(ioq);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_ptr_nonnull(buf2);
+	for (k = 0; k < 5; k++) {
+		r[k] = fake_expect_rw(1, nvme_cmd_read, 1, k * 16, 16, 8192);
+		r[k]->hold = true;
+	}
+	rb = fake_expect_rw(1, nvme_cmd_read, 1, 1000, 8, 4096);
+	rb->hold = true;
+
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 80, buf, on_io, &a), 0);
+	ck_assert_uint_eq(fake_stats.submits - submits, 3);
+	ck_assert_uint_eq(r[2]->used, 1);
+	ck_assert_uint_eq(r[3]->used, 0);
+	/* The rest of it waits; nothing overtakes it. */
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 1000, 8, buf2, on_io, &b), -EAGAIN);
+	ck_assert_int_eq(nvmefs_ioq_write_zeroes(ioq, 1, 0, 8, on_io, &c), -EAGAIN);
+
+	/* One back: the fourth goes, the fifth still waits. */
+	ck_assert_uint_eq(fake_release(1), 1);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
+	ck_assert_uint_eq(r[3]->used, 1);
+	ck_assert_uint_eq(r[4]->used, 0);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 1000, 8, buf2, on_io, &b), -EAGAIN);
+
+	/* Another back: the fifth goes; now only the slots are full. */
+	ck_assert_uint_eq(fake_release(1), 1);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
+	ck_assert_uint_eq(r[4]->used, 1);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 1000, 8, buf2, on_io, &b), -EAGAIN);
+	ck_assert_uint_eq(fake_release(1), 1);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 1000, 8, buf2, on_io, &b), 0);
+	ck_assert_uint_eq(rb->used, 1);
+	ck_assert_uint_eq(fake_stats.submits - submits, 6);
+	ck_assert_uint_eq(a.calls + b.calls + c.calls, 0);
+
+	for (k = 0; k < 5; k++)
+		ck_assert_ptr_eq(r[k]->seen_data, buf + k * 8192);
+	ck_assert_uint_eq(fake_release(FAKE_UNLIMITED), 3);
+	for (i = 0; i < 20 && !(a.calls && b.calls); i++)
+		ck_assert_int_ge(nvmefs_ioq_poll(ioq, 100), 0);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_uint_eq(b.calls, 1);
+	ck_assert_uint_eq(c.calls, 0);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_int_eq(b.status, 0);
+	ck_assert_uint_lt(a.order, b.order);
+	nvmefs_ioq_buf_put(ioq, buf);
+	nvmefs_ioq_buf_put(ioq, buf2);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* A callback that submits again, as an I/O loop does. */
+struct resubmit {
+	struct nvmefs_ioq *ioq;
+	void *buf;
+	struct cb_rec *next;
+	unsigned int calls;
+	int ret;
+};
+
+static void on_io_resubmit(void *arg, int status)
+{
+	struct resubmit *r = arg;
+
+	ck_assert_int_eq(status, 0);
+	r->calls++;
+	r->ret = nvmefs_ioq_read(r->ioq, 1, 2000, 8, r->buf, on_io, r->next);
+}
+
+START_TEST(test_pending_not_overtaken_from_callback)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_8K, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 }, c = { 0 };
+	struct resubmit x = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *sx, *ra[5];
+	unsigned int k, i;
+	uint8_t *buf;
+
+	/* 3 slots: X takes one, A (5 commands) two, and 3 of A wait.  When X
+	 * completes, its slot is free the moment its callback submits C: C
+	 * must not take it from A. */
+	create_ioqs(ctrl, 1, 4, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(ioq);
+	x.ioq = ioq;
+	x.buf = buf + 65536;
+	x.next = &c;
+	x.ret = 1;
+	sx = fake_expect_rw(1, nvme_cmd_read, 1, 1000, 8, 4096);
+	sx->hold = true;
+	for (k = 0; k < 5; k++) {
+		ra[k] = fake_expect_rw(1, nvme_cmd_read, 1, k * 16, 16, 8192);
+		ra[k]->hold = true;
+	}
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 1000, 8, buf + 65536, on_io_resubmit, &x), 0);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 80, buf, on_io, &a), 0);
+	ck_assert_uint_eq(ra[1]->used, 1);
+	ck_assert_uint_eq(ra[2]->used, 0);
+
+	ck_assert_uint_eq(fake_release(1), 1);		/* X */
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 1);
+	ck_assert_uint_eq(x.calls, 1);
+	ck_assert_int_eq(x.ret, -EAGAIN);
+	/* X's slot went to A. */
+	ck_assert_uint_eq(ra[2]->used, 1);
+
+	/* A's last two go out as its first three come back. */
+	for (i = 0; i < 20 && !a.calls; i++) {
+		fake_release(FAKE_UNLIMITED);
+		ck_assert_int_ge(nvmefs_ioq_poll(ioq, 100), 0);
+	}
+	ck_assert_uint_eq(ra[4]->used, 1);
+	ck_assert_uint_eq(fake_held(), 0);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(c.calls, 0);
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Registered memory and the pool                                           */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_unregistered_buffer)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct nvmefs_mr *mr;
+	unsigned int submits;
+	uint8_t *plain, *reg;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	plain = malloc(8192);
+	ck_assert_ptr_nonnull(plain);
+	reg = reg_buf(ctrl, 8192, 0, &mr);
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 16, plain, on_io, &rec), -EFAULT);
+	assert_msg_has("not in registered memory");
+	ck_assert_int_eq(nvmefs_ioq_write(ioq, 1, 0, 1, plain, on_io, &rec), -EFAULT);
+	/* Half in, half out of a registration, at either end. */
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 16, reg + 512, on_io, &rec), -EFAULT);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 2, reg - 512, on_io, &rec), -EFAULT);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 0, reg, on_io, &rec), -EINVAL);
+	ck_assert_uint_eq(fake_stats.submits, submits);
+	ck_assert_uint_eq(rec.calls, 0);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(ioq), 0);
+	/* Exactly the registration is fine. */
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 16, 8192);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 16, reg, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
+	nvmefs_mr_dereg(mr);
+	free(reg);
+	free(plain);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_registered_keys)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_mr *mr1, *mr2, *bad = (struct nvmefs_mr *)0x1;
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *w, *r;
+	uint8_t *b1, *b2, *pool;
+	unsigned int regs, i;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	regs = fake_stats.mr_regs;
+	b1 = reg_buf(ctrl, 65536, 0x11, &mr1);
+	b2 = reg_buf(ctrl, 65536, 0x22, &mr2);
+	ck_assert_uint_eq(fake_stats.mr_regs - regs, 2);
+	ck_assert_uint_ne(mr1->rkey, mr2->rkey);
+	for (i = 0; i < 4096; i++)
+		b2[4096 + i] = (uint8_t)(i * 7);
+
+	/* A write from the second registration carries its key. */
+	w = fake_expect_rw(1, nvme_cmd_write, 1, 40, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_write(ioq, 1, 40, 8, b2 + 4096, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
+	ck_assert_ptr_eq(w->seen_mr, mr2);
+	assert_keyed(&w->seen_sgl, b2 + 4096, 4096, mr2->rkey);
+	ck_assert_uint_eq(w->captured_len, 4096);
+	ck_assert_mem_eq(w->captured, b2 + 4096, 4096);
+
+	/* A pool buffer: the pool's own registration and key. */
+	pool = nvmefs_ioq_buf_get(ioq);
+	r = fake_expect_rw(1, nvme_cmd_read, 1, 0, 1, 512);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 1, pool, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_ptr_nonnull(r->seen_mr);
+	ck_assert_ptr_ne(r->seen_mr, mr1);
+	ck_assert_ptr_ne(r->seen_mr, mr2);
+	ck_assert(pool >= r->seen_mr->addr && pool + 512 <= r->seen_mr->addr + r->seen_mr->len);
+	assert_keyed(&r->seen_sgl, pool, 512, r->seen_mr->rkey);
+	nvmefs_ioq_buf_put(ioq, pool);
+
+	/* Deregistered (not the list's head), its memory is refused. */
+	nvmefs_mr_dereg(mr1);
+	ck_assert_uint_eq(fake_stats.mr_deregs, 1);
+	ck_assert_int_eq(nvmefs_ioq_write(ioq, 1, 0, 1, b1, on_io, &rec), -EFAULT);
+	nvmefs_mr_dereg(mr2);
+	ck_assert_int_eq(nvmefs_ioq_write(ioq, 1, 0, 1, b2, on_io, &rec), -EFAULT);
+	nvmefs_mr_dereg(NULL);
+
+	/* Registration failures reach the caller. */
+	fake_mr_fail = -ENOMEM;
+	ck_assert_int_eq(nvmefs_mr_reg(ctrl, b1, 4096, &bad), -ENOMEM);
+	assert_msg_has("registering 4096 bytes failed");
+	ck_assert_ptr_eq(bad, (struct nvmefs_mr *)0x1);
+	fake_mr_fail = 0;
+	ck_assert_int_eq(nvmefs_mr_reg(ctrl, NULL, 4096, &bad), -EINVAL);
+	ck_assert_int_eq(nvmefs_mr_reg(ctrl, b1, 0, &bad), -EINVAL);
+	ck_assert_uint_eq(fake_stats.mr_regs - regs, 2);
+	free(b1);
+	free(b2);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+START_TEST(test_pool)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+	struct nvmefs_ioq *ioq;
+	uint8_t *b[5];
+	unsigned int i, j;
+
+	nvmefs_io_opts_init(&o);
+	o.queue_size = 8;
+	o.bufs_per_queue = 5;
+	o.buf_size = 5000;
+	fake_script_io_queues(1, 8, CNTLID, default_ns, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	ck_assert_uint_eq(fake_stats.mr_regs, 1);
+	/* Rounded up to whole pages. */
+	ck_assert_uint_eq(nvmefs_ioq_buf_size(ioq), 8192);
+	for (i = 0; i < 5; i++) {
+		b[i] = nvmefs_ioq_buf_get(ioq);
+		ck_assert_ptr_nonnull(b[i]);
+		ck_assert_uint_eq((uintptr_t)b[i] % 4096, 0);
+		for (j = 0; j < i; j++)
+			ck_assert(b[i] + 8192 <= b[j] || b[j] + 8192 <= b[i]);
+		memset(b[i], (int)i, 8192);	/* ASan: every byte is ours */
+	}
+	ck_assert_ptr_null(nvmefs_ioq_buf_get(ioq));
+	nvmefs_ioq_buf_put(ioq, b[2]);
+	ck_assert_ptr_eq(nvmefs_ioq_buf_get(ioq), b[2]);
+	ck_assert_ptr_null(nvmefs_ioq_buf_get(ioq));
+	nvmefs_ioq_buf_put(ioq, NULL);
+	ck_assert_ptr_null(nvmefs_ioq_buf_get(ioq));
+	for (i = 0; i < 5; i++)
+		nvmefs_ioq_buf_put(ioq, b[i]);
+	for (i = 0; i < 5; i++)
+		ck_assert_ptr_nonnull(nvmefs_ioq_buf_get(ioq));
+	ck_assert_ptr_null(nvmefs_ioq_buf_get(ioq));
+	disconnect_io(ctrl, 1, false);
+	ck_assert_uint_eq(fake_stats.mr_deregs, 1);
+}
+END_TEST
+
+START_TEST(test_fd_arm)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct pollfd pfd;
+	struct fake_step *r;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	pfd.fd = nvmefs_ioq_fd(ioq);
+	pfd.events = POLLIN;
+	ck_assert_int_ge(pfd.fd, 0);
+	ck_assert_int_eq(nvmefs_ioq_arm(ioq), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+
+	buf = nvmefs_ioq_buf_get(ioq);
+	r = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	r->hold = true;
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 8, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);	/* the send completion */
+	ck_assert_int_eq(nvmefs_ioq_arm(ioq), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	fake_release(1);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 1);
+	ck_assert_int_eq(nvmefs_ioq_arm(ioq), 1);	/* poll first */
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 1);
+	ck_assert_uint_eq(rec.calls, 1);
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* How data travels: nvmefs_rdma_map_data()                                 */
+/* ------------------------------------------------------------------------ */
+
+#define SLOT_LKEY 0x0000aa11u
+#define SLOT_RKEY 0x0000bb22u
+
+static struct nvmefs_queue map_q = { .qid = 1 };
+static union nvmefs_cmd map_cmd;
+static uint8_t map_buf[8192];
+
+/* A request as io.c fills it, in a capsule full of garbage: map_data must
+ * write every byte of the SGL.  Flags 0xa5: PSDT 10b, FUSE 01b, bit 5. */
+static void map_req(struct nvmefs_req *req, uint32_t len, enum nvmefs_dir dir,
+		    struct nvmefs_mr *mr, struct ibv_sge *sge)
+{
+	memset(req, 0, sizeof(*req));
+	memset(&map_cmd, 0xa5, sizeof(map_cmd));
+	memset(sge, 0xa5, sizeof(*sge));
+	req->q = &map_q;
+	req->cmd = &map_cmd;
+	req->data = len ? map_buf : NULL;
+	req->len = len;
+	req->dir = (uint8_t)dir;
+	req->mr = mr;
+}
+
+START_TEST(test_map_no_data)
+{
+	struct nvmefs_req req;
+	struct ibv_sge sge;
+
+	map_req(&req, 0, NVMEFS_DIR_NONE, NULL, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	assert_null_sgl(&map_cmd.sqe.dptr.sgl);
+	/* PSDT 01b, the rest of the flags kept. */
+	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
+}
+END_TEST
+
+START_TEST(test_map_in_capsule)
+{
+	struct nvmefs_req req;
+	struct ibv_sge sge;
+
+	map_req(&req, 4096, NVMEFS_DIR_TO_CTRL, NULL, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 1);
+	assert_inline_sgl(&map_cmd.sqe.dptr.sgl, 4096);
+	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
+	ck_assert_uint_eq(sge.addr, (uintptr_t)map_buf);
+	ck_assert_uint_eq(sge.length, 4096);
+	ck_assert_uint_eq(sge.lkey, SLOT_LKEY);
+}
+END_TEST
+
+START_TEST(test_map_keyed)
+{
+	struct nvmefs_req req;
+	struct ibv_sge sge;
+
+	/* One byte more than fits in the capsule. */
+	map_req(&req, 4097, NVMEFS_DIR_TO_CTRL, NULL, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 4097, SLOT_RKEY);
+	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
+
+	/* Reads never ride in the capsule, however small. */
+	map_req(&req, 512, NVMEFS_DIR_FROM_CTRL, NULL, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 512, SLOT_RKEY);
+
+	/* The admin queue (inline size 0): a small write is keyed. */
+	map_req(&req, 16, NVMEFS_DIR_TO_CTRL, NULL, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 0, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 16, SLOT_RKEY);
+	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
+}
+END_TEST
+
+START_TEST(test_map_mr_keys)
+{
+	struct nvmefs_mr mr = { .addr = map_buf, .len = sizeof(map_buf), .lkey = 0x1234,
+				.rkey = 0x56789abc };
+	struct nvmefs_req req;
+	struct ibv_sge sge;
+
+	map_req(&req, 512, NVMEFS_DIR_TO_CTRL, &mr, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 1);
+	assert_inline_sgl(&map_cmd.sqe.dptr.sgl, 512);
+	ck_assert_uint_eq(sge.lkey, 0x1234);
+	ck_assert_uint_eq(sge.addr, (uintptr_t)map_buf);
+	ck_assert_uint_eq(sge.length, 512);
+
+	map_req(&req, 8192, NVMEFS_DIR_TO_CTRL, &mr, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 8192, 0x56789abc);
+
+	map_req(&req, 8192, NVMEFS_DIR_FROM_CTRL, &mr, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 8192, 0x56789abc);
+}
+END_TEST
+
+START_TEST(test_map_too_long)
+{
+	struct nvmefs_req req;
+	struct ibv_sge sge;
+
+	/* A keyed SGL's length has 24 bits. */
+	map_req(&req, 1u << 24, NVMEFS_DIR_FROM_CTRL, NULL, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), -EINVAL);
+	assert_msg_has("queue 1: 16777216 bytes do not fit one keyed SGL");
+	map_req(&req, (1u << 24) - 1, NVMEFS_DIR_FROM_CTRL, NULL, &sge);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, (1u << 24) - 1, SLOT_RKEY);
+}
+END_TEST
+
+/* The same decisions through the whole I/O path, on a controller that
+ * takes 4096 bytes of in-capsule data (IOCCSZ 260 16-byte units). */
+START_TEST(test_in_capsule_path)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 260, 0);
+	struct cb_rec rec = { 0 };
+	struct fake_step *d, *w1, *w2, *r;
+	struct nvmefs_ioq *ioq;
+	struct nvmefs_mr *mr;
+	uint8_t *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ck_assert_uint_eq(ctrl->inline_size, 4096);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = reg_buf(ctrl, 16384, 0x5c, &mr);
+
+	d = fake_expect_io(1, nvme_cmd_dsm, 1);
+	w1 = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	w2 = fake_expect_rw(1, nvme_cmd_write, 1, 0, 9, 4608);
+	r = fake_expect_rw(1, nvme_cmd_read, 1, 0, 1, 512);
+	ck_assert_int_eq(nvmefs_ioq_deallocate(ioq, 1, 0, 8, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_write(ioq, 1, 0, 8, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_write(ioq, 1, 0, 9, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 1, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 4);
+	ck_assert_uint_eq(rec.calls, 4);
+	ck_assert_int_eq(rec.status, 0);
+
+	/* The range from its slot, with the slot's lkey. */
+	assert_inline_sgl(&d->seen_sgl, 16);
+	ck_assert_int_eq(d->seen_nr_sge, 1);
+	ck_assert_uint_eq(d->seen_sge_addr, (uintptr_t)d->seen_data);
+	ck_assert_uint_eq(d->seen_sge_len, 16);
+	ck_assert_uint_eq(d->seen_sge_lkey, FAKE_SLOT_LKEY);
+	/* The caller's 4096 bytes, with the registration's lkey. */
+	assert_inline_sgl(&w1->seen_sgl, 4096);
+	ck_assert_int_eq(w1->seen_nr_sge, 1);
+	ck_assert_uint_eq(w1->seen_sge_addr, (uintptr_t)buf);
+	ck_assert_uint_eq(w1->seen_sge_lkey, mr->lkey);
+	/* More than fits, and any read: keyed, the registration's rkey. */
+	assert_keyed(&w2->seen_sgl, buf, 4608, mr->rkey);
+	ck_assert_int_eq(w2->seen_nr_sge, 0);
+	assert_keyed(&r->seen_sgl, buf, 512, mr->rkey);
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Failure                                                                  */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_timeout_fails_ctrl)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 }, b = { 0 }, c = { 0 };
+	struct nvmefs_ioq *q1, *q2;
+	struct fake_step *s;
+	void *buf1, *buf2;
+	int64_t start, took;
+
+	create_ioqs(ctrl, 2, 32, 50);
+	q1 = nvmefs_ctrl_io_queue(ctrl, 0);
+	q2 = nvmefs_ctrl_io_queue(ctrl, 1);
+	buf1 = nvmefs_ioq_buf_get(q1);
+	buf2 = nvmefs_ioq_buf_get(q2);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	s->delivery = FAKE_NO_RESP;
+	s = fake_expect_rw(2, nvme_cmd_read, 1, 8, 8, 4096);
+	s->delivery = FAKE_NO_RESP;
+	ck_assert_int_eq(nvmefs_ioq_read(q1, 1, 0, 8, buf1, on_io, &a), 0);
+	ck_assert_int_eq(nvmefs_ioq_read(q2, 1, 8, 8, buf2, on_io, &b), 0);
+
+	start = now_ms();
+	ck_assert_int_eq(nvmefs_ioq_poll(q1, 5000), -ETIMEDOUT);
+	took = now_ms() - start;
+	ck_assert_int_ge(took, 50);
+	ck_assert_int_lt(took, 2000);
+	assert_msg_has("I/O queue 1 failed");
+	assert_msg_has("within 50 ms");
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, -ETIMEDOUT);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -ETIMEDOUT);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(q1), 0);
+
+	/* The other queue's I/O fails too, at its next poll. */
+	ck_assert_uint_eq(b.calls, 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q2, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(b.calls, 1);
+	ck_assert_int_eq(b.status, -ETIMEDOUT);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(q2), 0);
+
+	/* New I/O is refused at once, without its callback. */
+	ck_assert_int_eq(nvmefs_ioq_read(q1, 1, 0, 8, buf1, on_io, &c), -ETIMEDOUT);
+	assert_msg_has("the controller failed");
+	ck_assert_int_eq(nvmefs_ioq_flush(q2, 1, on_io, &c), -ETIMEDOUT);
+	ck_assert_int_eq(nvmefs_ioq_poll(q1, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(c.calls, 0);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_uint_eq(b.calls, 1);
+	nvmefs_ioq_buf_put(q1, buf1);
+	nvmefs_ioq_buf_put(q2, buf2);
+	disconnect_io(ctrl, 2, true);
+}
+END_TEST
+
+START_TEST(test_timeout_fails_pending)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_8K, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *s;
+	uint8_t *buf;
+
+	/* One slot: the first of three commands goes and is never answered;
+	 * the other two wait for the slot.  The I/O still ends, once. */
+	create_ioqs(ctrl, 1, 2, 50);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(ioq);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 16, 8192);
+	s->delivery = FAKE_NO_RESP;
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 48, buf, on_io, &a), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 3000), -ETIMEDOUT);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, -ETIMEDOUT);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(ioq), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(a.calls, 1);
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+START_TEST(test_timeout_fails_stalled_pending)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_8K, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 }, b = { 0 };
+	struct nvmefs_ioq *q1, *q2;
+	struct fake_step *s;
+	uint8_t *buf1, *buf2;
+	unsigned int k;
+
+	/* Queue 1 (4 entries): A's first three commands complete, but the
+	 * controller reports SQ head 1, as if it had taken none of them, so
+	 * the fourth may not go: A waits with nothing in flight.  When queue
+	 * 2's command times out and fails the controller, A must end too. */
+	create_ioqs(ctrl, 2, 4, 50);
+	q1 = nvmefs_ctrl_io_queue(ctrl, 0);
+	q2 = nvmefs_ctrl_io_queue(ctrl, 1);
+	buf1 = nvmefs_ioq_buf_get(q1);
+	buf2 = nvmefs_ioq_buf_get(q2);
+	for (k = 0; k < 3; k++) {
+		s = fake_expect_rw(1, nvme_cmd_read, 1, k * 16, 16, 8192);
+		s->sq_head = 1;
+	}
+	/* A queue.c that trusts an empty queue to have an empty SQ sends
+	 * the fourth; it is never answered either. */
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 48, 16, 8192);
+	s->hold = true;
+	s->min = 0;
+	ck_assert_int_eq(nvmefs_ioq_read(q1, 1, 0, 64, buf1, on_io, &a), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q1, 0), 0);
+	ck_assert_uint_eq(a.calls, 0);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(q1), 1);
+
+	s = fake_expect_rw(2, nvme_cmd_read, 1, 0, 8, 4096);
+	s->delivery = FAKE_NO_RESP;
+	ck_assert_int_eq(nvmefs_ioq_read(q2, 1, 0, 8, buf2, on_io, &b), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q2, 3000), -ETIMEDOUT);
+	ck_assert_uint_eq(b.calls, 1);
+	ck_assert_int_eq(nvmefs_ioq_poll(q1, 0), -ETIMEDOUT);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, -ETIMEDOUT);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(q1), 0);
+	nvmefs_ioq_buf_put(q1, buf1);
+	nvmefs_ioq_buf_put(q2, buf2);
+	disconnect_io(ctrl, 2, true);
+}
+END_TEST
+
+START_TEST(test_keep_alive_failure_fails_io)
+{
+	/* Keep Alive every KATO/2 = 100 ms; the first is refused. */
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 200);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *ka, *r;
+	int64_t start;
+	void *buf;
+	int ret;
+
+	ka = fake_expect_cmd(nvme_admin_keep_alive);
+	ka->match |= FAKE_M_QID | FAKE_M_LEN;
+	fake_step_status(ka, 0, 0x06, false);	/* Internal Error */
+	fake_float(ka);
+	create_ioqs(ctrl, 1, 32, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(ioq);
+	r = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	r->hold = true;		/* never answered: only the failure ends it */
+	r->min = 0;		/* unless the keep-alive failed first */
+
+	start = now_ms();
+	ret = nvmefs_ioq_read(ioq, 1, 0, 8, buf, on_io, &rec);
+	if (ret == 0) {
+		ck_assert_int_eq(nvmefs_ioq_poll(ioq, 3000), -EIO);
+		ck_assert_uint_eq(rec.calls, 1);
+		ck_assert_int_eq(rec.status, -EIO);
+	} else {
+		/* A slow machine: the keep-alive failed before the read. */
+		ck_assert_int_eq(ret, -EIO);
+		ck_assert_uint_eq(rec.calls, 0);
+	}
+	ck_assert_int_lt(now_ms() - start, 2000);
+	assert_msg_has("keep-alive to " SUBNQN " failed");
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -EIO);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), -EIO);
+	ck_assert_uint_eq(ka->used, 1);
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Synchronous forms                                                        */
+/* ------------------------------------------------------------------------ */
+
+START_TEST(test_sync)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	static const uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	char want[256];
+	struct nvmefs_ioq *ioq;
+	struct fake_step *s;
+	uint8_t *buf, plain[512] = { 0 };
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(ioq);
+
+	/* LBA Out of Range, DNR: the status without DNR, and why. */
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 5, 8, 4096);
+	fake_step_status(s, 0, 0x80, true);
+	ck_assert_int_eq(nvmefs_ioq_read_sync(ioq, 1, 5, 8, buf), 0x80);
+	snprintf(want, sizeof(want), "namespace 1, blocks 5+8: %s",
+		 nvme_status_to_string(0x80, false));
+	assert_msg_has(want);
+
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 6, 1, 512);
+	fake_step_data(s, data, sizeof(data));
+	memset(buf, 0xff, 512);
+	ck_assert_int_eq(nvmefs_ioq_read_sync(ioq, 1, 6, 1, buf), 0);
+	ck_assert_mem_eq(buf, data, sizeof(data));
+	ck_assert_uint_eq(buf[8], 0);
+
+	s = fake_expect_rw(1, nvme_cmd_write, 1, 9, 1, 512);
+	ck_assert_int_eq(nvmefs_ioq_write_sync(ioq, 1, 9, 1, buf), 0);
+	ck_assert_mem_eq(s->captured, data, sizeof(data));
+	ck_assert_int_eq(nvmefs_ioq_write_sync(ioq, 1, 9, 1, plain), -EFAULT);
+
+	fake_expect_io(1, nvme_cmd_flush, 1);
+	ck_assert_int_eq(nvmefs_ioq_flush_sync(ioq, 1), 0);
+	ck_assert_uint_eq(nvmefs_ioq_inflight(ioq), 0);
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+static Suite *io_suite(void)
+{
+	Suite *s = suite_create("io");
+	TCase *tc;
+
+	tc = tcase_create("create");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_create_sequence);
+	tcase_add_test(tc, test_create_granted_fewer);
+	tcase_add_test(tc, test_create_bad_opts);
+	tcase_add_test(tc, test_create_twice_and_again);
+	tcase_add_test(tc, test_create_fails_midway);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("split");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_read_split_mdts);
+	tcase_add_test(tc, test_read_split_error_stops);
+	tcase_add_test(tc, test_read_split_error_waits_for_all);
+	tcase_add_test(tc, test_write_split_4k_blocks);
+	tcase_add_test(tc, test_write_zeroes_split);
+	tcase_add_test(tc, test_deallocate);
+	tcase_add_test(tc, test_flush);
+	tcase_add_test(tc, test_slots_exhausted);
+	tcase_add_test(tc, test_pending_not_overtaken_from_callback);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("memory");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_unregistered_buffer);
+	tcase_add_test(tc, test_registered_keys);
+	tcase_add_test(tc, test_pool);
+	tcase_add_test(tc, test_fd_arm);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("map_data");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_map_no_data);
+	tcase_add_test(tc, test_map_in_capsule);
+	tcase_add_test(tc, test_map_keyed);
+	tcase_add_test(tc, test_map_mr_keys);
+	tcase_add_test(tc, test_map_too_long);
+	tcase_add_test(tc, test_in_capsule_path);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("failure");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_timeout_fails_ctrl);
+	tcase_add_test(tc, test_timeout_fails_pending);
+	tcase_add_test(tc, test_timeout_fails_stalled_pending);
+	tcase_add_test(tc, test_keep_alive_failure_fails_io);
+	tcase_add_test(tc, test_sync);
+	suite_add_tcase(s, tc);
+
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(io_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
