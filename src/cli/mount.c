@@ -41,6 +41,8 @@ struct mount_args {
 	struct nvmefs_fs_opts fs;
 	bool foreground;
 	const char *pidfile;
+	/* on_ready() wrote it: remove it on the way out, whatever the outcome. */
+	bool pidfile_written;
 	char mountpoint[PATH_MAX];
 	/* Options for FUSE, comma-separated, built from -o. */
 	char fuse_options[1024];
@@ -228,8 +230,10 @@ static void on_ready(void *arg)
 	struct mount_args *m = arg;
 	int null;
 
-	if (m->pidfile)
+	if (m->pidfile) {
 		write_pidfile(m->pidfile);
+		m->pidfile_written = true;
+	}
 	syslog(LOG_INFO, "serving %s at %s", m->conn.opts.subnqn, m->mountpoint);
 	if (m->ready_fd < 0)
 		return;
@@ -278,7 +282,7 @@ static int serve(struct mount_args *m)
 		syslog(LOG_ERR, "%.*s", (int)strlen(msg) - 1, msg);
 	}
 	nvmefs_ctrl_disconnect(ctrl);
-	if (m->pidfile && ret == 0)
+	if (m->pidfile_written)
 		unlink(m->pidfile);
 	return ret < 0 ? EXIT_FAIL : EXIT_OK;
 }

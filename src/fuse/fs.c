@@ -33,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -93,6 +95,7 @@ struct freq {
 	uint8_t op;		/* enum fop */
 	uint8_t phase;		/* 0: edges being read, 1: writing */
 	bool busy;		/* owned by an asynchronous operation */
+	bool taken;		/* claimed by take(): freq_put() returns it, not receive() */
 	bool listed;		/* on the worker's retry list */
 	uint64_t off;
 	size_t size;
@@ -115,6 +118,8 @@ struct worker {
 	struct fs *fs;
 	unsigned int idx;
 	pthread_t thread;
+	int epfd;
+	bool fuse_watched;	/* /dev/fuse is in epfd (only while a buffer is free) */
 	struct nvmefs_ioq *q;
 	struct nvmefs_mr *mr;
 	uint8_t *region;
@@ -534,6 +539,7 @@ static struct freq *take(fuse_req_t req, struct ns_file *ns, enum fop op, uint64
 	struct freq *f = cur_freq;
 
 	f->busy = true;
+	f->taken = true;
 	f->req = req;
 	f->ns = ns;
 	f->op = (uint8_t)op;
@@ -1206,14 +1212,17 @@ static bool receive(struct worker *w)
 	w->free = f->next;
 	w->busy++;
 	f->busy = false;
+	f->taken = false;
 	f->start_ns = now_ns();
 	fb.mem = f->buf;
 	fb.size = (size_t)n;
 	cur_freq = f;
 	fuse_session_process_buf(fs->se, &fb);
 	cur_freq = NULL;
-	/* Answered on the spot (lookup, getattr, ...): the buffer is free again. */
-	if (!f->busy) {
+	/* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
+	 * request take() claimed is returned by freq_put(), even when it finished
+	 * before fuse_session_process_buf() returned (a submission that failed). */
+	if (!f->taken) {
 		f->next = w->free;
 		w->free = f;
 		w->busy--;
@@ -1221,19 +1230,30 @@ static bool receive(struct worker *w)
 	return true;
 }
 
+/*
+ * /dev/fuse is shared by every worker: watched with EPOLLEXCLUSIVE, a
+ * request wakes one of them, not all (who would then mostly read EAGAIN).
+ * A worker with no free buffer stops watching, so requests go to the others.
+ */
+static void watch_fuse(struct worker *w, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+	int fd = fuse_session_fd(w->fs->se);
+
+	if (on == w->fuse_watched)
+		return;
+	if (epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, on ? &ev : NULL) == 0)
+		w->fuse_watched = on;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct fs *fs = w->fs;
-	int fuse_fd = fuse_session_fd(fs->se);
 
 	cur_worker = w;
 	while (!atomic_load(&fs->stopping)) {
-		struct pollfd pfd[3] = {
-			{ .fd = fs->stop_fd, .events = POLLIN },
-			{ .fd = nvmefs_ioq_fd(w->q), .events = POLLIN },
-			{ .fd = w->free ? fuse_fd : -1, .events = POLLIN },
-		};
+		struct epoll_event ev[3];
 		bool busy = false;
 
 		if (w->busy && nvmefs_ioq_poll(w->q, 0) > 0)
@@ -1242,20 +1262,27 @@ static void *worker_main(void *arg)
 			run_retries(w);
 			busy = true;
 		}
-		if (w->free && receive(w))
+		/* Take what has queued up, as long as there are buffers for it. */
+		while (w->free && receive(w))
 			busy = true;
+		watch_fuse(w, w->free != NULL);
 		if (busy)
 			continue;
 		/* Nothing to do: sleep until a request, a completion or the end. */
 		if (w->busy && nvmefs_ioq_arm(w->q) > 0)
 			continue;
-		poll(pfd, 3, w->retry_head ? 1 : 1000);
+		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O timeout. */
 	while (w->busy) {
-		if (nvmefs_ioq_poll(w->q, 100) < 0 && !w->busy)
-			break;
+		int ret = nvmefs_ioq_poll(w->q, 100);
+
 		run_retries(w);
+		/* A failed queue has ended all its I/O: what is left waits on nothing. */
+		if (ret < 0 && w->busy) {
+			fs_log("worker %u: %u requests unanswered after the queue failed", w->idx, w->busy);
+			break;
+		}
 	}
 	return NULL;
 }
@@ -1269,6 +1296,23 @@ static void on_signal(int sig)
 	}
 }
 
+/* Say what the buffers need before registering them fails halfway. */
+static int check_memlock(struct fs *fs)
+{
+	size_t need = (size_t)fs->opts.workers * fs->opts.depth * (fs->bufsize + 2 * MAX_LBA_SIZE);
+	struct rlimit rl;
+
+	/* Root may lock memory past the limit (CAP_IPC_LOCK). */
+	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need + (1u << 20))
+		return 0;
+	return fs_error(-ENOMEM, "the request buffers need %zu KiB of locked memory (%u queues x "
+			"--depth %u x max_io %zu KiB), more than RLIMIT_MEMLOCK allows (%llu KiB): "
+			"raise it ('ulimit -l %zu') or use fewer or smaller buffers (-i, --depth, "
+			"-o max_io)", need >> 10, fs->opts.workers, fs->opts.depth, fs->opts.max_io >> 10,
+			(unsigned long long)rl.rlim_cur >> 10, (need >> 10) + 1024);
+}
+
 static int setup_workers(struct fs *fs)
 {
 	size_t per_freq = fs->bufsize + 2 * MAX_LBA_SIZE;
@@ -1277,6 +1321,8 @@ static int setup_workers(struct fs *fs)
 	fs->workers = calloc(fs->opts.workers, sizeof(*fs->workers));
 	if (!fs->workers)
 		return fs_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < fs->opts.workers; i++)
+		fs->workers[i].epfd = -1;
 	for (unsigned int i = 0; i < fs->opts.workers; i++) {
 		struct worker *w = &fs->workers[i];
 		size_t len = per_freq * fs->opts.depth;
@@ -1306,9 +1352,28 @@ static int setup_workers(struct fs *fs)
 	return 0;
 }
 
+/* What every worker sleeps on besides /dev/fuse: the end, and its queue. */
+static int watch_worker_fds(struct fs *fs)
+{
+	for (unsigned int i = 0; i < fs->opts.workers; i++) {
+		struct worker *w = &fs->workers[i];
+		struct epoll_event stop = { .events = EPOLLIN, .data.u32 = 0 };
+		struct epoll_event cq = { .events = EPOLLIN, .data.u32 = 1 };
+
+		w->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fs->stop_fd, &stop) ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, nvmefs_ioq_fd(w->q), &cq))
+			return fs_error(-errno, "setting up epoll for worker %u failed: %s", i,
+					strerror(errno));
+	}
+	return 0;
+}
+
 static void free_workers(struct fs *fs)
 {
 	for (unsigned int i = 0; fs->workers && i < fs->opts.workers; i++) {
+		if (fs->workers[i].epfd >= 0)
+			close(fs->workers[i].epfd);
 		nvmefs_mr_dereg(fs->workers[i].mr);
 		free(fs->workers[i].region);
 		free(fs->workers[i].freqs);
@@ -1376,7 +1441,9 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 		ret = fs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = setup_workers(fs);
+	ret = check_memlock(fs);
+	if (ret == 0)
+		ret = setup_workers(fs);
 	if (ret < 0)
 		goto out;
 
@@ -1401,6 +1468,11 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 		goto out;
 	}
 	fcntl(fuse_session_fd(fs->se), F_SETFL, fcntl(fuse_session_fd(fs->se), F_GETFL) | O_NONBLOCK);
+	ret = watch_worker_fds(fs);
+	if (ret < 0) {
+		fuse_session_unmount(fs->se);
+		goto out;
+	}
 	sig_fs = fs;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

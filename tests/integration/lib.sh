@@ -113,12 +113,14 @@ wait_unmounted() {
 # missing) with nvmefs mount in daemon mode, pidfile DIR.pid; the test fails unless the command
 # succeeds and DIR is then an nvmefs mount.
 nvmefs_mount() {
-	local nqn=$1 dir=$2 out
+	local nqn=$1 dir=$2
 	shift 2
 	mkdir -p "$dir"
 	nvmefs_mounts+=("$dir")
-	out=$("$NVMEFS" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
-		--pidfile "$dir.pid" "$@" "$dir" 2>&1) || fail "nvmefs mount $* $dir failed: $out"
+	# Output to a file, not a pipe: a daemon that kept the pipe open would hang $(...).
+	timeout 60 "$NVMEFS" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
+		--pidfile "$dir.pid" "$@" "$dir" >"$dir.out" 2>&1 ||
+		fail "nvmefs mount $* $dir failed (exit $?): $(cat "$dir.out")"
 	[[ $(findmnt -n -o FSTYPE --mountpoint "$dir") == fuse.nvmefs ]] ||
 		fail "nvmefs mount $* $dir returned 0 but $dir is not an nvmefs mount: $(findmnt "$dir" || true)"
 	[[ -s $dir.pid ]] || fail "nvmefs mount returned but its pidfile $dir.pid is missing or empty"

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# testbed: --ns-size 32M
+# The life of a mount:
+# - daemon mode: 'nvmefs mount --pidfile' returns once the mount is live, the pidfile holds the
+#   live daemon's PID; SIGTERM (with a write in flight) unmounts and removes the pidfile, and every
+#   write that succeeded is on the target; in the foreground (-f), SIGINT unmounts and the command
+#   exits 0;
+# - kill -9 of the daemon leaves a mount on which ls and stat fail at once with "Transport
+#   endpoint is not connected", and fusermount3 -u clears it;
+# - the fstab way: mount -t fuse.nvmefs SUBNQN DIR -o traddr=...,trsvcid=... (mount.fuse3 runs
+#   nvmefs, found in the default PATH), and an /etc/fstab line with _netdev,noauto;
+# - 50 mount/unmount cycles (daemon + fusermount3 -u, -f + fusermount3 -u): afterwards, and after
+#   all of the above, the RDMA resources are back to the baseline and no nvmefs process is left.
+. "$(dirname "$0")/lib.sh"
+require_nvmefs
+trap 'nvmefs_cleanup; rm -f /tmp/life-* /usr/local/bin/nvmefs; sed -i "/nvmefs-fstab/d" /etc/fstab' EXIT
+nqn=${subnqns[0]}
+mnt=/tmp/nvmefs-life
+runs=${NVMEFS_TEST_RUNS:-50}
+mount_args=(-a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn")
+resources() { rdma res show | sed 's/^[0-9]*: //'; }
+nvmefs_procs() { pgrep -x nvmefs | tr '\n' ' ' || true; }
+# io_check DIR: 64 KiB written and read back through DIR/n1.
+io_check() {
+	head -c 65536 /dev/urandom >/tmp/life-w
+	dd if=/tmp/life-w of="$1/n1" bs=64K seek=3 conv=notrunc status=none || fail "writing through $1/n1 failed"
+	dd if="$1/n1" of=/tmp/life-r bs=64K skip=3 count=1 status=none || fail "reading through $1/n1 failed"
+	cmp -s /tmp/life-w /tmp/life-r || fail "data read back through $1/n1 differs"
+}
+
+log "warm up, then take the RDMA resource baseline"
+# The first connections make ib_core fill its per-device CQ pool, which it keeps (users 0 in
+# 'rdma res show cq'); the kernel initiator, used below, adds its own to it.
+for ((i = 0; i < 2; i++)); do
+	nvmefs_mount "$nqn" "$mnt"
+	nvmefs_unmount "$mnt"
+done
+kernel_connect "$nqn" >/dev/null
+kernel_disconnect "$nqn"
+sleep 1
+baseline=$(resources)
+log "baseline: $(tr '\n' ' ' <<<"$baseline")"
+
+log "daemon mode with --pidfile"
+rm -f "$mnt.pid"
+start=$(now_ms)
+nvmefs_mount "$nqn" "$mnt"
+log "nvmefs mount returned after $(($(now_ms) - start)) ms"
+[[ ! -s $mnt.out ]] || fail "nvmefs mount printed something although it succeeded: $(cat "$mnt.out")"
+pid=$(nvmefs_pid "$mnt")
+[[ $pid =~ ^[0-9]+$ ]] || fail "the pidfile holds '$pid', not a PID"
+kill -0 "$pid" 2>/dev/null || fail "the pidfile's PID $pid is not running"
+[[ $(cat "/proc/$pid/comm") == nvmefs ]] || fail "the pidfile's PID $pid is $(cat "/proc/$pid/comm"), not nvmefs"
+io_check "$mnt"
+
+log "SIGTERM, with a write in flight"
+head -c 24M /dev/urandom >/tmp/life-src
+dd if=/tmp/life-src of="$mnt/n1" bs=1M oflag=direct conv=notrunc 2>/tmp/life-dd &
+ddpid=$!
+sleep 0.5
+kill -TERM "$pid"
+start=$(now_ms)
+wait_unmounted "$mnt" 10000 || fail "$mnt is still mounted 10 s after SIGTERM to the daemon"
+wait_gone "$pid" 10000 || fail "the daemon still runs 10 s after SIGTERM"
+log "SIGTERM: unmounted and exited in $(($(now_ms) - start)) ms"
+[[ ! -e $mnt.pid ]] || fail "the daemon exited after SIGTERM but left its pidfile"
+wait "$ddpid" || true
+# Every write dd saw succeed is on the target.
+done_mib=$(sed -n 's/^\([0-9]*\)+0 records out$/\1/p' /tmp/life-dd)
+[[ -n $done_mib ]] || fail "cannot tell how much dd wrote before SIGTERM: $(cat /tmp/life-dd)"
+log "dd had written $done_mib MiB when the mount went away: $(grep -v records /tmp/life-dd | head -n 1)"
+if ((done_mib > 0)); then
+	dev=$(kernel_connect "$nqn")
+	cmp -n $((done_mib << 20)) /tmp/life-src "$dev" >/dev/null ||
+		fail "of the $done_mib MiB whose writes succeeded before SIGTERM, the kernel initiator reads other data: $(cmp -n $((done_mib << 20)) /tmp/life-src "$dev" 2>&1)"
+	kernel_disconnect "$nqn"
+fi
+
+log "foreground (-f) and SIGINT"
+"$NVMEFS" mount "${mount_args[@]}" -f "$mnt" 2>/tmp/life-fg &
+fgpid=$!
+for ((t = 0; t < 300; t++)); do
+	mountpoint -q "$mnt" && break
+	kill -0 "$fgpid" 2>/dev/null || fail "nvmefs mount -f exited before mounting: $(cat /tmp/life-fg)"
+	sleep 0.1
+done
+mountpoint -q "$mnt" || fail "nvmefs mount -f did not mount $mnt within 30 s: $(cat /tmp/life-fg)"
+io_check "$mnt"
+kill -INT "$fgpid"
+rc=0
+timeout 15 tail --pid="$fgpid" -f /dev/null || fail "nvmefs mount -f still runs 15 s after SIGINT"
+wait "$fgpid" || rc=$?
+((rc == 0)) || fail "nvmefs mount -f exited $rc after SIGINT, not 0: $(cat /tmp/life-fg)"
+! mountpoint -q "$mnt" || fail "nvmefs mount -f exited after SIGINT but $mnt is still mounted"
+
+log "kill -9 of the daemon"
+nvmefs_mount "$nqn" "$mnt"
+pid=$(nvmefs_pid "$mnt")
+kill -KILL "$pid"
+wait_gone "$pid" 5000 || fail "the daemon survived kill -9"
+for cmd in "stat $mnt/n1" "ls $mnt" "stat -f $mnt"; do
+	start=$(now_ms)
+	# shellcheck disable=SC2086 # the command's words
+	out=$(timeout 10 $cmd 2>&1) && fail "'$cmd' succeeded on the mount of a killed daemon: $out"
+	elapsed=$(($(now_ms) - start))
+	[[ $out == *"Transport endpoint is not connected"* ]] || fail "'$cmd' on the mount of a killed daemon failed, but not with ENOTCONN: $out"
+	((elapsed < 5000)) || fail "'$cmd' on the mount of a killed daemon took $elapsed ms to fail"
+done
+fusermount3 -u "$mnt" || fail "fusermount3 -u of the dead mount failed"
+! mountpoint -q "$mnt" || fail "$mnt is still a mount point after fusermount3 -u"
+rm -f "$mnt.pid"
+nvmefs_mount "$nqn" "$mnt"
+io_check "$mnt"
+nvmefs_unmount "$mnt"
+
+log "mount -t fuse.nvmefs through mount.fuse3"
+fmnt=/tmp/nvmefs-fstab
+mkdir -p "$fmnt"
+nvmefs_mounts+=("$fmnt")
+command -v mount.fuse3 >/dev/null || fail "mount.fuse3 is missing in the testbed"
+# mount(8) removes PATH from the environment of its helpers (util-linux sanitize_env), so the
+# /bin/sh that mount.fuse3 runs 'nvmefs ...' with looks in the default PATH only: the build's
+# nvmefs goes where 'make install' would put it (the guest's /usr is a throwaway overlay).
+[[ ! -e /usr/local/bin/nvmefs ]] || fail "/usr/local/bin/nvmefs exists: the test would not run the build's nvmefs"
+ln -s "$NVMEFS" /usr/local/bin/nvmefs
+out=$(timeout 60 mount -t fuse.nvmefs "$nqn" "$fmnt" -o "traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID" 2>&1) ||
+	fail "mount -t fuse.nvmefs $nqn $fmnt -o traddr=...,trsvcid=... failed: $out"
+[[ $(findmnt -n -o FSTYPE,SOURCE --mountpoint "$fmnt") == "fuse.nvmefs nvmefs:$nqn" ]] ||
+	fail "after mount -t fuse.nvmefs, $fmnt is: $(findmnt "$fmnt" || echo 'not a mount point')"
+io_check "$fmnt"
+umount "$fmnt" || fail "umount $fmnt failed"
+for ((t = 0; t < 100; t++)); do [[ -z $(nvmefs_procs) ]] && break; sleep 0.1; done
+[[ -z $(nvmefs_procs) ]] || fail "nvmefs processes ($(nvmefs_procs)) still run 10 s after umount $fmnt"
+
+log "an /etc/fstab line"
+echo "$nqn $fmnt fuse.nvmefs traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,nr_io_queues=1,_netdev,noauto 0 0" >>/etc/fstab
+out=$(timeout 60 mount "$fmnt" 2>&1) || fail "mount $fmnt (from /etc/fstab) failed: $out"
+[[ $(jq .io_queues "$fmnt/info") == 1 ]] || fail "the fstab option nr_io_queues=1 was not applied: info says io_queues $(jq .io_queues "$fmnt/info")"
+io_check "$fmnt"
+umount "$fmnt" || fail "umount $fmnt failed"
+for ((t = 0; t < 100; t++)); do [[ -z $(nvmefs_procs) ]] && break; sleep 0.1; done
+
+log "$runs mount/unmount cycles"
+start=$(now_ms)
+for ((i = 1; i <= runs; i++)); do
+	if ((i % 2)); then
+		nvmefs_mount "$nqn" "$mnt"
+		dd if="$mnt/n1" of=/dev/null bs=4k count=1 status=none || fail "cycle $i: reading $mnt/n1 failed"
+		nvmefs_unmount "$mnt"
+	else
+		"$NVMEFS" mount "${mount_args[@]}" -f "$mnt" 2>/tmp/life-fg &
+		fgpid=$!
+		for ((t = 0; t < 300; t++)); do
+			mountpoint -q "$mnt" && break
+			kill -0 "$fgpid" 2>/dev/null || fail "cycle $i: nvmefs mount -f exited before mounting: $(cat /tmp/life-fg)"
+			sleep 0.05
+		done
+		dd if="$mnt/n1" of=/dev/null bs=4k count=1 status=none || fail "cycle $i: reading $mnt/n1 failed"
+		fusermount3 -u "$mnt" || fail "cycle $i: fusermount3 -u $mnt failed"
+		rc=0
+		timeout 30 tail --pid="$fgpid" -f /dev/null || fail "cycle $i: nvmefs mount -f still runs 30 s after fusermount3 -u"
+		wait "$fgpid" || rc=$?
+		((rc == 0)) || fail "cycle $i: nvmefs mount -f exited $rc after fusermount3 -u: $(cat /tmp/life-fg)"
+	fi
+	((i % 10)) || log "$i cycles, $((($(now_ms) - start) / i)) ms each"
+done
+
+log "nothing left behind"
+[[ -z $(nvmefs_procs) ]] || fail "nvmefs processes are left: $(nvmefs_procs)"
+! grep -q fuse.nvmefs /proc/mounts || fail "nvmefs mounts are left: $(grep fuse.nvmefs /proc/mounts)"
+# The target releases a queue asynchronously after the disconnect.
+for ((t = 0; t < 100; t++)); do
+	[[ $(resources) == "$baseline" ]] && break
+	sleep 0.2
+done
+[[ $(resources) == "$baseline" ]] ||
+	fail "after all this, the RDMA resources are '$(resources | tr '\n' ' ')', not the baseline '$(tr '\n' ' ' <<<"$baseline")'; CQs: $(rdma res show cq | tr '\n' '|')"
+echo "PASS: daemon, pidfile, SIGTERM, SIGINT, kill -9, fstab and $runs mount cycles; nothing leaked"
