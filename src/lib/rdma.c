@@ -47,6 +47,12 @@ struct rdma_ctrl {
 	struct ibv_pd *pd;
 };
 
+/* A request slot's send, kept until it is posted. */
+struct rdma_send {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[2];
+};
+
 struct rdma_queue {
 	struct rdma_event_channel *ech;
 	struct rdma_cm_id *id;
@@ -63,6 +69,13 @@ struct rdma_queue {
 	struct ibv_mr *capsule_mr;
 	struct ibv_mr *rsp_mr;
 	struct ibv_mr *data_mr;
+	/*
+	 * Sends submitted and not yet posted.  Soft-RoCE rings its doorbell
+	 * with a system call per ibv_post_send(): the sends that completion
+	 * callbacks submit while one poll drains the CQ go out in one post.
+	 */
+	struct rdma_send *sends;
+	struct ibv_send_wr *post_head, *post_tail;
 };
 
 static const char *where(const struct nvmefs_queue *q)
@@ -328,7 +341,8 @@ static int alloc_buffers(struct nvmefs_queue *q, struct ibv_pd *pd, uint32_t dat
 	int ret;
 
 	rq->data_len = (size_t)q->nr_reqs * data_slot_size;
-	if (posix_memalign((void **)&rq->capsules, page, capsules_len) ||
+	rq->sends = calloc(q->nr_reqs, sizeof(*rq->sends));
+	if (!rq->sends || posix_memalign((void **)&rq->capsules, page, capsules_len) ||
 	    posix_memalign((void **)&rq->rsps, page, rsps_len) ||
 	    (rq->data_len && posix_memalign((void **)&rq->data, page, rq->data_len)))
 		return nvmefs_error(-ENOMEM, "out of memory for the buffers of queue %u", q->qid);
@@ -440,6 +454,7 @@ static void rdma_queue_destroy(struct nvmefs_queue *q)
 	free(rq->data);
 	free(rq->rsps);
 	free(rq->capsules);
+	free(rq->sends);
 	free(rq);
 	q->tp = NULL;
 }
@@ -570,19 +585,7 @@ int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t 
 static int rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 {
 	struct rdma_queue *rq = q->tp;
-	struct ibv_sge sge[2] = { {
-		.addr = (uintptr_t)req->cmd,
-		.length = sizeof(union nvmefs_cmd),
-		.lkey = rq->capsule_mr->lkey,
-	} };
-	struct ibv_send_wr wr = {
-		.wr_id = (uintptr_t)req,
-		.sg_list = sge,
-		.num_sge = 1,
-		.opcode = IBV_WR_SEND,
-		.send_flags = IBV_SEND_SIGNALED,
-	};
-	struct ibv_send_wr *bad;
+	struct rdma_send *s = &rq->sends[req->slot];
 	int ret;
 
 	if (req->len && !req->mr) {
@@ -592,15 +595,45 @@ static int rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 			return nvmefs_error(-EINVAL, "queue %u: data of a command is outside the queue's "
 					    "registered buffers", q->qid);
 	}
+	s->sge[0] = (struct ibv_sge){
+		.addr = (uintptr_t)req->cmd,
+		.length = sizeof(union nvmefs_cmd),
+		.lkey = rq->capsule_mr->lkey,
+	};
+	s->wr = (struct ibv_send_wr){
+		.wr_id = (uintptr_t)req,
+		.sg_list = s->sge,
+		.num_sge = 1,
+		.opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
 	ret = nvmefs_rdma_map_data(req, q->qid ? q->ctrl->inline_size : 0,
 				   rq->data_mr ? rq->data_mr->lkey : 0,
-				   rq->data_mr ? rq->data_mr->rkey : 0, &sge[1]);
+				   rq->data_mr ? rq->data_mr->rkey : 0, &s->sge[1]);
 	if (ret < 0)
 		return ret;
-	wr.num_sge += ret;
-	ret = ibv_post_send(rq->id->qp, &wr, &bad);
+	s->wr.num_sge += ret;
+	if (rq->post_tail)
+		rq->post_tail->next = &s->wr;
+	else
+		rq->post_head = &s->wr;
+	rq->post_tail = &s->wr;
+	return 0;
+}
+
+/* Posts the sends submitted since the last post, in one call. */
+static int kick(struct nvmefs_queue *q)
+{
+	struct rdma_queue *rq = q->tp;
+	struct ibv_send_wr *bad;
+	int ret;
+
+	if (!rq->post_head)
+		return 0;
+	ret = ibv_post_send(rq->id->qp, rq->post_head, &bad);
+	rq->post_head = rq->post_tail = NULL;
 	if (ret)
-		return nvmefs_error(-ret, "queue %u: posting a send failed: %s", q->qid, strerror(ret));
+		return nvmefs_error(-ret, "queue %u: posting sends failed: %s", q->qid, strerror(ret));
 	return 0;
 }
 
@@ -702,7 +735,17 @@ static int rdma_process(struct nvmefs_queue *q, int timeout_ms)
 	};
 	int n, ret;
 
+	/* What was submitted since the last call goes out before we wait,
+	 * and what the callbacks submit while draining goes out after. */
+	ret = kick(q);
+	if (ret < 0)
+		return ret;
 	n = drain(q);
+	if (n < 0)
+		return n;
+	ret = kick(q);
+	if (ret < 0)
+		return ret;
 	if (n != 0 || timeout_ms == 0)
 		return n;
 	/* Sleep in the kernel until the CQ has something: an idle queue
@@ -710,8 +753,12 @@ static int rdma_process(struct nvmefs_queue *q, int timeout_ms)
 	if (ibv_req_notify_cq(rq->cq, 0))
 		return nvmefs_error(-EIO, "queue %u: arming the completion queue failed", q->qid);
 	n = drain(q);
-	if (n != 0)
+	if (n < 0)
 		return n;
+	if (n > 0) {
+		ret = kick(q);
+		return ret < 0 ? ret : n;
+	}
 	do
 		ret = poll(pfd, 2, timeout_ms);
 	while (ret < 0 && errno == EINTR);
@@ -727,7 +774,11 @@ static int rdma_process(struct nvmefs_queue *q, int timeout_ms)
 	}
 	if (pfd[0].revents)
 		consume_cq_events(rq);
-	return drain(q);
+	n = drain(q);
+	if (n < 0)
+		return n;
+	ret = kick(q);
+	return ret < 0 ? ret : n;
 }
 
 static int rdma_queue_fd(struct nvmefs_queue *q)
@@ -741,11 +792,20 @@ static int rdma_queue_arm(struct nvmefs_queue *q)
 {
 	struct rdma_queue *rq = q->tp;
 
+	int n, ret;
+
+	ret = kick(q);
+	if (ret < 0)
+		return ret;
 	consume_cq_events(rq);
 	if (ibv_req_notify_cq(rq->cq, 0))
 		return nvmefs_error(-EIO, "queue %u: arming the completion queue failed", q->qid);
 	/* What completed before the arm raises no event: take it now. */
-	return drain(q);
+	n = drain(q);
+	if (n < 0)
+		return n;
+	ret = kick(q);
+	return ret < 0 ? ret : n;
 }
 
 static int rdma_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
