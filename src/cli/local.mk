@@ -6,8 +6,8 @@ bin_PROGRAMS += src/cli/nvmefs
 # The formatters need libnvme's types and string tables but not libnvmefs,
 # so the unit test builds them on their own.
 CLI_OUTPUT_SOURCES = \
-	src/cli/json.c \
-	src/cli/json.h \
+	src/cli/output_json.c \
+	src/cli/output_json.h \
 	src/cli/output.c \
 	src/cli/output.h
 
@@ -15,11 +15,11 @@ src_cli_nvmefs_SOURCES = \
 	$(CLI_OUTPUT_SOURCES) \
 	src/cli/cli.h \
 	src/cli/main.c \
-	src/cli/connect_opts.c \
+	src/cli/opts_connect.c \
 	src/cli/discover.c \
 	src/cli/identify.c \
-	src/cli/histogram.c \
-	src/cli/histogram.h \
+	src/cli/util_histogram.c \
+	src/cli/util_histogram.h \
 	src/cli/perf.c \
 	src/cli/mount.c \
 	src/fuse/fs.c \

@@ -27,7 +27,7 @@
 #include <nvme/types.h>
 #include <nvme/util.h>
 
-#include "json.h"
+#include "output_json.h"
 #include "output.h"
 
 int output_format_parse(const char *name, enum output_format *fmt)

@@ -29,8 +29,8 @@
 #include <nvme/util.h>
 
 #include "cli.h"
-#include "histogram.h"
-#include "json.h"
+#include "util_histogram.h"
+#include "output_json.h"
 
 static const char *const cmd = "perf";
 

@@ -46,8 +46,8 @@
 #include <nvme/util.h>
 
 #include "fs.h"
-#include "../cli/histogram.h"
-#include "../cli/json.h"
+#include "../cli/util_histogram.h"
+#include "../cli/output_json.h"
 
 #define INO_INFO 2
 #define INO_STATS 3

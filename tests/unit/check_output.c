@@ -23,7 +23,7 @@
 #include <check.h>
 #include <nvme/types.h>
 
-#include "../../src/cli/json.h"
+#include "../../src/cli/output_json.h"
 #include "../../src/cli/output.h"
 
 #ifndef TEST_DATA_DIR

@@ -10,8 +10,8 @@
  * is an array element or the top-level value.  The writer adds no newline
  * after the top-level value (nvme-cli prints one itself).
  */
-#ifndef NVMEFS_CLI_JSON_H
-#define NVMEFS_CLI_JSON_H
+#ifndef NVMEFS_CLI_OUTPUT_JSON_H
+#define NVMEFS_CLI_OUTPUT_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -58,4 +58,4 @@ void json_uint128(struct json *j, const char *key, const uint8_t le[16]);
 const char *json_u128_str(const uint8_t le[16], const char *sep,
 			  char buf[JSON_U128_STRLEN]);
 
-#endif /* NVMEFS_CLI_JSON_H */
+#endif /* NVMEFS_CLI_OUTPUT_JSON_H */
