@@ -55,6 +55,9 @@ int next_option(int argc, char **argv, const char *optstring,
 /* Unsigned decimal (or 0x hexadecimal) in [@min, @max], nothing else. */
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value);
 
+/* A size as fio and dd users write it (4096, 4k, 128K, 1m, 1G, 1GiB) in [@min, @max]. */
+int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value);
+
 /* ------------------------------------------------------------------------ */
 /* Connect options shared by every command that talks to a target          */
 /* ------------------------------------------------------------------------ */

@@ -93,25 +93,6 @@ static void help(void)
 	       HELP_HELP);
 }
 
-static int parse_size_opt(const char *s, uint64_t *v)
-{
-	char *end;
-	unsigned long long n;
-
-	errno = 0;
-	n = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	if (*end == 'k' || *end == 'K')
-		n <<= 10, end++;
-	else if (*end == 'm' || *end == 'M')
-		n <<= 20, end++;
-	if (*end)
-		return -EINVAL;
-	*v = n;
-	return 0;
-}
-
 static int add_fuse_option(struct mount_args *m, const char *opt)
 {
 	size_t len = strlen(m->fuse_options);
@@ -168,7 +149,7 @@ static int mount_option(struct mount_args *m, char *opt)
 		return EXIT_OK;
 	}
 	if (!strcmp(opt, "max_io")) {
-		if (!value || parse_size_opt(value, &v) || v < 4096 || v > (1u << 20) || v % 4096)
+		if (!value || parse_size(value, 4096, 1u << 20, &v) || v % 4096)
 			return usage_error(cmd, "-o max_io=%s: give a multiple of 4k from 4k to 1M",
 					   value ? value : "");
 		m->fs.max_io = v;

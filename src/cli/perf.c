@@ -657,38 +657,6 @@ static void help(void)
 	       HELP_HELP);
 }
 
-/* Sizes as fio and dd users write them: 4096, 4k, 128K, 1m, 1G. */
-static int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value)
-{
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	v <<= shift;
-	if (v < min || v > max)
-		return -ERANGE;
-	*value = v;
-	return 0;
-}
-
 int cmd_perf(int argc, char **argv)
 {
 	static const struct option longopts[] = {

@@ -41,14 +41,6 @@ static int copy_opt(char *dst, size_t size, const char *src, const char *what)
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
@@ -60,7 +52,7 @@ static void sleep_ms(unsigned int ms)
 static int wait_csts(struct nvmefs_ctrl *ctrl, uint32_t mask, uint32_t want,
 		     unsigned int timeout_ms, const char *what)
 {
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = nvmefs_now_ms() + timeout_ms;
 	unsigned int pause = 1;
 	uint64_t csts;
 	int ret;
@@ -75,7 +67,7 @@ static int wait_csts(struct nvmefs_ctrl *ctrl, uint32_t mask, uint32_t want,
 					    ctrl->subnqn, nvmefs_ctrl_where(ctrl), what);
 		if ((csts & mask) == want)
 			return 0;
-		if (now_ms() >= deadline)
+		if (nvmefs_now_ms() >= deadline)
 			return nvmefs_error(-ETIMEDOUT, "the controller of %s at %s was not done %s "
 					    "within %u ms (CSTS %#llx): the target is stuck; check it",
 					    ctrl->subnqn, nvmefs_ctrl_where(ctrl), what, timeout_ms,

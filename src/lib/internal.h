@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <nvme/types.h>
 
@@ -195,6 +196,15 @@ struct nvmefs_ctrl {
 
 /* Mark the controller failed (the first failure wins) and say why. */
 void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
+
+/* The monotonic clock in milliseconds: deadlines and keep-alive. */
+static inline int64_t nvmefs_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 /* error.c: the calling thread's message for nvmefs_errmsg(). */
 __attribute__((format(printf, 1, 2)))

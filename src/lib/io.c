@@ -76,14 +76,6 @@ struct nvmefs_ioq {
 	unsigned int nr_free_bufs;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void nvmefs_io_opts_init(struct nvmefs_io_opts *opts)
 {
 	memset(opts, 0, sizeof(*opts));
@@ -497,7 +489,7 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 {
 	const struct nvmefs_transport_ops *ops = ioq->ctrl->ops;
 	unsigned int before = ioq->completed;
-	int64_t start = timeout_ms > 0 ? now_ms() : 0;
+	int64_t start = timeout_ms > 0 ? nvmefs_now_ms() : 0;
 	int ret, failed;
 
 	for (;;) {
@@ -511,7 +503,7 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 			/* Sleep in slices, to notice timeouts and a failed controller. */
 			wait = 100;
 			if (timeout_ms > 0) {
-				int64_t left = start + timeout_ms - now_ms();
+				int64_t left = start + timeout_ms - nvmefs_now_ms();
 
 				wait = left < wait ? (int)left : wait;
 			}
@@ -523,11 +515,11 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 			continue;
 		}
 		if (ioq->q.timeout_ms)
-			check_timeouts(ioq, now_ms());
+			check_timeouts(ioq, nvmefs_now_ms());
 		pump_pending(ioq);
 		if (ioq->completed != before || timeout_ms == 0 || !ioq->q.nr_inflight)
 			break;
-		if (timeout_ms > 0 && now_ms() - start >= timeout_ms)
+		if (timeout_ms > 0 && nvmefs_now_ms() - start >= timeout_ms)
 			break;
 	}
 	return (int)(ioq->completed - before);

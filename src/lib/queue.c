@@ -92,14 +92,6 @@ void nvmefs_req_put(struct nvmefs_req *req)
 	q->free_head = req->slot;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void req_finish(struct nvmefs_req *req)
 {
 	if (req->wait || !req->inflight)
@@ -130,7 +122,7 @@ int nvmefs_req_submit(struct nvmefs_req *req)
 	req->wait = NVMEFS_REQ_WAIT_SEND | NVMEFS_REQ_WAIT_RESP;
 	req->inflight = true;
 	if (q->timeout_ms)
-		req->deadline_ms = now_ms() + q->timeout_ms;
+		req->deadline_ms = nvmefs_now_ms() + q->timeout_ms;
 	q->nr_inflight++;
 	ret = q->ctrl->ops->submit(q, req);
 	if (ret < 0) {
@@ -195,14 +187,14 @@ void nvmefs_queue_fail(struct nvmefs_queue *q, int err)
 int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms)
 {
 	struct nvmefs_queue *q = req->q;
-	int64_t deadline = now_ms() + timeout_ms;
+	int64_t deadline = nvmefs_now_ms() + timeout_ms;
 	int ret;
 
 	ret = nvmefs_req_submit(req);
 	if (ret < 0)
 		return ret;
 	while (req->inflight) {
-		int64_t left = deadline - now_ms();
+		int64_t left = deadline - nvmefs_now_ms();
 
 		if (left <= 0) {
 			nvmefs_set_error("queue %u: the controller did not complete the command within %u ms: "
