@@ -14,6 +14,7 @@
 #include <nvmefs/nvmefs.h>
 
 #include "output.h"
+#include "util_parse.h"
 
 /* Exit statuses, the same for every command (and in the man pages). */
 enum {
@@ -52,11 +53,7 @@ int usage_error(const char *cmd, const char *fmt, ...)
 int next_option(int argc, char **argv, const char *optstring,
 		const struct option *longopts);
 
-/* Unsigned decimal (or 0x hexadecimal) in [@min, @max], nothing else. */
-int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value);
 
-/* A size as fio and dd users write it (4096, 4k, 128K, 1m, 1G, 1GiB) in [@min, @max]. */
-int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value);
 
 /* ------------------------------------------------------------------------ */
 /* Connect options shared by every command that talks to a target          */

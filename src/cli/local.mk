@@ -20,6 +20,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/identify.c \
 	src/cli/util_histogram.c \
 	src/cli/util_histogram.h \
+	src/cli/util_parse.c \
+	src/cli/util_parse.h \
 	src/cli/perf.c \
 	src/cli/mount.c \
 	src/fuse/fs.c \

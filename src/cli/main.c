@@ -5,7 +5,6 @@
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <locale.h>
 #include <stdarg.h>
@@ -109,27 +108,6 @@ int next_option(int argc, char **argv, const char *optstring,
 	return opt;
 }
 
-int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value)
-{
-	int base = 10;
-	char *end;
-	unsigned long long v;
-
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
-		base = 16;
-		s += 2;
-	}
-	/* strtoull() would take a sign or leading blanks. */
-	if (base == 16 ? !isxdigit((unsigned char)*s) : !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, base);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*value = v;
-	return 0;
-}
-
 int finish_output(const char *cmd, int status)
 {
 	if (fflush(stdout) || ferror(stdout)) {
@@ -182,38 +160,6 @@ static int cmd_help(int argc, char **argv)
 	args[2] = NULL;
 	optind = 1;
 	return c->fn(2, args);
-}
-
-/* Sizes as fio and dd users write them: 4096, 4k, 128K, 1m, 1G. */
-int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value)
-{
-	char *end;
-	unsigned long long v;
-	unsigned int shift = 0;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	case 't': case 'T': shift = 40; end++; break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	v <<= shift;
-	if (v < min || v > max)
-		return -ERANGE;
-	*value = v;
-	return 0;
 }
 
 int main(int argc, char **argv)

@@ -170,14 +170,6 @@ struct worker {
 static atomic_bool stop;
 static atomic_bool interrupted;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static int submit(struct slot *s);
 
 static void io_done(void *arg, int status)
@@ -186,7 +178,7 @@ static void io_done(void *arg, int status)
 	struct worker *w = s->w;
 	const struct perf_args *a = w->a;
 
-	hist_add(&w->hist, now_ns() - s->start_ns);
+	hist_add(&w->hist, hist_now_ns() - s->start_ns);
 	s->busy = false;
 	if (status) {
 		if (!w->errors++)
@@ -240,7 +232,7 @@ static int submit(struct slot *s)
 		     (a->rw == WL_RANDRW && xorshift64(&w->rng) % 100 < a->mix);
 	if (!s->is_read && a->verify)
 		verify_fill(s->buf, a->bs, 1u << w->lba_shift, s->offset, w->seed++);
-	s->start_ns = now_ns();
+	s->start_ns = hist_now_ns();
 	s->busy = true;
 	if (s->is_read)
 		ret = nvmefs_ioq_read(w->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
@@ -324,7 +316,7 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, ui
 		w->q = nvmefs_ctrl_io_queue(ctrl, t);
 		w->lba_shift = lba_shift;
 		w->prefill = prefill;
-		w->rng = 0x2545f4914f6cdd1dull ^ ((uint64_t)(t + 1) << 32) ^ now_ns();
+		w->rng = 0x2545f4914f6cdd1dull ^ ((uint64_t)(t + 1) << 32) ^ hist_now_ns();
 		w->seed = (uint64_t)(t + 1) << 48 | (prefill ? 0 : 1ull << 40);
 		/* Sequential workloads (and the prefill) split the region between
 		 * the queues; random ones roam all of it. */
@@ -373,7 +365,7 @@ static void free_workers(const struct perf_args *a, struct worker *workers)
 static int run_workers(const struct perf_args *a, struct worker *workers, unsigned int seconds,
 		       double *elapsed)
 {
-	uint64_t start = now_ns(), last_ios = 0;
+	uint64_t start = hist_now_ns(), last_ios = 0;
 	unsigned int t, tick = 0;
 
 	atomic_store(&stop, atomic_load(&interrupted));
@@ -391,7 +383,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 	while (seconds && !atomic_load(&stop)) {
 		uint64_t ios = 0;
 
-		usleep(1000000 - (unsigned int)((now_ns() - start) / 1000 % 1000000));
+		usleep(1000000 - (unsigned int)((hist_now_ns() - start) / 1000 % 1000000));
 		tick++;
 		for (t = 0; t < a->queues; t++)
 			ios += atomic_load_explicit(&workers[t].ios, memory_order_relaxed);
@@ -403,7 +395,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 	}
 	for (t = 0; t < a->queues; t++)
 		pthread_join(workers[t].thread, NULL);
-	*elapsed = (double)(now_ns() - start) / 1e9;
+	*elapsed = (double)(hist_now_ns() - start) / 1e9;
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 #define HIST_SUB_BITS 4
 #define HIST_SUB (1u << HIST_SUB_BITS)
@@ -19,6 +20,15 @@ struct histogram {
 	atomic_uint_fast64_t count[HIST_BUCKETS];
 	atomic_uint_fast64_t n, sum, min, max;
 };
+
+/* The monotonic clock in nanoseconds, what latencies are measured with. */
+static inline uint64_t hist_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 void hist_add(struct histogram *h, uint64_t v);
 /* Adds @h's samples to @into (a private copy nobody else writes). */

@@ -189,14 +189,6 @@ const char *nvmefs_fs_errmsg(void)
 static _Thread_local struct freq *cur_freq;
 static struct fs *sig_fs;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 __attribute__((format(printf, 1, 2)))
 static void fs_log(const char *fmt, ...)
 {
@@ -306,7 +298,7 @@ static void count_done(struct worker *w, struct freq *f)
 {
 	struct queue_stats *s = &w->stats;
 
-	hist_add(&s->lat, now_ns() - f->start_ns);
+	hist_add(&s->lat, hist_now_ns() - f->start_ns);
 	if (f->error) {
 		atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
 		return;
@@ -1213,7 +1205,7 @@ static bool receive(struct worker *w)
 	w->busy++;
 	f->busy = false;
 	f->taken = false;
-	f->start_ns = now_ns();
+	f->start_ns = hist_now_ns();
 	fb.mem = f->buf;
 	fb.size = (size_t)n;
 	cur_freq = f;

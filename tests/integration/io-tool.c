@@ -45,6 +45,8 @@
 
 #include <nvmefs/nvmefs.h>
 
+#include "../../src/cli/util_parse.h"
+
 #define MAX_CHUNK (2u << 20)
 #define CYCLE_BYTES (1u << 20)
 
@@ -97,47 +99,6 @@ static const char *status_str(int status)
 /* ---------------------------------------------------------------------- */
 
 /* 4096, 4k, 1M, 64MiB. */
-static int parse_size(const char *s, uint64_t *value)
-{
-	unsigned long long v;
-	unsigned int shift = 0;
-	char *end;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || end == s)
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	if (*end || (shift && v > (UINT64_MAX >> shift)))
-		return -EINVAL;
-	*value = (uint64_t)v << shift;
-	return 0;
-}
-
-static int parse_uint(const char *s, unsigned long long min, unsigned long long max,
-		      unsigned long long *value)
-{
-	unsigned long long v;
-	char *end;
-
-	if (!*s || *s == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || v < min || v > max)
-		return -EINVAL;
-	*value = v;
-	return 0;
-}
-
 /* splitmix64: a seed of 0 is as good as any other. */
 static uint64_t rng_next(uint64_t *s)
 {
@@ -254,7 +215,7 @@ static int cmd_range(const struct args *a, bool dealloc, int argc, char **argv)
 
 	if (argc != 2)
 		return usage("%s takes OFFSET LENGTH", what);
-	if (parse_size(argv[0], &offset) || parse_size(argv[1], &len))
+	if (parse_size(argv[0], 0, UINT64_MAX, &offset) || parse_size(argv[1], 0, UINT64_MAX, &len))
 		return usage("%s: '%s %s' is not OFFSET LENGTH in bytes (K, M, G suffixes)", what,
 			     argv[0], argv[1]);
 	if (session_open(a, 1, 8, &s))
@@ -560,7 +521,7 @@ static int cmd_image(const struct args *a, bool is_write, int argc, char **argv)
 	const char *image;
 	struct nvmefs_mr *mr = NULL;
 	struct session s = { 0 };
-	unsigned long long seed;
+	uint64_t seed;
 	uint64_t len = 0;
 	uint8_t *buf = NULL;
 	struct stat st;
@@ -569,9 +530,9 @@ static int cmd_image(const struct args *a, bool is_write, int argc, char **argv)
 	if (argc < 2 || argc > (is_write ? 2 : 3))
 		return usage(is_write ? "write takes IMAGE SEED" : "read takes IMAGE SEED [LENGTH]");
 	image = argv[0];
-	if (parse_uint(argv[1], 0, ULLONG_MAX, &seed))
+	if (parse_uint(argv[1], 0, UINT64_MAX, &seed))
 		return usage("%s: SEED '%s' is not a number", what, argv[1]);
-	if (argc == 3 && (parse_size(argv[2], &len) || !len))
+	if (argc == 3 && (parse_size(argv[2], 0, UINT64_MAX, &len) || !len))
 		return usage("%s: LENGTH '%s' is not a size in bytes (K, M, G suffixes)", what,
 			     argv[2]);
 	if (is_write || argc == 2) {
@@ -718,7 +679,7 @@ static int one_cycle(const struct args *a, unsigned int i, uint64_t *rng)
 
 static int cmd_cycles(const struct args *a, int argc, char **argv)
 {
-	unsigned long long n;
+	uint64_t n;
 	uint64_t rng = 42;
 	int before, after_first = -1, after;
 
@@ -743,7 +704,7 @@ static int cmd_cycles(const struct args *a, int argc, char **argv)
 	if (after > after_first) {
 		list_fds();
 		return failf("the open file descriptors grew from %d after the first cycle to %d "
-			     "after %llu cycles: the library leaks descriptors", after_first, after, n);
+			     "after %" PRIu64 " cycles: the library leaks descriptors", after_first, after, n);
 	}
 	return 0;
 }
@@ -799,7 +760,7 @@ int main(int argc, char **argv)
 	};
 	struct args a = { .nsid = 1, .queues = 2, .qd = 8,
 			  .io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS };
-	unsigned long long v;
+	uint64_t v;
 	const char *command;
 	int opt;
 

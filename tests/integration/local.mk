@@ -3,7 +3,7 @@
 
 # Drives the library's I/O API for the tests; built by 'make check', not installed.
 check_PROGRAMS += tests/integration/io-tool
-tests_integration_io_tool_SOURCES = tests/integration/io-tool.c
+tests_integration_io_tool_SOURCES = tests/integration/io-tool.c src/cli/util_parse.c src/cli/util_parse.h
 tests_integration_io_tool_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
 tests_integration_io_tool_LDADD = $(LIBNVMEFS_LDADD)
 

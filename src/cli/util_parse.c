@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Numbers and sizes from the command line, strictly: no sign, no blanks,
+ * nothing after the number but a size suffix.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "util_parse.h"
+
+int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value)
+{
+	int base = 10;
+	char *end;
+	unsigned long long v;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	/* strtoull() would take a sign or leading blanks. */
+	if (base == 16 ? !isxdigit((unsigned char)*s) : !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*value = v;
+	return 0;
+}
+
+/* Sizes as fio and dd users write them: 4096, 4k, 128K, 1m, 1G. */
+int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value)
+{
+	char *end;
+	unsigned long long v;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	case 't': case 'T': shift = 40; end++; break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || (shift && v > (UINT64_MAX >> shift)))
+		return -EINVAL;
+	v <<= shift;
+	if (v < min || v > max)
+		return -ERANGE;
+	*value = v;
+	return 0;
+}
