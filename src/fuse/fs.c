@@ -1260,8 +1260,10 @@ static void *worker_main(void *arg)
 		watch_fuse(w, w->free != NULL);
 		if (busy)
 			continue;
-		/* Nothing to do: sleep until a request, a completion or the end. */
-		if (w->busy && nvmefs_ioq_arm(w->q) > 0)
+		/* Nothing to do: sleep until a request, a completion or the end.  Arm
+		 * even when idle: arming also takes the completion channel's pending
+		 * event, which would otherwise keep epoll_wait() returning at once. */
+		if (nvmefs_ioq_arm(w->q) > 0)
 			continue;
 		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
 	}

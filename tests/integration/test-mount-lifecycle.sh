@@ -4,7 +4,7 @@
 # - daemon mode: 'nvmefs mount --pidfile' returns once the mount is live, the pidfile holds the
 #   live daemon's PID; SIGTERM (with a write in flight) unmounts and removes the pidfile, and every
 #   write that succeeded is on the target; in the foreground (-f), SIGINT unmounts and the command
-#   exits 0;
+#   exits 0; idle after I/O, the daemon sleeps rather than using CPU;
 # - kill -9 of the daemon leaves a mount on which ls and stat fail at once with "Transport
 #   endpoint is not connected", and fusermount3 -u clears it;
 # - the fstab way: mount -t fuse.nvmefs SUBNQN DIR -o traddr=...,trsvcid=... (mount.fuse3 runs
@@ -52,6 +52,18 @@ pid=$(nvmefs_pid "$mnt")
 kill -0 "$pid" 2>/dev/null || fail "the pidfile's PID $pid is not running"
 [[ $(cat "/proc/$pid/comm") == nvmefs ]] || fail "the pidfile's PID $pid is $(cat "/proc/$pid/comm"), not nvmefs"
 io_check "$mnt"
+
+log "an idle mount sleeps"
+# After I/O, the workers wait for the next request; a completion event left pending once made
+# them spin a whole CPU.  Over 3 s idle, the daemon may use a few ticks (keep-alive), not 10%.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+sleep 1
+t0=$(cpu_ticks "$pid")
+sleep 3
+ticks=$(($(cpu_ticks "$pid") - t0))
+hz=$(getconf CLK_TCK)
+log "the idle daemon used $ticks ticks of $((3 * hz)) in 3 s"
+((ticks * 10 < 3 * hz)) || fail "the idle nvmefs daemon used $ticks clock ticks in 3 s (at $hz a second): it spins instead of sleeping"
 
 log "SIGTERM, with a write in flight"
 head -c 24M /dev/urandom >/tmp/life-src
