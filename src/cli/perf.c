@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,6 +42,7 @@ enum {
 	OPT_BS,
 	OPT_QD,
 	OPT_QUEUES,
+	OPT_THREADS,
 	OPT_TIME,
 	OPT_SIZE,
 	OPT_OFFSET,
@@ -60,6 +62,7 @@ struct perf_args {
 	uint32_t bs;
 	unsigned int qd;
 	unsigned int queues;
+	unsigned int threads;	/* each drives queues t, t + threads, ... */
 	unsigned int queue_size;
 	unsigned int seconds;
 	uint64_t size;		/* 0: to the end of the namespace */
@@ -136,8 +139,12 @@ static uint32_t verify_check(const uint8_t *buf, uint32_t len, uint32_t block, u
 
 struct worker;
 
+/* What one thread polls without its wait turning into a scan. */
+#define MAX_QUEUES_PER_THREAD 16
+
 struct slot {
 	struct worker *w;
+	struct nvmefs_ioq *q;
 	uint8_t *buf;
 	uint64_t offset;
 	uint64_t start_ns;
@@ -147,10 +154,13 @@ struct slot {
 
 struct worker {
 	const struct perf_args *a;
-	struct nvmefs_ioq *q;
-	unsigned int idx;
+	/* The thread's I/Os go round-robin over its queues: rxe serializes the
+	 * work of one queue pair, so one thread gains from spreading its depth. */
+	struct nvmefs_ioq **queues;
+	unsigned int nr_queues;
 	pthread_t thread;
 	struct slot *slots;
+	unsigned int nr_slots;
 	uint64_t rng;
 	uint64_t seq_next, seq_begin, seq_end;
 	uint64_t seed;
@@ -235,9 +245,9 @@ static int submit(struct slot *s)
 	s->start_ns = hist_now_ns();
 	s->busy = true;
 	if (s->is_read)
-		ret = nvmefs_ioq_read(w->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
+		ret = nvmefs_ioq_read(s->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
 	else
-		ret = nvmefs_ioq_write(w->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
+		ret = nvmefs_ioq_write(s->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
 	if (ret < 0) {
 		s->busy = false;
 		if (w->prefill || a->rw == WL_READ || a->rw == WL_WRITE)
@@ -248,6 +258,51 @@ static int submit(struct slot *s)
 	return ret;
 }
 
+/* Sleeps until one of the worker's queues has completions (or 100 ms pass),
+ * in the verbs pattern: arm every queue, take what completed meanwhile, and
+ * only then wait on their descriptors.  Returns completions or -errno. */
+static int wait_queues(struct worker *w)
+{
+	struct pollfd pfd[MAX_QUEUES_PER_THREAD];
+	int n = 0, ret;
+
+	for (unsigned int k = 0; k < w->nr_queues; k++) {
+		ret = nvmefs_ioq_arm(w->queues[k]);
+		if (ret < 0)
+			return ret;
+		n += ret;
+		pfd[k] = (struct pollfd){ .fd = nvmefs_ioq_fd(w->queues[k]), .events = POLLIN };
+	}
+	if (n)
+		return n;
+	if (poll(pfd, w->nr_queues, 100) < 0 && errno != EINTR) {
+		snprintf(w->error, sizeof(w->error), "waiting for completions failed: %s",
+			 strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Takes the completions of the worker's queues, sleeping for them in event
+ * mode.  Returns their number or -errno. */
+static int poll_queues(struct worker *w)
+{
+	const struct perf_args *a = w->a;
+	int n = 0, ret;
+
+	if (w->nr_queues == 1)
+		return nvmefs_ioq_poll(w->queues[0], a->event_mode ? 100 : 0);
+	for (unsigned int k = 0; k < w->nr_queues; k++) {
+		ret = nvmefs_ioq_poll(w->queues[k], 0);
+		if (ret < 0)
+			return ret;
+		n += ret;
+	}
+	if (n || !a->event_mode)
+		return n;
+	return wait_queues(w);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -255,13 +310,13 @@ static void *worker_main(void *arg)
 	bool draining = false;
 	unsigned int i;
 
-	for (i = 0; i < a->qd; i++)
+	for (i = 0; i < w->nr_slots; i++)
 		submit(&w->slots[i]);
 	for (;;) {
 		unsigned int busy = 0;
 		int ret;
 
-		ret = nvmefs_ioq_poll(w->q, a->event_mode ? 100 : 0);
+		ret = poll_queues(w);
 		/* A poller that found nothing lets runnable work have the CPU:
 		 * with soft-RoCE that work is the very I/O it waits for. */
 		if (ret == 0 && !a->event_mode)
@@ -275,7 +330,7 @@ static void *worker_main(void *arg)
 		if (w->error[0])
 			atomic_store(&stop, true);
 		draining = draining || atomic_load_explicit(&stop, memory_order_relaxed) || w->error[0];
-		for (i = 0; i < a->qd; i++) {
+		for (i = 0; i < w->nr_slots; i++) {
 			if (!w->slots[i].busy && !draining)
 				submit(&w->slots[i]);
 			busy += w->slots[i].busy;
@@ -305,42 +360,52 @@ static double cpu_seconds(const struct timeval *tv)
 static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, uint32_t lba_shift,
 			 struct worker *workers, bool prefill)
 {
-	uint64_t slice = a->size / a->queues / a->bs * a->bs;
+	uint64_t slice = a->size / a->threads / a->bs * a->bs;
 
-	for (unsigned int t = 0; t < a->queues; t++) {
+	for (unsigned int t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];
 
 		memset(w, 0, sizeof(*w));
 		w->a = a;
-		w->idx = t;
-		w->q = nvmefs_ctrl_io_queue(ctrl, t);
+		w->nr_queues = (a->queues - t + a->threads - 1) / a->threads;
+		w->nr_slots = w->nr_queues * a->qd;
+		w->queues = calloc(w->nr_queues, sizeof(*w->queues));
+		if (!w->queues) {
+			fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
+			return -ENOMEM;
+		}
+		for (unsigned int k = 0; k < w->nr_queues; k++)
+			w->queues[k] = nvmefs_ctrl_io_queue(ctrl, t + k * a->threads);
 		w->lba_shift = lba_shift;
 		w->prefill = prefill;
 		w->rng = 0x2545f4914f6cdd1dull ^ ((uint64_t)(t + 1) << 32) ^ hist_now_ns();
 		w->seed = (uint64_t)(t + 1) << 48 | (prefill ? 0 : 1ull << 40);
 		/* Sequential workloads (and the prefill) split the region between
-		 * the queues; random ones roam all of it. */
+		 * the threads; random ones roam all of it. */
 		if (prefill || a->rw == WL_READ || a->rw == WL_WRITE) {
 			w->seq_begin = a->offset + t * slice;
-			w->seq_end = t + 1 == a->queues ? a->offset + a->size / a->bs * a->bs
+			w->seq_end = t + 1 == a->threads ? a->offset + a->size / a->bs * a->bs
 							: w->seq_begin + slice;
 		} else {
 			w->seq_begin = a->offset;
 			w->seq_end = a->offset + a->size / a->bs * a->bs;
 		}
 		w->seq_next = w->seq_begin;
-		w->slots = calloc(a->qd, sizeof(*w->slots));
+		w->slots = calloc(w->nr_slots, sizeof(*w->slots));
 		w->scratch = malloc(1u << lba_shift);
 		if (!w->slots || !w->scratch) {
 			fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
 			return -ENOMEM;
 		}
-		for (unsigned int i = 0; i < a->qd; i++) {
-			w->slots[i].w = w;
-			w->slots[i].buf = nvmefs_ioq_buf_get(w->q);
-			if (!w->slots[i].buf) {
-				fprintf(stderr, "nvmefs %s: queue %u has fewer pool buffers than --qd\n",
-					cmd, t);
+		for (unsigned int i = 0; i < w->nr_slots; i++) {
+			struct slot *s = &w->slots[i];
+
+			s->w = w;
+			s->q = w->queues[i % w->nr_queues];
+			s->buf = nvmefs_ioq_buf_get(s->q);
+			if (!s->buf) {
+				fprintf(stderr, "nvmefs %s: an I/O queue has fewer pool buffers than --qd\n",
+					cmd);
 				return -ENOMEM;
 			}
 		}
@@ -350,13 +415,15 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, ui
 
 static void free_workers(const struct perf_args *a, struct worker *workers)
 {
-	for (unsigned int t = 0; t < a->queues; t++) {
+	for (unsigned int t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];
 
-		for (unsigned int i = 0; w->slots && i < a->qd; i++)
-			nvmefs_ioq_buf_put(w->q, w->slots[i].buf);
+		for (unsigned int i = 0; w->slots && i < w->nr_slots; i++)
+			if (w->slots[i].buf)
+				nvmefs_ioq_buf_put(w->slots[i].q, w->slots[i].buf);
 		free(w->slots);
 		free(w->scratch);
+		free(w->queues);
 	}
 }
 
@@ -369,7 +436,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 	unsigned int t, tick = 0;
 
 	atomic_store(&stop, atomic_load(&interrupted));
-	for (t = 0; t < a->queues; t++) {
+	for (t = 0; t < a->threads; t++) {
 		int ret = pthread_create(&workers[t].thread, NULL, worker_main, &workers[t]);
 
 		if (ret) {
@@ -385,7 +452,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 
 		usleep(1000000 - (unsigned int)((hist_now_ns() - start) / 1000 % 1000000));
 		tick++;
-		for (t = 0; t < a->queues; t++)
+		for (t = 0; t < a->threads; t++)
 			ios += atomic_load_explicit(&workers[t].ios, memory_order_relaxed);
 		fprintf(stderr, "[%4us] %10" PRIu64 " IOPS %9.1f MiB/s\n", tick, ios - last_ios,
 			(double)(ios - last_ios) * a->bs / (1 << 20));
@@ -393,7 +460,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 		if (tick >= seconds)
 			atomic_store(&stop, true);
 	}
-	for (t = 0; t < a->queues; t++)
+	for (t = 0; t < a->threads; t++)
 		pthread_join(workers[t].thread, NULL);
 	*elapsed = (double)(hist_now_ns() - start) / 1e9;
 	return 0;
@@ -413,7 +480,7 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
 		return;
 	}
-	for (t = 0; t < a->queues; t++) {
+	for (t = 0; t < a->threads; t++) {
 		hist_merge(h, &workers[t].hist);
 		ios += atomic_load(&workers[t].ios);
 		errors += workers[t].errors;
@@ -437,6 +504,7 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_uint(&j, "bs", a->bs);
 		json_uint(&j, "qd", a->qd);
 		json_uint(&j, "queues", a->queues);
+		json_uint(&j, "threads", a->threads);
 		json_uint(&j, "offset", a->offset);
 		json_uint(&j, "size", a->size);
 		json_string(&j, "mode", a->event_mode ? "event" : "poll");
@@ -466,9 +534,9 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_object_end(&j);
 		putchar('\n');
 	} else {
-		printf("%s: %s, bs %u, qd %u, %u queue%s, %.1f s, namespace %u of %s\n", cmd,
-		       workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
-		       elapsed, a->nsid, subnqn);
+		printf("%s: %s, bs %u, qd %u, %u queue%s, %u thread%s, %.1f s, namespace %u of %s\n",
+		       cmd, workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
+		       a->threads, a->threads == 1 ? "" : "s", elapsed, a->nsid, subnqn);
 		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
 		       ios, errors);
 		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, hist_min(h) / 1000.0,
@@ -537,13 +605,13 @@ static int run(struct perf_args *a)
 	}
 	if (!a->size)
 		a->size = ns.nlb * ns.lba_size - a->offset;
-	if (a->size < (uint64_t)a->bs * a->queues) {
+	if (a->size < (uint64_t)a->bs * a->threads) {
 		fprintf(stderr, "nvmefs %s: the region of %" PRIu64 " bytes is smaller than one --bs "
-			"per queue\n", cmd, a->size);
+			"per thread\n", cmd, a->size);
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	workers = calloc(a->queues, sizeof(*workers));
+	workers = calloc(a->threads, sizeof(*workers));
 	if (!workers) {
 		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
 		goto out;
@@ -559,7 +627,7 @@ static int run(struct perf_args *a)
 		if (setup_workers(&fill, ctrl, lba_shift, workers, true) < 0 ||
 		    run_workers(&fill, workers, 0, &elapsed) < 0)
 			goto out;
-		for (t = 0; t < a->queues; t++) {
+		for (t = 0; t < a->threads; t++) {
 			if (workers[t].error[0] || workers[t].errors) {
 				fprintf(stderr, "nvmefs %s: writing the region for --verify failed: %s\n", cmd,
 					workers[t].error[0] ? workers[t].error
@@ -583,21 +651,21 @@ static int run(struct perf_args *a)
 	       cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
 	       cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime));
 	ret = EXIT_OK;
-	for (t = 0; t < a->queues; t++) {
+	for (t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];
 
 		if (w->error[0]) {
-			fprintf(stderr, "nvmefs %s: queue %u: %s\n", cmd, t, w->error);
+			fprintf(stderr, "nvmefs %s: thread %u: %s\n", cmd, t, w->error);
 			ret = EXIT_FAIL;
 		} else if (w->errors) {
-			fprintf(stderr, "nvmefs %s: queue %u: %" PRIu64 " I/Os failed, the first with: %s\n",
+			fprintf(stderr, "nvmefs %s: thread %u: %" PRIu64 " I/Os failed, the first with: %s\n",
 				cmd, t, w->errors, w->first_status > 0
 				? nvme_status_to_string(w->first_status, false)
 				: strerror(-w->first_status));
 			ret = EXIT_FAIL;
 		}
 		if (w->mismatches) {
-			fprintf(stderr, "nvmefs %s: queue %u: --verify found %" PRIu64 " bad blocks, the "
+			fprintf(stderr, "nvmefs %s: thread %u: --verify found %" PRIu64 " bad blocks, the "
 				"first at byte %" PRIu64 ": data read differs from data written\n",
 				cmd, t, w->mismatches, w->first_mismatch);
 			ret = EXIT_FAIL;
@@ -619,12 +687,13 @@ out:
 static void help(void)
 {
 	printf("Usage: nvmefs perf -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID] [--rw=WORKLOAD]\n"
-	       "                   [--bs=SIZE] [--qd=N] [--queues=N] [--time=SEC] [--verify] ...\n"
+	       "                   [--bs=SIZE] [--qd=N] [--queues=N] [--threads=N] [--time=SEC]\n"
+	       "                   [--verify] ...\n"
 	       "\n"
 	       "Drive namespace NSID of subsystem SUBNQN with a workload over N I/O queues (one\n"
-	       "thread each, each keeping --qd I/Os in flight from registered buffers), print a\n"
-	       "progress line each second on stderr, then IOPS, bandwidth, CPU time and latency\n"
-	       "percentiles.\n"
+	       "thread each unless --threads says fewer, each queue keeping --qd I/Os in flight\n"
+	       "from registered buffers), print a progress line each second on stderr, then\n"
+	       "IOPS, bandwidth, CPU time and latency percentiles.\n"
 	       "\n"
 	       "Options:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
@@ -634,7 +703,9 @@ static void help(void)
 	       "      --mix=PCT             reads in percent of randrw (default 50)\n"
 	       "      --bs=SIZE             bytes per I/O, K/M suffixes (default 4k)\n"
 	       "      --qd=N                I/Os in flight per queue (default 32)\n"
-	       "      --queues=N            I/O queues, one thread each (default 1)\n"
+	       "      --queues=N            I/O queues (default 1)\n"
+	       "      --threads=N           threads driving them, each spreading its I/Os over\n"
+	       "                            every N-th queue (default: one per queue)\n"
 	       "  -Q, --queue-size=N        entries per I/O queue (default 128, or --qd + 1)\n"
 	       "      --time=SEC            how long to run (default 10)\n"
 	       "      --size=SIZE           bytes of the namespace to use (default: to its end)\n"
@@ -660,6 +731,7 @@ int cmd_perf(int argc, char **argv)
 		{ "bs", required_argument, NULL, OPT_BS },
 		{ "qd", required_argument, NULL, OPT_QD },
 		{ "queues", required_argument, NULL, OPT_QUEUES },
+		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "queue-size", required_argument, NULL, 'Q' },
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "size", required_argument, NULL, OPT_SIZE },
@@ -727,6 +799,12 @@ int cmd_perf(int argc, char **argv)
 						   optarg);
 			a.queues = (unsigned int)v;
 			break;
+		case OPT_THREADS:
+			if (parse_uint(optarg, 1, 256, &v))
+				return usage_error(cmd, "--threads '%s' is not a number of threads from 1 "
+						   "to 256", optarg);
+			a.threads = (unsigned int)v;
+			break;
 		case 'Q':
 			if (parse_uint(optarg, 2, 4096, &v))
 				return usage_error(cmd, "-Q/--queue-size '%s' is not a queue size from 2 to "
@@ -774,6 +852,16 @@ int cmd_perf(int argc, char **argv)
 	if (!a.conn.opts.subnqn)
 		return usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn "
 				   "('nvmefs discover' lists them)");
+	if (!a.threads)
+		a.threads = a.queues;
+	if (a.threads > a.queues)
+		return usage_error(cmd, "--threads %u is more than the %u queue%s: a queue is driven "
+				   "by one thread; raise --queues or lower --threads", a.threads,
+				   a.queues, a.queues == 1 ? "" : "s");
+	if ((a.queues + a.threads - 1) / a.threads > MAX_QUEUES_PER_THREAD)
+		return usage_error(cmd, "--queues %u over --threads %u gives a thread more than %u "
+				   "queues: raise --threads", a.queues, a.threads,
+				   MAX_QUEUES_PER_THREAD);
 	if (a.queue_size && a.qd >= a.queue_size)
 		return usage_error(cmd, "--qd %u needs a queue of more than %u entries: raise "
 				   "-Q/--queue-size or lower --qd", a.qd, a.qd);

@@ -1,22 +1,23 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): in one testbed boot, on the same namespace, fio (libaio, O_DIRECT) on the
-# kernel initiator's block device against `nvmefs perf` and against fio through the file that
-# `nvmefs mount` serves, for the workloads of doc/PERFORMANCE.md.  Prints one table; ratios to the
-# kernel are what count (everything in the guest is emulated).
+# Benchmark (not a test): in one testbed boot, on the same namespace, fio (libaio, O_DIRECT, one
+# job) on the kernel initiator's block device against `nvmefs perf` (one thread, the same total
+# depth on one queue, then spread over --spread queues) and against the same fio job on the file
+# that `nvmefs mount` serves, for the workloads of doc/PERFORMANCE.md.  Prints three tables (IOPS,
+# MiB/s, mean latency); ratios to the kernel are what count (everything in the guest is emulated).
 #
-#   tests/bench/vs-kernel.sh [--time SEC] [--runs N]
-# nvmefs perf polls for the queue-depth-1 latency row and sleeps on events for the others.
-#
-# Run from the build tree after `make`.
+#   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES]
+# Each cell is the best of N runs.  nvmefs perf polls at queue depth 1 and sleeps on completion
+# events at higher depths.  Run from the build tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 runs=1
+time_s=10 runs=1 spread=4
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
-	-h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--spread) spread=$2; shift 2 ;;
+	-h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -24,22 +25,19 @@ done
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
 	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
-		bash "$0" --time "$time_s" --runs "$runs"
+		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread"
 fi
 
 nvmefs=$top/src/cli/nvmefs
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 addr=$NVMEFS_TEST_TRADDR
-# name rw bs qd [queues]: the total depth qd is split over nvmefs perf's queues; fio (one job on
-# the kernel's block device or the FUSE file) always keeps qd in flight.
+# name rw bs qd: qd is the total depth, for fio and for nvmefs perf alike.
 workloads=(
 	"4k-randread-qd1 randread 4k 1"
 	"4k-randread-qd32 randread 4k 32"
 	"4k-randwrite-qd32 randwrite 4k 32"
 	"128k-read-qd16 read 128k 16"
 	"128k-write-qd16 write 128k 16"
-	"4k-randread-qd32/2q randread 4k 32 2"
-	"128k-read-qd16/2q read 128k 16 2"
 )
 
 nvme connect -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" >/dev/null
@@ -65,32 +63,60 @@ fio_run() { # file rw bs qd -> "iops mibs lat_us"
 		--randrepeat=0 | jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end)
 			| "\(.iops) \(.bw / 1024) \(.lat_ns.mean / 1000)"'
 }
-nvmefs_run() { # rw bs qd queues: poll for latency at depth 1, events for throughput
+nvmefs_run() { # rw bs qd queues: one thread, qd in flight over the queues
 	local mode=event
 	(($3 == 1)) && mode=poll
 	"$nvmefs" perf -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" \
-		--qd=$(($3 / $4)) --queues="$4" --time="$time_s" --mode="$mode" -o json 2>/dev/null |
-		jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
+		--qd=$(($3 / $4)) --queues="$4" --threads=1 --time="$time_s" --mode="$mode" -o json \
+		2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
 }
 best() { sort -n -k1,1 | tail -n 1; }
 
-printf '%-18s | %8s %8s %6s %8s %6s | %7s %7s %6s %7s %6s | %7s %7s %6s %7s %6s\n' workload \
-	"k IOPS" "perf" "ratio" "fuse" "ratio" "k MiB/s" "perf" "ratio" "fuse" "ratio" \
-	"k lat" "perf" "ratio" "fuse" "ratio"
+# Runs alternate between the initiators, so that a slow spell of the emulator is not all one's.
+declare -A res
 for w in "${workloads[@]}"; do
-	read -r name rw bs qd queues <<<"$w"
-	k=$(for ((r = 0; r < runs; r++)); do fio_run "$dev" "$rw" "$bs" "$qd"; done | best)
-	n=$(for ((r = 0; r < runs; r++)); do nvmefs_run "$rw" "$bs" "$qd" "${queues:-1}"; done | best)
-	f=$(for ((r = 0; r < runs; r++)); do fio_run "$mnt/n1" "$rw" "$bs" "$qd"; done | best)
-	read -r ki kb kl <<<"$k"
-	read -r ni nb nl <<<"$n"
-	read -r fi fb fl <<<"$f"
-	awk -v name="$name" -v ki="$ki" -v kb="$kb" -v kl="$kl" -v ni="$ni" -v nb="$nb" -v nl="$nl" \
-		-v fi="$fi" -v fb="$fb" -v fl="$fl" 'BEGIN {
-		printf "%-18s | %8.0f %8.0f %5.2fx %8.0f %5.2fx | %7.1f %7.1f %5.2fx %7.1f %5.2fx | %7.0f %7.0f %5.2fx %7.0f %5.2fx\n",
-			name, ki, ni, ni / ki, fi, fi / ki, kb, nb, nb / kb, fb, fb / kb, kl, nl, nl / kl, fl, fl / kl }'
+	read -r name rw bs qd <<<"$w"
+	k= p1= pn= f=
+	spreads=$((qd >= spread && qd % spread == 0))
+	for ((r = 0; r < runs; r++)); do
+		k+=$(fio_run "$dev" "$rw" "$bs" "$qd")$'\n'
+		p1+=$(nvmefs_run "$rw" "$bs" "$qd" 1)$'\n'
+		((spreads)) && pn+=$(nvmefs_run "$rw" "$bs" "$qd" "$spread")$'\n'
+		f+=$(fio_run "$mnt/n1" "$rw" "$bs" "$qd")$'\n'
+	done
+	res[$name k]=$(best <<<"$k")
+	res[$name p1]=$(best <<<"$p1")
+	res[$name pn]=-
+	((spreads)) && res[$name pn]=$(best <<<"$pn")
+	res[$name f]=$(best <<<"$f")
 done
-echo "k: fio on the kernel initiator's block device; perf: nvmefs perf (--mode poll at qd 1, event"
-echo "otherwise; /2q: the same total depth over 2 queues); fuse: fio on the nvmefs mount's file n1"
-echo "(2 workers).  Ratios are to the kernel; IOPS and MiB/s higher is better,"
-echo "latency (mean, us) lower is better.  ${time_s}s per run, best of $runs."
+
+# table TITLE FIELD FORMAT: FIELD 1 IOPS, 2 MiB/s, 3 mean latency (us)
+table() {
+	printf '\n%-18s | %9s | %9s %6s | %9s %6s | %9s %6s\n' "$1" kernel perf ratio \
+		"perf/${spread}q" ratio fuse ratio
+	for w in "${workloads[@]}"; do
+		read -r name _ <<<"$w"
+		awk -v name="$name" -v f="$2" -v fmt="$3" -v k="${res[$name k]}" -v p1="${res[$name p1]}" \
+			-v pn="${res[$name pn]}" -v fu="${res[$name f]}" 'function cell(v, kv) {
+				if (v == "-") return sprintf(" %9s %6s", "-", "")
+				split(v, a, " ")
+				return sprintf(" " fmt " %5.2fx", a[f], a[f] / kv)
+			}
+			BEGIN {
+				split(k, ka, " ")
+				printf "%-18s | " fmt " |%s |%s |%s\n", name, ka[f], cell(p1, ka[f]),
+					cell(pn, ka[f]), cell(fu, ka[f])
+			}'
+	done
+}
+table IOPS 1 '%9.0f'
+table MiB/s 2 '%9.1f'
+table 'mean latency, us' 3 '%9.0f'
+echo
+echo "kernel: fio (libaio, O_DIRECT, one job) on the kernel initiator's block device (its 2 I/O"
+echo "queues); perf: nvmefs perf, one thread, the whole depth on one queue; perf/${spread}q: one thread,"
+echo "the same total depth spread over $spread queues; fuse: the fio job on the nvmefs mount's file n1"
+echo "(2 workers and queues).  nvmefs perf polls at depth 1, sleeps on events otherwise.  Ratios"
+echo "are to the kernel: for IOPS and MiB/s higher is better, for latency lower.  ${time_s}s per"
+echo "run, best of $runs."

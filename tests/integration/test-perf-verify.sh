@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 64M
-# nvmefs perf --verify checks every block it reads against what it wrote: on 1, 2 and 4 queues, with
-# random and sequential mixes, it finds no mismatch and no error.  And the check really bites: a
+# nvmefs perf --verify checks every block it reads against what it wrote: on 1, 2 and 4 queues,
+# with a thread per queue or one thread over several, with random and sequential mixes, it finds
+# no mismatch and no error.  And the check really bites: a
 # block overwritten behind perf's back (on the target's backing null_blk device) while a
 # read-only verify run is going makes perf report the mismatch at that block and exit 1.
 . "$(dirname "$0")/lib.sh"
@@ -33,6 +34,9 @@ clean_run 2 read 64k
 clean_run 2 write 4k
 clean_run 4 randrw 64k --mix 30
 clean_run 4 randread 4k --qd 16
+# One thread spreading its I/Os over 4 queues: each queue's completions reach their own slots.
+clean_run 4 randrw 4k --threads 1 --qd 8
+clean_run 3 write 64k --threads 2 --qd 4
 
 log "corrupt a block during a read-only verify run"
 # One queue, so the first mismatch perf names is the block we overwrite.  4 MiB of 4 KiB blocks
@@ -57,4 +61,4 @@ grep -q "verify found [0-9]* bad blocks, the first at byte $offset:" /tmp/pv-err
 jq -e '.verify.mismatches > 0 and .errors == 0' /tmp/pv-out >/dev/null ||
 	fail "perf's JSON does not count the mismatches: $(cat /tmp/pv-out)"
 log "$(grep 'bad blocks' /tmp/pv-err)"
-echo "PASS: perf --verify clean on 1, 2 and 4 queues; a block corrupted on the target is caught (exit 1)"
+echo "PASS: perf --verify clean on 1, 2 and 4 queues, with threads driving one queue or several; a block corrupted on the target is caught (exit 1)"
