@@ -139,7 +139,7 @@ static uint32_t verify_check(const uint8_t *buf, uint32_t len, uint32_t block, u
 
 struct worker;
 
-/* What one thread polls without its wait turning into a scan. */
+/* A thread's queues share one poll() set, kept on its stack. */
 #define MAX_QUEUES_PER_THREAD 16
 
 struct slot {
