@@ -68,3 +68,16 @@ tests_unit_san_check_output_SOURCES = $(tests_unit_check_output_SOURCES)
 tests_unit_san_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_output_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
+
+# The command-line parsers need nothing but themselves.
+check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
+UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
+
+tests_unit_check_parse_SOURCES = tests/unit/check_parse.c src/cli/util_parse.c src/cli/util_parse.h
+tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parse_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_parse_SOURCES = $(tests_unit_check_parse_SOURCES)
+tests_unit_san_check_parse_CFLAGS = $(tests_unit_check_parse_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_parse_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_parse_LDADD = $(CHECK_LIBS)

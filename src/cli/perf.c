@@ -43,6 +43,7 @@ enum {
 	OPT_QD,
 	OPT_QUEUES,
 	OPT_THREADS,
+	OPT_CPUS,
 	OPT_TIME,
 	OPT_SIZE,
 	OPT_OFFSET,
@@ -50,6 +51,9 @@ enum {
 	OPT_MODE,
 	OPT_IO_TIMEOUT,
 };
+
+/* --threads is at most 256, so more CPUs than that would go unused. */
+#define MAX_CPUS 256
 
 enum workload { WL_READ, WL_WRITE, WL_RANDREAD, WL_RANDWRITE, WL_RANDRW };
 static const char *const workload_names[] = { "read", "write", "randread", "randwrite", "randrw" };
@@ -63,6 +67,9 @@ struct perf_args {
 	unsigned int qd;
 	unsigned int queues;
 	unsigned int threads;	/* each drives queues t, t + threads, ... */
+	const char *cpus_arg;	/* --cpus as given, for the report */
+	unsigned int cpus[MAX_CPUS];	/* thread t runs on cpus[t % nr_cpus] */
+	unsigned int nr_cpus;	/* 0: wherever the scheduler puts it */
 	unsigned int queue_size;
 	unsigned int seconds;
 	uint64_t size;		/* 0: to the end of the namespace */
@@ -437,10 +444,28 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 
 	atomic_store(&stop, atomic_load(&interrupted));
 	for (t = 0; t < a->threads; t++) {
-		int ret = pthread_create(&workers[t].thread, NULL, worker_main, &workers[t]);
+		pthread_attr_t attr;
+		int ret = pthread_attr_init(&attr);
 
+		if (!ret && a->nr_cpus) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(a->cpus[t % a->nr_cpus], &set);
+			ret = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
+		}
+		if (!ret) {
+			ret = pthread_create(&workers[t].thread, &attr, worker_main, &workers[t]);
+			pthread_attr_destroy(&attr);
+		}
 		if (ret) {
-			fprintf(stderr, "nvmefs %s: starting thread %u failed: %s\n", cmd, t, strerror(ret));
+			if (a->nr_cpus)
+				fprintf(stderr, "nvmefs %s: starting thread %u on CPU %u failed: %s; check "
+					"that CPU with 'taskset -cp $$'\n", cmd, t, a->cpus[t % a->nr_cpus],
+					strerror(ret));
+			else
+				fprintf(stderr, "nvmefs %s: starting thread %u failed: %s\n", cmd, t,
+					strerror(ret));
 			atomic_store(&stop, true);
 			while (t--)
 				pthread_join(workers[t].thread, NULL);
@@ -505,6 +530,12 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_uint(&j, "qd", a->qd);
 		json_uint(&j, "queues", a->queues);
 		json_uint(&j, "threads", a->threads);
+		if (a->nr_cpus) {
+			json_array_begin(&j, "cpus");
+			for (i = 0; i < a->threads; i++)
+				json_uint(&j, NULL, a->cpus[i % a->nr_cpus]);
+			json_array_end(&j);
+		}
 		json_uint(&j, "offset", a->offset);
 		json_uint(&j, "size", a->size);
 		json_string(&j, "mode", a->event_mode ? "event" : "poll");
@@ -534,9 +565,10 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_object_end(&j);
 		putchar('\n');
 	} else {
-		printf("%s: %s, bs %u, qd %u, %u queue%s, %u thread%s, %.1f s, namespace %u of %s\n",
+		printf("%s: %s, bs %u, qd %u, %u queue%s, %u thread%s%s%s, %.1f s, namespace %u of %s\n",
 		       cmd, workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
-		       a->threads, a->threads == 1 ? "" : "s", elapsed, a->nsid, subnqn);
+		       a->threads, a->threads == 1 ? "" : "s", !a->nr_cpus ? "" : a->nr_cpus == 1 ? " on CPU " : " on CPUs ",
+		       a->nr_cpus ? a->cpus_arg : "", elapsed, a->nsid, subnqn);
 		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
 		       ios, errors);
 		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, hist_min(h) / 1000.0,
@@ -706,6 +738,8 @@ static void help(void)
 	       "      --queues=N            I/O queues (default 1)\n"
 	       "      --threads=N           threads driving them, each spreading its I/Os over\n"
 	       "                            every N-th queue (default: one per queue)\n"
+	       "      --cpus=LIST           run thread t on the t-th CPU of LIST, round robin\n"
+	       "                            (taskset -c style: 0,2 or 1-3; default: unpinned)\n"
 	       "  -Q, --queue-size=N        entries per I/O queue (default 128, or --qd + 1)\n"
 	       "      --time=SEC            how long to run (default 10)\n"
 	       "      --size=SIZE           bytes of the namespace to use (default: to its end)\n"
@@ -720,6 +754,48 @@ static void help(void)
 	       HELP_HELP);
 }
 
+/* Writes the CPUs of @set as a list like "0-3,6" into @buf. */
+static void format_cpu_set(const cpu_set_t *set, char *buf, size_t size)
+{
+	size_t len = 0;
+
+	buf[0] = '\0';
+	for (int c = 0; c < CPU_SETSIZE && len < size; c++) {
+		int last = c;
+
+		if (!CPU_ISSET(c, set))
+			continue;
+		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
+			last++;
+		len += snprintf(buf + len, size - len, last > c ? "%s%d-%d" : "%s%d",
+				len ? "," : "", c, last);
+		c = last;
+	}
+}
+
+/* Takes --cpus: CPUs this process may run on, in the order given. */
+static int check_cpus(struct perf_args *a, const char *arg)
+{
+	cpu_set_t allowed;
+	char list[256];
+
+	if (parse_cpu_list(arg, CPU_SETSIZE - 1, a->cpus, MAX_CPUS, &a->nr_cpus))
+		return usage_error(cmd, "--cpus '%s' is not a CPU list: give CPU numbers and ranges "
+				   "like 0, 0,2 or 1-3, at most %u of them", arg, MAX_CPUS);
+	if (sched_getaffinity(0, sizeof(allowed), &allowed))
+		return usage_error(cmd, "--cpus: reading the CPUs this process may use failed: %s",
+				   strerror(errno));
+	for (unsigned int i = 0; i < a->nr_cpus; i++) {
+		if (!CPU_ISSET(a->cpus[i], &allowed)) {
+			format_cpu_set(&allowed, list, sizeof(list));
+			return usage_error(cmd, "--cpus: CPU %u is not one this process may run on; "
+					   "pick from %s", a->cpus[i], list);
+		}
+	}
+	a->cpus_arg = arg;
+	return 0;
+}
+
 int cmd_perf(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -732,6 +808,7 @@ int cmd_perf(int argc, char **argv)
 		{ "qd", required_argument, NULL, OPT_QD },
 		{ "queues", required_argument, NULL, OPT_QUEUES },
 		{ "threads", required_argument, NULL, OPT_THREADS },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "queue-size", required_argument, NULL, 'Q' },
 		{ "time", required_argument, NULL, OPT_TIME },
 		{ "size", required_argument, NULL, OPT_SIZE },
@@ -804,6 +881,11 @@ int cmd_perf(int argc, char **argv)
 				return usage_error(cmd, "--threads '%s' is not a number of threads from 1 "
 						   "to 256", optarg);
 			a.threads = (unsigned int)v;
+			break;
+		case OPT_CPUS:
+			ret = check_cpus(&a, optarg);
+			if (ret)
+				return ret;
 			break;
 		case 'Q':
 			if (parse_uint(optarg, 2, 4096, &v))

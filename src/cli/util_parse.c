@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Numbers and sizes from the command line, strictly: no sign, no blanks,
- * nothing after the number but a size suffix.
+ * Numbers, sizes and CPU lists from the command line, strictly: no sign,
+ * no blanks, nothing after a number but a size suffix or a list separator.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -59,5 +59,57 @@ int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value)
 	if (v < min || v > max)
 		return -ERANGE;
 	*value = v;
+	return 0;
+}
+
+/* One CPU number: decimal digits only, as taskset takes them. */
+static int parse_cpu(const char **s, unsigned long *cpu)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)**s))
+		return -EINVAL;
+	errno = 0;
+	*cpu = strtoul(*s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	*s = end;
+	return 0;
+}
+
+int parse_cpu_list(const char *s, unsigned int max_cpu, unsigned int *cpus, unsigned int room,
+		   unsigned int *count)
+{
+	unsigned int n = 0;
+
+	for (;;) {
+		unsigned long first, last;
+		int ret = parse_cpu(&s, &first);
+
+		if (ret)
+			return ret;
+		last = first;
+		if (*s == '-') {
+			s++;
+			ret = parse_cpu(&s, &last);
+			if (ret)
+				return ret;
+			if (last < first)
+				return -EINVAL;
+		}
+		if (*s && *s != ',')
+			return -EINVAL;
+		if (last > max_cpu)
+			return -ERANGE;
+		for (unsigned long c = first; c <= last; c++) {
+			if (n == room)
+				return -ERANGE;
+			cpus[n++] = (unsigned int)c;
+		}
+		if (!*s)
+			break;
+		s++;
+	}
+	*count = n;
 	return 0;
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Parsing command-line numbers, shared by the nvmefs command and the test
- * programs.  Both return 0, or -EINVAL (not a number) / -ERANGE (parse_size
- * only: outside [@min, @max]; parse_uint returns -EINVAL for that too).
+ * programs.  Each returns 0 or -errno: -EINVAL for what is not a number of
+ * its kind, -ERANGE for one out of bounds (parse_uint: -EINVAL for that too).
  */
 #ifndef NVMEFS_CLI_UTIL_PARSE_H
 #define NVMEFS_CLI_UTIL_PARSE_H
@@ -14,5 +14,11 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value);
 
 /* A size as fio and dd users write it (4096, 4k, 128K, 1m, 1G, 1GiB) in [@min, @max]. */
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value);
+
+/* A CPU list as taskset -c takes it ("0", "0,2", "1-3,6"), in the order
+ * given, into @cpus (room for @room); *@count is how many.  A descending
+ * range is -EINVAL; a CPU above @max_cpu or more CPUs than @room, -ERANGE. */
+int parse_cpu_list(const char *s, unsigned int max_cpu, unsigned int *cpus, unsigned int room,
+		   unsigned int *count);
 
 #endif /* NVMEFS_CLI_UTIL_PARSE_H */

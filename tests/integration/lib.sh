@@ -55,6 +55,19 @@ require_nvmefs() { [[ -x $NVMEFS ]] || fail "$NVMEFS is not built: run make firs
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# wait_progress PID ERRFILE SEC: waits until the nvmefs perf running as PID, its standard error
+# going to ERRFILE, has printed its progress line for second SEC; fails if it has not within 30 s
+# or exits first.
+wait_progress() {
+	local pid=$1 err=$2 sec=$3 t
+	for ((t = 0; t < 300; t++)); do
+		grep -q "^\[ *${sec}s\]" "$err" && return 0
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	fail "perf printed no progress line for second $sec: $(cat "$err")"
+}
+
 # expect_failure NAME REGEX MAX_MS -- COMMAND...: COMMAND must fail within MAX_MS with exactly one
 # line of output (the error) matching REGEX.
 expect_failure() {

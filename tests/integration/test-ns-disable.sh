@@ -19,12 +19,7 @@ log "start perf (30 s, 2 queues, --io-timeout 5000) and disable the namespace af
 timeout -s KILL 40 "$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
 	--time 30 --io-timeout 5000 --queues 2 --rw randrw --bs 4k >/tmp/nd-out 2>/tmp/nd-err &
 pid=$!
-for ((t = 0; t < 100; t++)); do
-	grep -q '^\[ *2s\]' /tmp/nd-err && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
-grep -q '^\[ *2s\]' /tmp/nd-err || fail "perf did not get going: $(cat /tmp/nd-err)"
+wait_progress "$pid" /tmp/nd-err 2
 echo 0 >"$enable" || fail "disabling the namespace failed"
 disabled=$(now_ms)
 rc=0

@@ -2,7 +2,7 @@
 # testbed: --ns-size 64M
 # nvmefs perf --verify checks every block it reads against what it wrote: on 1, 2 and 4 queues,
 # with a thread per queue or one thread over several, with random and sequential mixes, it finds
-# no mismatch and no error.  And the check really bites: a
+# no mismatch and no error; --cpus pins its threads where it is told.  And the check really bites: a
 # block overwritten behind perf's back (on the target's backing null_blk device) while a
 # read-only verify run is going makes perf report the mismatch at that block and exit 1.
 . "$(dirname "$0")/lib.sh"
@@ -38,19 +38,37 @@ clean_run 4 randread 4k --qd 16
 clean_run 4 randrw 4k --threads 1 --qd 8
 clean_run 3 write 64k --threads 2 --qd 4
 
+log "--cpus pins each thread to its CPU"
+# Two threads, the first on the last CPU and the second on CPU 0: while the run goes, the worker
+# threads (created last, so the highest thread IDs) may run only there.
+last=$(($(nproc) - 1))
+((last > 0)) || fail "the testbed has one CPU: --cpus needs two to show the order"
+"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o json --verify --queues 2 \
+	--rw randrw --bs 4k --size 16M --time 4 --cpus "$last,0" >/tmp/pv-out 2>/tmp/pv-err &
+pid=$!
+wait_progress "$pid" /tmp/pv-err 2
+allowed=$(for task in $(ls /proc/$pid/task | sort -n); do
+	awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$pid/task/$task/status"; done | tr '\n' ' ')
+rc=0
+wait "$pid" || rc=$?
+((rc == 0)) || fail "perf --verify --cpus $last,0: exit $rc: $(cat /tmp/pv-err)"
+# The other threads (main, keep-alive) stay unpinned.
+[[ $allowed =~ ^("0-$last ")+"$last 0 "$ ]] ||
+	fail "with --cpus $last,0 the threads of perf (oldest first) were allowed on '$allowed', not 0-$last for all but the workers, $last and 0 for those"
+jq -e --argjson last "$last" '.job.cpus == [$last, 0] and .errors == 0 and .verify.mismatches == 0 and .verify.blocks_read > 0' \
+	/tmp/pv-out >/dev/null || fail "perf --verify --cpus $last,0: wrong job.cpus, errors or mismatches: $(cat /tmp/pv-out)"
+log "threads allowed on: $allowed(oldest first); $(jq -r '"\(.iops | floor) IOPS, \(.verify.mismatches) mismatches"' /tmp/pv-out)"
+expect_failure "--cpus names a CPU the guest lacks" "--cpus: CPU 64 is not one this process may run on; pick from 0-$last" 5000 -- \
+	"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -n "$nqn" --cpus 64
+
 log "corrupt a block during a read-only verify run"
 # One queue, so the first mismatch perf names is the block we overwrite.  4 MiB of 4 KiB blocks
 # read at random for ~5 s after the corruption: each block is read dozens of times.
 offset=$((1 << 20))
 perf --verify --queues 1 --rw randread --bs 4k --size 4M --time 6 >/tmp/pv-out 2>/tmp/pv-err &
 pid=$!
-for ((t = 0; t < 300; t++)); do
-	grep -q '^\[ *1s\]' /tmp/pv-err && break
-	kill -0 "$pid" 2>/dev/null || break
-	sleep 0.1
-done
+wait_progress "$pid" /tmp/pv-err 1
 grep -q 'writing the .* region once for --verify' /tmp/pv-err || fail "perf did not say it prefilled: $(cat /tmp/pv-err)"
-grep -q '^\[ *1s\]' /tmp/pv-err || fail "perf printed no progress line within 30 s: $(cat /tmp/pv-err)"
 head -c 4096 /dev/urandom | dd of="$backing" bs=4096 seek=$((offset / 4096)) oflag=direct status=none ||
 	fail "overwriting a block of $backing failed"
 rc=0
@@ -61,4 +79,4 @@ grep -q "verify found [0-9]* bad blocks, the first at byte $offset:" /tmp/pv-err
 jq -e '.verify.mismatches > 0 and .errors == 0' /tmp/pv-out >/dev/null ||
 	fail "perf's JSON does not count the mismatches: $(cat /tmp/pv-out)"
 log "$(grep 'bad blocks' /tmp/pv-err)"
-echo "PASS: perf --verify clean on 1, 2 and 4 queues, with threads driving one queue or several; a block corrupted on the target is caught (exit 1)"
+echo "PASS: perf --verify clean on 1, 2 and 4 queues, with threads driving one queue or several, pinned or not; a block corrupted on the target is caught (exit 1)"
