@@ -460,8 +460,8 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 		}
 		if (ret) {
 			if (a->nr_cpus)
-				fprintf(stderr, "nvmefs %s: starting thread %u on CPU %u failed: %s; check "
-					"that CPU with 'taskset -cp $$'\n", cmd, t, a->cpus[t % a->nr_cpus],
+				fprintf(stderr, "nvmefs %s: starting thread %u on CPU %u failed: %s; pick "
+					"another CPU with --cpus\n", cmd, t, a->cpus[t % a->nr_cpus],
 					strerror(ret));
 			else
 				fprintf(stderr, "nvmefs %s: starting thread %u failed: %s\n", cmd, t,
@@ -567,7 +567,8 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 	} else {
 		printf("%s: %s, bs %u, qd %u, %u queue%s, %u thread%s%s%s, %.1f s, namespace %u of %s\n",
 		       cmd, workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
-		       a->threads, a->threads == 1 ? "" : "s", !a->nr_cpus ? "" : a->nr_cpus == 1 ? " on CPU " : " on CPUs ",
+		       a->threads, a->threads == 1 ? "" : "s",
+		       !a->nr_cpus ? "" : a->nr_cpus == 1 ? " on CPU " : " on CPUs ",
 		       a->nr_cpus ? a->cpus_arg : "", elapsed, a->nsid, subnqn);
 		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
 		       ios, errors);
@@ -782,9 +783,11 @@ static int check_cpus(struct perf_args *a, const char *arg)
 	if (parse_cpu_list(arg, CPU_SETSIZE - 1, a->cpus, MAX_CPUS, &a->nr_cpus))
 		return usage_error(cmd, "--cpus '%s' is not a CPU list: give CPU numbers and ranges "
 				   "like 0, 0,2 or 1-3, at most %u of them", arg, MAX_CPUS);
-	if (sched_getaffinity(0, sizeof(allowed), &allowed))
-		return usage_error(cmd, "--cpus: reading the CPUs this process may use failed: %s",
-				   strerror(errno));
+	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+		fprintf(stderr, "nvmefs %s: --cpus: reading the CPUs this process may use failed: %s\n",
+			cmd, strerror(errno));
+		return EXIT_FAIL;
+	}
 	for (unsigned int i = 0; i < a->nr_cpus; i++) {
 		if (!CPU_ISSET(a->cpus[i], &allowed)) {
 			format_cpu_set(&allowed, list, sizeof(list));
