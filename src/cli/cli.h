@@ -53,8 +53,6 @@ int usage_error(const char *cmd, const char *fmt, ...)
 int next_option(int argc, char **argv, const char *optstring,
 		const struct option *longopts);
 
-
-
 /* ------------------------------------------------------------------------ */
 /* Connect options shared by every command that talks to a target          */
 /* ------------------------------------------------------------------------ */

@@ -352,6 +352,12 @@ static void *worker_main(void *arg)
 /* The run                                                                  */
 /* ---------------------------------------------------------------------- */
 
+/* The CPU --cpus gives thread @t (only with --cpus). */
+static unsigned int thread_cpu(const struct perf_args *a, unsigned int t)
+{
+	return a->cpus[t % a->nr_cpus];
+}
+
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -451,7 +457,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 			cpu_set_t set;
 
 			CPU_ZERO(&set);
-			CPU_SET(a->cpus[t % a->nr_cpus], &set);
+			CPU_SET(thread_cpu(a, t), &set);
 			ret = pthread_attr_setaffinity_np(&attr, sizeof(set), &set);
 		}
 		if (!ret) {
@@ -461,7 +467,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 		if (ret) {
 			if (a->nr_cpus)
 				fprintf(stderr, "nvmefs %s: starting thread %u on CPU %u failed: %s; pick "
-					"another CPU with --cpus\n", cmd, t, a->cpus[t % a->nr_cpus],
+					"another CPU with --cpus\n", cmd, t, thread_cpu(a, t),
 					strerror(ret));
 			else
 				fprintf(stderr, "nvmefs %s: starting thread %u failed: %s\n", cmd, t,
@@ -533,7 +539,7 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		if (a->nr_cpus) {
 			json_array_begin(&j, "cpus");
 			for (i = 0; i < a->threads; i++)
-				json_uint(&j, NULL, a->cpus[i % a->nr_cpus]);
+				json_uint(&j, NULL, thread_cpu(a, i));
 			json_array_end(&j);
 		}
 		json_uint(&j, "offset", a->offset);

@@ -726,6 +726,18 @@ static void consume_cq_events(struct rdma_queue *rq)
 	}
 }
 
+/* Takes the CQ's completions, then posts what their callbacks submitted.
+ * Returns the completions or -errno. */
+static int drain_and_kick(struct nvmefs_queue *q)
+{
+	int n = drain(q), ret;
+
+	if (n < 0)
+		return n;
+	ret = kick(q);
+	return ret < 0 ? ret : n;
+}
+
 static int rdma_process(struct nvmefs_queue *q, int timeout_ms)
 {
 	struct rdma_queue *rq = q->tp;
@@ -740,25 +752,16 @@ static int rdma_process(struct nvmefs_queue *q, int timeout_ms)
 	ret = kick(q);
 	if (ret < 0)
 		return ret;
-	n = drain(q);
-	if (n < 0)
-		return n;
-	ret = kick(q);
-	if (ret < 0)
-		return ret;
+	n = drain_and_kick(q);
 	if (n != 0 || timeout_ms == 0)
 		return n;
 	/* Sleep in the kernel until the CQ has something: an idle queue
 	 * costs no CPU, and the target beside us in a small VM gets it. */
 	if (ibv_req_notify_cq(rq->cq, 0))
 		return nvmefs_error(-EIO, "queue %u: arming the completion queue failed", q->qid);
-	n = drain(q);
-	if (n < 0)
+	n = drain_and_kick(q);
+	if (n != 0)
 		return n;
-	if (n > 0) {
-		ret = kick(q);
-		return ret < 0 ? ret : n;
-	}
 	do
 		ret = poll(pfd, 2, timeout_ms);
 	while (ret < 0 && errno == EINTR);
@@ -774,11 +777,7 @@ static int rdma_process(struct nvmefs_queue *q, int timeout_ms)
 	}
 	if (pfd[0].revents)
 		consume_cq_events(rq);
-	n = drain(q);
-	if (n < 0)
-		return n;
-	ret = kick(q);
-	return ret < 0 ? ret : n;
+	return drain_and_kick(q);
 }
 
 static int rdma_queue_fd(struct nvmefs_queue *q)
@@ -791,8 +790,7 @@ static int rdma_queue_fd(struct nvmefs_queue *q)
 static int rdma_queue_arm(struct nvmefs_queue *q)
 {
 	struct rdma_queue *rq = q->tp;
-
-	int n, ret;
+	int ret;
 
 	ret = kick(q);
 	if (ret < 0)
@@ -801,11 +799,7 @@ static int rdma_queue_arm(struct nvmefs_queue *q)
 	if (ibv_req_notify_cq(rq->cq, 0))
 		return nvmefs_error(-EIO, "queue %u: arming the completion queue failed", q->qid);
 	/* What completed before the arm raises no event: take it now. */
-	n = drain(q);
-	if (n < 0)
-		return n;
-	ret = kick(q);
-	return ret < 0 ? ret : n;
+	return drain_and_kick(q);
 }
 
 static int rdma_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
