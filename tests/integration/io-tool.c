@@ -98,7 +98,6 @@ static const char *status_str(int status)
 /* Numbers                                                                  */
 /* ---------------------------------------------------------------------- */
 
-/* 4096, 4k, 1M, 64MiB. */
 /* splitmix64: a seed of 0 is as good as any other. */
 static uint64_t rng_next(uint64_t *s)
 {

@@ -27,6 +27,20 @@ io_check() {
 	dd if="$1/n1" of=/tmp/life-r bs=64K skip=3 count=1 status=none || fail "reading through $1/n1 failed"
 	cmp -s /tmp/life-w /tmp/life-r || fail "data read back through $1/n1 differs"
 }
+# mount_fg WHAT: starts 'nvmefs mount -f' on $mnt in the background (its PID in fgpid, its
+# standard error in /tmp/life-fg) and waits up to 30 s for the mount; WHAT prefixes failures.
+mount_fg() {
+	local what=$1 start
+	"$NVMEFS" mount "${mount_args[@]}" -f "$mnt" 2>/tmp/life-fg &
+	fgpid=$!
+	start=$(now_ms)
+	until mountpoint -q "$mnt"; do
+		kill -0 "$fgpid" 2>/dev/null || fail "${what}nvmefs mount -f exited before mounting: $(cat /tmp/life-fg)"
+		(($(now_ms) - start < 30000)) ||
+			fail "${what}nvmefs mount -f did not mount $mnt within 30 s: $(cat /tmp/life-fg)"
+		sleep 0.05
+	done
+}
 
 log "warm up, then take the RDMA resource baseline"
 # The first connections make ib_core fill its per-device CQ pool, which it keeps (users 0 in
@@ -89,14 +103,7 @@ if ((done_mib > 0)); then
 fi
 
 log "foreground (-f) and SIGINT"
-"$NVMEFS" mount "${mount_args[@]}" -f "$mnt" 2>/tmp/life-fg &
-fgpid=$!
-for ((t = 0; t < 300; t++)); do
-	mountpoint -q "$mnt" && break
-	kill -0 "$fgpid" 2>/dev/null || fail "nvmefs mount -f exited before mounting: $(cat /tmp/life-fg)"
-	sleep 0.1
-done
-mountpoint -q "$mnt" || fail "nvmefs mount -f did not mount $mnt within 30 s: $(cat /tmp/life-fg)"
+mount_fg ""
 io_check "$mnt"
 kill -INT "$fgpid"
 rc=0
@@ -160,13 +167,7 @@ for ((i = 1; i <= runs; i++)); do
 		dd if="$mnt/n1" of=/dev/null bs=4k count=1 status=none || fail "cycle $i: reading $mnt/n1 failed"
 		nvmefs_unmount "$mnt"
 	else
-		"$NVMEFS" mount "${mount_args[@]}" -f "$mnt" 2>/tmp/life-fg &
-		fgpid=$!
-		for ((t = 0; t < 300; t++)); do
-			mountpoint -q "$mnt" && break
-			kill -0 "$fgpid" 2>/dev/null || fail "cycle $i: nvmefs mount -f exited before mounting: $(cat /tmp/life-fg)"
-			sleep 0.05
-		done
+		mount_fg "cycle $i: "
 		dd if="$mnt/n1" of=/dev/null bs=4k count=1 status=none || fail "cycle $i: reading $mnt/n1 failed"
 		fusermount3 -u "$mnt" || fail "cycle $i: fusermount3 -u $mnt failed"
 		rc=0
