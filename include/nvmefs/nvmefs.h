@@ -163,7 +163,9 @@ int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl,
  * Called by nvmefs_discover() for each discovery log read: @where is the
  * discovery controller it came from, with the host NQN and host ID that
  * were used filled in, @depth 0 for the first and n for one
- * reached through n referrals.  A non-zero return stops the walk and is
+ * reached through n referrals.  @log is NULL when a referred controller
+ * could not be read: nvmefs_errmsg() says why, and returning 0 goes on
+ * with the rest of the walk.  A non-zero return stops the walk and is
  * returned by nvmefs_discover().
  */
 typedef int (*nvmefs_discovery_cb)(const struct nvmefs_connect_opts *where,
@@ -173,7 +175,9 @@ typedef int (*nvmefs_discovery_cb)(const struct nvmefs_connect_opts *where,
 /**
  * Read the discovery log at @opts (subnqn NULL means the well-known
  * discovery NQN) and, up to @max_depth referrals deep, the logs of the
- * discovery controllers it refers to, each at most once.
+ * discovery controllers it refers to, each at most once.  Fails only when
+ * the first log cannot be read or @cb stops the walk; a referral that
+ * cannot be followed is reported to @cb.
  */
 int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
 		    nvmefs_discovery_cb cb, void *arg);

@@ -45,15 +45,27 @@ struct discover_state {
 	const struct connect_args *args;
 	/* Our own stop (a write error), not the library's. */
 	bool write_failed;
+	/* Referred controllers whose logs could not be read: the walk goes on
+	 * without them, and the exit status says the output is incomplete. */
+	int referrals_unread;
 };
 
 static int print_log(const struct nvmefs_connect_opts *where,
 		     const struct nvmf_discovery_log *log, int depth, void *arg)
 {
 	struct discover_state *st = arg;
-	uint64_t nrec = le64toh(log->numrec);
+	uint64_t nrec;
 	char addr[300];
 
+	if (!log) {
+		fflush(stdout);
+		fprintf(stderr, "nvmefs %s: skipped the referral to %s (depth %d), printing the "
+			"other logs: %s\n", cmd, connect_args_where(where, addr, sizeof(addr)), depth,
+			nvmefs_errmsg());
+		st->referrals_unread++;
+		return 0;
+	}
+	nrec = le64toh(log->numrec);
 	verbose(st->args, cmd, "discovery log of %s%s%s (referral depth %d): %" PRIu64
 		" records, generation %" PRIu64 "; host NQN %s, host ID %s",
 		connect_args_where(where, addr, sizeof(addr)),
@@ -117,5 +129,5 @@ int cmd_discover(int argc, char **argv)
 		fprintf(stderr, "nvmefs %s: %s\n", cmd, nvmefs_errmsg());
 		return EXIT_FAIL;
 	}
-	return finish_output(cmd, EXIT_OK);
+	return finish_output(cmd, st.referrals_unread ? EXIT_FAIL : EXIT_OK);
 }

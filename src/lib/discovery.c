@@ -127,6 +127,15 @@ static bool visit(struct walk *w, const char *traddr, const char *trsvcid)
 	return true;
 }
 
+/* The log the caller asked for is the result; one a referral led to is one
+ * of several, and the caller decides whether the walk goes on without it. */
+static int unreadable(struct walk *w, const struct nvmefs_connect_opts *where, int depth, int err)
+{
+	if (depth == 0)
+		return err;
+	return w->cb(where, NULL, depth, w->arg);
+}
+
 static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int depth)
 {
 	struct nvmf_discovery_log *log = NULL;
@@ -138,7 +147,7 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 
 	ret = nvmefs_ctrl_connect_with(nvmefs_discover_transport, opts, &ctrl);
 	if (ret < 0)
-		return ret;
+		return unreadable(w, opts, depth, ret);
 	/* Tell the caller who we were, not just who it asked us to be. */
 	snprintf(hostnqn, sizeof(hostnqn), "%s", nvmefs_ctrl_hostnqn(ctrl));
 	snprintf(hostid, sizeof(hostid), "%s", nvmefs_ctrl_hostid(ctrl));
@@ -147,7 +156,7 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 	ret = nvmefs_get_discovery_log(ctrl, &log);
 	nvmefs_ctrl_disconnect(ctrl);
 	if (ret < 0)
-		return ret;
+		return unreadable(w, &used, depth, ret);
 	ret = w->cb(&used, log, depth, w->arg);
 	if (ret)
 		goto out;

@@ -51,4 +51,19 @@ json=$("$NVMEFS" discover -t rdma -a "$addr" -s "${ports[0]}" --referral-depth 1
 # One JSON document per log read, in the order read.
 [[ $(jq -s 'map(.records[] | select(.subtype == "current discovery subsystem") | .trsvcid)' <<<"$json" | jq -c .) == "[\"${ports[0]}\",\"${ports[1]}\"]" ]] ||
 	fail "--referral-depth 1 -o json did not give port ${ports[0]}'s log, then port ${ports[1]}'s: $json"
-echo "PASS: discover matches nvme-cli on ${#ports[@]} ports; referrals followed once each"
+
+log "an unreachable referral is reported and skipped, and the walk goes on"
+dead=$((ports[1] + 100))
+refer 2 "$dead"
+err=$(mktemp)
+set +e
+n=$(count_logs --referral-depth 5 2>"$err")
+rc=$?
+set -e
+((rc == 1)) || fail "a walk with an unreachable referral exited $rc; expected 1: $(cat "$err")"
+((n == 2)) || fail "with an unreachable referral beside a loop, $n logs were printed; expected 2"
+grep -q "skipped the referral to $addr:$dead (depth 2)" "$err" ||
+	fail "no one-line report of the unreachable referral to port $dead: $(cat "$err")"
+(($(wc -l <"$err") == 1)) || fail "expected one line on stderr, got: $(cat "$err")"
+rm -f "$err"
+echo "PASS: discover matches nvme-cli on ${#ports[@]} ports; referrals followed once each, unreachable ones skipped"

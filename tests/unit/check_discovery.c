@@ -408,11 +408,15 @@ END_TEST
 /* Referrals                                                                */
 /* ------------------------------------------------------------------------ */
 
+/* numrec of a referral that could not be read, with the reason in msg. */
+#define UNREAD UINT64_MAX
+
 struct seen {
 	char traddr[64];
 	char trsvcid[16];
 	int depth;
 	uint64_t numrec;
+	char msg[256];
 };
 
 static struct seen seen[16];
@@ -428,7 +432,8 @@ static int record(const struct nvmefs_connect_opts *where, const struct nvmf_dis
 	snprintf(seen[nr_seen].trsvcid, sizeof(seen[0].trsvcid), "%s",
 		 where->trsvcid ? where->trsvcid : "(default)");
 	seen[nr_seen].depth = depth;
-	seen[nr_seen].numrec = nvmefs_le64_to_cpu(log->numrec);
+	seen[nr_seen].numrec = log ? nvmefs_le64_to_cpu(log->numrec) : UNREAD;
+	snprintf(seen[nr_seen].msg, sizeof(seen[0].msg), "%s", log ? "" : nvmefs_errmsg());
 	nr_seen++;
 	return depth == stop_at_depth ? 42 : 0;
 }
@@ -570,6 +575,89 @@ START_TEST(test_referral_other_kinds_ignored)
 }
 END_TEST
 
+/* A refers to B, then to C: B's log cannot be read. */
+static struct nvmf_discovery_log *img_a_refers_b_c(void)
+{
+	struct nvmf_discovery_log *img = img_new(1, 2, 2);
+
+	entry_referral(&img->entries[0], NVMF_TRTYPE_RDMA, "10.0.0.2", "4420", ' ');
+	entry_referral(&img->entries[1], NVMF_TRTYPE_RDMA, "10.0.0.3", "4420", ' ');
+	return img;
+}
+
+static void script_refused(const char *traddr)
+{
+	struct fake_step *s = fake_expect_create(traddr, "4420");
+
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "%s refused (scripted)", traddr);
+}
+
+/* One unreachable referral is reported and the walk goes on: the other
+ * logs are still worth having. */
+START_TEST(test_referral_unreachable_skipped)
+{
+	struct nvmf_discovery_log *a = img_a_refers_b_c(), *c = img_subsystems(1, 1, "c");
+
+	script_visit("10.0.0.1", a);
+	script_refused("10.0.0.2");
+	script_visit("10.0.0.3", c);
+	ck_assert_int_eq(discover(1), 0);
+	ck_assert_int_eq(nr_seen, 3);
+	assert_seen(1, "10.0.0.2", "4420", 1, UNREAD);
+	ck_assert_str_eq(seen[1].msg, "10.0.0.2 refused (scripted)");
+	assert_seen(2, "10.0.0.3", "4420", 1, 1);
+	free(a);
+	free(c);
+}
+END_TEST
+
+/* Connected, but the Get Log Page fails: the same as unreachable. */
+START_TEST(test_referral_log_error_skipped)
+{
+	static const struct fake_target plain = { .cntlid = 1, .vs = 0x10400 };
+	struct nvmf_discovery_log *a = img_a_refers_b_c(), *c = img_subsystems(1, 1, "c");
+
+	script_visit("10.0.0.1", a);
+	fake_script_connect("10.0.0.2", "4420", &plain);
+	fake_step_status(fake_expect_log(LID_DISC, 0, HDR, a), NVME_SCT_GENERIC,
+			 NVME_SC_INTERNAL, true);
+	fake_script_disconnect();
+	script_visit("10.0.0.3", c);
+	ck_assert_int_eq(discover(1), 0);
+	ck_assert_int_eq(nr_seen, 3);
+	assert_seen(1, "10.0.0.2", "4420", 1, UNREAD);
+	ck_assert_msg(seen[1].msg[0] != '\0', "no reason given for the unread log");
+	assert_seen(2, "10.0.0.3", "4420", 1, 1);
+	free(a);
+	free(c);
+}
+END_TEST
+
+/* The callback may still stop the walk at an unreadable referral. */
+START_TEST(test_referral_unreachable_stop)
+{
+	struct nvmf_discovery_log *a = img_a_refers_b_c();
+
+	stop_at_depth = 1;
+	script_visit("10.0.0.1", a);
+	script_refused("10.0.0.2");
+	ck_assert_int_eq(discover(1), 42);
+	ck_assert_int_eq(nr_seen, 2);
+	free(a);
+}
+END_TEST
+
+/* The log asked for is the result: failing to read it fails the call. */
+START_TEST(test_discover_first_unreachable)
+{
+	script_refused("10.0.0.1");
+	ck_assert_int_eq(discover(1), -ECONNREFUSED);
+	ck_assert_int_eq(nr_seen, 0);
+	assert_msg_has("10.0.0.1 refused");
+}
+END_TEST
+
 START_TEST(test_discover_callback_stops)
 {
 	struct nvmf_discovery_log *a = img_a();
@@ -625,6 +713,10 @@ static Suite *discovery_suite(void)
 	tcase_add_test(tc, test_referral_loop);
 	tcase_add_loop_test(tc, test_referral_depth_limit, 0, 2);
 	tcase_add_test(tc, test_referral_other_kinds_ignored);
+	tcase_add_test(tc, test_referral_unreachable_skipped);
+	tcase_add_test(tc, test_referral_log_error_skipped);
+	tcase_add_test(tc, test_referral_unreachable_stop);
+	tcase_add_test(tc, test_discover_first_unreachable);
 	tcase_add_test(tc, test_discover_callback_stops);
 	tcase_add_test(tc, test_discover_bad_args);
 	suite_add_tcase(s, tc);
