@@ -56,6 +56,7 @@ static void usage(FILE *out)
 		"\n"
 		"Connect options of the commands that talk to a target:\n"
 		CONNECT_HELP
+		"  (mount takes -o for mount options instead: see 'nvmefs mount --help')\n"
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 wrong usage.\n"
 		"'nvmefs COMMAND --help' shows a command's options; man nvmefs has more.\n");
