@@ -6,14 +6,15 @@
 # MiB/s, mean latency); ratios to the kernel are what count (everything in the guest is emulated).
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
+#                            [--mtu BYTES]
 # Each cell is the best (or the median) of N runs.  nvmefs perf runs pinned to CPU (default 0;
 # 'none' leaves it unpinned); the kernel's cell is the better of fio unpinned and fio pinned to
 # the same CPU.  nvmefs perf polls at queue depth 1 and sleeps on completion events at higher
-# depths.  Run from the build tree after `make`.
+# depths.  --mtu is the testbed's link MTU (its default: 9000).  Run from the build tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 runs=1 spread=4 cpu=0 stat=best
+time_s=10 runs=1 spread=4 cpu=0 stat=best mtu=
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -21,7 +22,8 @@ while (($#)); do
 	--spread) spread=$2; shift 2 ;;
 	--cpu) cpu=$2; shift 2 ;;
 	--stat) stat=$2; shift 2 ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--mtu) mtu=$2; shift 2 ;;
+	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -30,7 +32,7 @@ done
 
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
-	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
+	exec "$top/contrib/nvmefs-testbed" ${mtu:+--mtu "$mtu"} --ns-size 1G --memory 3072 --timeout 3600 -- \
 		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread" --cpu "$cpu" --stat "$stat"
 fi
 
@@ -142,4 +144,5 @@ echo "perf: nvmefs perf ($pinned), one thread, the whole depth on one queue; per
 echo "thread, the same total depth spread over $spread queues; fuse: the fio job (unpinned) on the"
 echo "nvmefs mount's file n1 (2 workers and queues).  nvmefs perf polls at depth 1, sleeps on events"
 echo "otherwise.  Ratios are to the kernel: for IOPS and MiB/s higher is better, for latency lower."
-echo "${time_s}s per run, $stat of $runs."
+echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\
+ (RDMA MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2 }'))."
