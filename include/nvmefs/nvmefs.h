@@ -53,6 +53,10 @@ struct nvmefs_ctrl;
 #define NVMEFS_DEFAULT_TIMEOUT_MS 5000
 /** Default keep-alive timeout of an NVM subsystem's controller. */
 #define NVMEFS_DEFAULT_KATO_MS 5000
+/** Longest pause between reconnect attempts, in seconds (nvme-cli's -c). */
+#define NVMEFS_DEFAULT_RECONNECT_DELAY_S 10
+/** Seconds of outage after which a controller is given up (nvme-cli's -l). */
+#define NVMEFS_DEFAULT_CTRL_LOSS_TMO_S 600
 /** Entries in the admin queue unless told otherwise (as Linux uses). */
 #define NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE 32
 /** Entries in an Identify active namespace list. */
@@ -82,6 +86,15 @@ struct nvmefs_connect_opts {
 	int kato_ms;
 	/** Admin queue entries; 0: NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE. */
 	unsigned int admin_queue_size;
+	/** After a failure the controller reconnects: at once, then backing
+	 *  off to at most this many seconds between attempts (at least 1). */
+	int reconnect_delay_s;
+	/** Seconds of outage after which the controller is deleted and its I/O
+	 *  fails for good; negative: reconnect forever; 0: never reconnect. */
+	int ctrl_loss_tmo_s;
+	/** Seconds of outage after which held and new I/O fails with -EIO while
+	 *  reconnecting goes on; negative: off (I/O waits up to ctrl_loss_tmo_s). */
+	int fast_io_fail_tmo_s;
 };
 
 /** Fill @opts with the defaults; the caller then sets traddr and more. */
@@ -236,11 +249,69 @@ unsigned int nvmefs_ctrl_io_queue_count(const struct nvmefs_ctrl *ctrl);
 struct nvmefs_ioq *nvmefs_ctrl_io_queue(struct nvmefs_ctrl *ctrl, unsigned int idx);
 
 /**
- * The controller's failure, if it failed: a keep-alive or command timeout,
- * or a broken connection.  0 while healthy, else a negative errno.  Once
- * failed, every request in flight and every new one fails.
+ * The controller's failure, if it is not live: a keep-alive or command
+ * timeout, a broken connection, a protocol violation.  0 while live, else
+ * a negative errno.  While the controller reconnects, I/O is held (see
+ * struct nvmefs_connect_opts); once it is deleted, every I/O fails.
  */
 int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl);
+
+/** A controller's state, as Linux names them in sysfs. */
+enum nvmefs_ctrl_state {
+	/** Connected; I/O flows. */
+	NVMEFS_CTRL_LIVE,
+	/** Failed: its queues are being stopped and drained. */
+	NVMEFS_CTRL_RESETTING,
+	/** Between and during reconnect attempts. */
+	NVMEFS_CTRL_CONNECTING,
+	/** Given up (ctrl_loss_tmo, or a target that is no longer the same):
+	 *  every I/O fails, no more attempts. */
+	NVMEFS_CTRL_DELETED,
+};
+
+/** "live", "resetting", "connecting" or "deleted". */
+const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state);
+
+/** What nvmefs_ctrl_status() tells. */
+struct nvmefs_ctrl_status {
+	enum nvmefs_ctrl_state state;
+	/** The -errno of the failure that began the current or last outage; 0: none yet. */
+	int error;
+	/** That failure, or the last reconnect attempt's, in one line. */
+	char reason[512];
+	/** Reconnect attempts in the current outage (or the last one, once live). */
+	unsigned int attempts;
+	/** Outages recovered from since connecting. */
+	unsigned int reconnects;
+	/** When the state last changed, on the CLOCK_MONOTONIC clock, in ms. */
+	int64_t since_ms;
+	/** The longest time from a failure to live again, in ms. */
+	int64_t longest_outage_ms;
+	/** Non-zero when held and new I/O fails (fast_io_fail_tmo, or deleted). */
+	int io_failing;
+};
+
+/** Fill @st with the controller's state; safe from any thread. */
+void nvmefs_ctrl_status(const struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st);
+
+/**
+ * Called once for every state transition, from the library's own thread:
+ * @msg is one line saying what happened and what comes next (as the
+ * kernel logs "Reconnecting in 10 seconds...").  Keep it short: the
+ * controller's recovery waits for it.
+ */
+typedef void (*nvmefs_ctrl_event_cb)(void *arg, const struct nvmefs_ctrl_status *st,
+				     const char *msg);
+/** Set (or with NULL clear) the transition callback of @ctrl. */
+void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb, void *arg);
+
+/**
+ * Stop reconnecting, as when a user gives up on an outage: a controller
+ * that is not live is deleted now and its held I/O fails; a live one is
+ * deleted at its next failure instead of reconnecting.  For shutting down
+ * without waiting up to ctrl_loss_tmo for I/O held by an outage.
+ */
+void nvmefs_ctrl_stop_reconnect(struct nvmefs_ctrl *ctrl);
 
 /** What I/O needs to know of a namespace. */
 struct nvmefs_ns_info {

@@ -8,6 +8,7 @@
 #define NVMEFS_CLI_CLI_H
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -60,10 +61,39 @@ int next_option(int argc, char **argv, const char *optstring,
 /* Long-only options get values past the byte range of short ones. */
 enum {
 	OPT_TIMEOUT = 0x100,
+	OPT_FAST_IO_FAIL_TMO,
 	OPT_FIRST_COMMAND_OPTION = 0x200,
 };
 
-#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v"
+/*
+ * The reconnect options, as nvme-cli spells them, also in mount's own
+ * option table (mount has no -o/--output-format).  nvme-cli's -f for
+ * fast_io_fail_tmo is left out: mount's -f is --foreground, and a letter
+ * that meant different things in different commands would surprise.
+ */
+#define RECONNECT_SHORTOPTS "c:l:"
+
+#define RECONNECT_LONGOPTS						\
+	{ "reconnect-delay", required_argument, NULL, 'c' },		\
+	{ "ctrl-loss-tmo", required_argument, NULL, 'l' },		\
+	{ "fast_io_fail_tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO }, \
+	{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO }
+
+/* Their bounds, for the command line and mount -o alike; seconds * 1000
+ * must fit in an int of milliseconds. */
+#define RECONNECT_DELAY_MAX_S 3600
+#define CTRL_TMO_MAX_S (INT_MAX / 1000)
+
+#define RECONNECT_HELP							\
+	"  -c, --reconnect-delay=SEC at most SEC seconds between reconnect attempts, 1 to\n" \
+	"                            3600 (default 10)\n"			\
+	"  -l, --ctrl-loss-tmo=SEC   give the controller up SEC seconds after it failed\n" \
+	"                            (default 600; -1: never; 0: do not reconnect)\n" \
+	"      --fast_io_fail_tmo=SEC, --fast-io-fail-tmo=SEC\n"		\
+	"                            fail I/O held while reconnecting SEC seconds after\n" \
+	"                            the controller failed (default -1: off, I/O waits)\n"
+
+#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS
 
 #define CONNECT_LONGOPTS						\
 	{ "transport", required_argument, NULL, 't' },			\
@@ -76,6 +106,7 @@ enum {
 	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
 	{ "output-format", required_argument, NULL, 'o' },		\
 	{ "verbose", no_argument, NULL, 'v' },				\
+	RECONNECT_LONGOPTS,						\
 	{ "help", no_argument, NULL, 'h' }
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
@@ -89,6 +120,7 @@ enum {
 	"  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds\n" \
 	"      --timeout=MS          connect and per-command timeout in milliseconds\n" \
 	"                            (default 5000)\n" \
+	RECONNECT_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
 

@@ -47,7 +47,7 @@ struct mount_args {
 	/* Options for FUSE, comma-separated, built from -o. */
 	char fuse_options[1024];
 	/* Strings taken from -o (traddr=... and the like) live here. */
-	char *owned[8];
+	char *owned[16];
 	unsigned int nr_owned;
 	/* The daemon's channel to its waiting parent, or -1. */
 	int ready_fd;
@@ -79,7 +79,8 @@ static void help(void)
 	       "                            options; and, for /etc/fstab, traddr=, trsvcid=,\n"
 	       "                            host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
 	       "                            queue_size=, depth=, keep_alive_tmo=, timeout=,\n"
-	       "                            io_timeout=\n"
+	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
+	       "                            fast_io_fail_tmo=\n"
 	       "  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n"
@@ -89,6 +90,7 @@ static void help(void)
 	       "  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds (default 5)\n"
 	       "      --timeout=MS          connect and admin command timeout in milliseconds\n"
 	       "                            (default 5000)\n"
+	       RECONNECT_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
 	       HELP_HELP);
 }
@@ -109,9 +111,12 @@ static int mount_option(struct mount_args *m, char *opt)
 	static const char *const connect_keys[][2] = {
 		{ "traddr", "-a" }, { "trsvcid", "-s" }, { "host_traddr", "-w" },
 		{ "hostnqn", "-q" }, { "hostid", "-I" }, { "keep_alive_tmo", "-k" },
-		{ "timeout", "--timeout" },
+		{ "timeout", "--timeout" }, { "reconnect_delay", "-c" }, { "ctrl_loss_tmo", "-l" },
+		{ "fast_io_fail_tmo", "--fast_io_fail_tmo" },
 	};
-	static const int connect_opts[] = { 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT };
+	/* Through connect_args_option(): the same checks and ranges as the options. */
+	static const int connect_opts[] = { 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
+					    OPT_FAST_IO_FAIL_TMO };
 	char *value = strchr(opt, '=');
 	uint64_t v;
 	bool handled;
@@ -232,6 +237,21 @@ static void on_ready(void *arg)
 	}
 }
 
+/*
+ * Each controller state transition, logged once, from the library's
+ * thread: syslog is thread-safe, and in the foreground LOG_PERROR puts
+ * the line on stderr too.  Losing the controller is a warning (I/O is held
+ * and may yet succeed), giving it up an error, being live again news.
+ */
+static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	int prio = st->state == NVMEFS_CTRL_LIVE ? LOG_INFO
+		   : st->state == NVMEFS_CTRL_DELETED ? LOG_ERR : LOG_WARNING;
+
+	(void)arg;
+	syslog(prio, "%s", msg);
+}
+
 /* Connects and serves; returns the exit status. */
 static int serve(struct mount_args *m)
 {
@@ -248,6 +268,7 @@ static int serve(struct mount_args *m)
 		why = nvmefs_fs_errmsg;
 		verbose(&m->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
 			nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
+		nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
 		m->fs.ready = on_ready;
 		m->fs.ready_arg = m;
 		ret = nvmefs_fs_run(ctrl, &m->fs);
@@ -262,6 +283,9 @@ static int serve(struct mount_args *m)
 			m->ready_fd = -1;
 		syslog(LOG_ERR, "%.*s", (int)strlen(msg) - 1, msg);
 	}
+	/* Tearing the controller down on the way out is no outage to log. */
+	if (ctrl)
+		nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
 	nvmefs_ctrl_disconnect(ctrl);
 	if (m->pidfile_written)
 		unlink(m->pidfile);
@@ -332,6 +356,7 @@ int cmd_mount(int argc, char **argv)
 		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
+		RECONNECT_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mount_args *m;
@@ -364,7 +389,8 @@ int cmd_mount(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	for (;;) {
-		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:", longopts, NULL);
+		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:" RECONNECT_SHORTOPTS,
+				  longopts, NULL);
 		if (opt == -1)
 			break;
 		if (opt == '?' || opt == ':') {

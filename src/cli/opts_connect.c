@@ -48,6 +48,7 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 			const char *arg, bool *handled)
 {
 	uint64_t v;
+	int64_t sv;
 
 	*handled = true;
 	switch (opt) {
@@ -86,6 +87,26 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 			return usage_error(cmd, "--timeout '%s' is not a number of milliseconds "
 					   "from 1 to %u", arg, UINT_MAX);
 		c->opts.timeout_ms = (unsigned int)v;
+		return EXIT_OK;
+	case 'c':
+		if (parse_uint(arg, 1, RECONNECT_DELAY_MAX_S, &v))
+			return usage_error(cmd, "-c/--reconnect-delay '%s' is not a number of seconds "
+					   "from 1 to %d", arg, RECONNECT_DELAY_MAX_S);
+		c->opts.reconnect_delay_s = (int)v;
+		return EXIT_OK;
+	case 'l':
+		/* Any negative is "forever", as in nvme-cli; keep it as -1. */
+		if (parse_int(arg, INT64_MIN, CTRL_TMO_MAX_S, &sv))
+			return usage_error(cmd, "-l/--ctrl-loss-tmo '%s' is not a number of seconds "
+					   "from 0 to %d, or -1 to reconnect forever", arg,
+					   CTRL_TMO_MAX_S);
+		c->opts.ctrl_loss_tmo_s = sv < 0 ? -1 : (int)sv;
+		return EXIT_OK;
+	case OPT_FAST_IO_FAIL_TMO:
+		if (parse_int(arg, INT64_MIN, CTRL_TMO_MAX_S, &sv))
+			return usage_error(cmd, "--fast_io_fail_tmo '%s' is not a number of seconds "
+					   "from 0 to %d, or -1 for off", arg, CTRL_TMO_MAX_S);
+		c->opts.fast_io_fail_tmo_s = sv < 0 ? -1 : (int)sv;
 		return EXIT_OK;
 	case 'o':
 		if (output_format_parse(arg, &c->fmt))

@@ -161,6 +161,7 @@ struct slot {
 
 struct worker {
 	const struct perf_args *a;
+	struct nvmefs_ctrl *ctrl;
 	/* The thread's I/Os go round-robin over its queues: rxe serializes the
 	 * work of one queue pair, so one thread gains from spreading its depth. */
 	struct nvmefs_ioq **queues;
@@ -324,10 +325,17 @@ static void *worker_main(void *arg)
 		int ret;
 
 		ret = poll_queues(w);
-		/* A poller that found nothing lets runnable work have the CPU:
-		 * with soft-RoCE that work is the very I/O it waits for. */
-		if (ret == 0 && !a->event_mode)
+		if (ret == 0 && nvmefs_ctrl_failed(w->ctrl)) {
+			/* An outage: the I/O is held until the controller is back.
+			 * A user's ^C gives up on it instead. */
+			if (atomic_load(&interrupted))
+				nvmefs_ctrl_stop_reconnect(w->ctrl);
+			usleep(1000);
+		} else if (ret == 0 && !a->event_mode) {
+			/* A poller that found nothing lets runnable work have the CPU:
+			 * with soft-RoCE that work is the very I/O it waits for. */
 			sched_yield();
+		}
 		if (ret < 0) {
 			if (!w->error[0])
 				snprintf(w->error, sizeof(w->error), "%s", nvmefs_errmsg());
@@ -380,6 +388,7 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, ui
 
 		memset(w, 0, sizeof(*w));
 		w->a = a;
+		w->ctrl = ctrl;
 		w->nr_queues = (a->queues - t + a->threads - 1) / a->threads;
 		w->nr_slots = w->nr_queues * a->qd;
 		w->queues = calloc(w->nr_queues, sizeof(*w->queues));
@@ -497,8 +506,16 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 	return 0;
 }
 
+/* Each controller state transition as it happens, between the progress lines. */
+static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	(void)arg;
+	(void)st;
+	fprintf(stderr, "nvmefs %s: %s\n", cmd, msg);
+}
+
 static void report(const struct perf_args *a, const char *subnqn, struct worker *workers,
-		   double elapsed, double user_s, double sys_s)
+		   double elapsed, double user_s, double sys_s, const struct nvmefs_ctrl_status *cs)
 {
 	struct histogram *h = calloc(1, sizeof(*h));
 	uint64_t ios = 0, errors = 0, verified = 0, mismatches = 0;
@@ -562,6 +579,11 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_double(&j, "user_s", user_s);
 		json_double(&j, "sys_s", sys_s);
 		json_object_end(&j);
+		json_object_begin(&j, "controller");
+		json_string(&j, "state", nvmefs_ctrl_state_name(cs->state));
+		json_uint(&j, "reconnects", cs->reconnects);
+		json_int(&j, "longest_outage_ms", cs->longest_outage_ms);
+		json_object_end(&j);
 		if (a->verify) {
 			json_object_begin(&j, "verify");
 			json_uint(&j, "blocks_read", verified);
@@ -585,6 +607,11 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 			printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
 		printf("  CPU: user %.2f s, system %.2f s (%.0f%% of one core)\n", user_s, sys_s,
 		       elapsed > 0 ? (user_s + sys_s) * 100 / elapsed : 0);
+		/* Quiet on a run without outages, as most are. */
+		if (cs->reconnects || cs->state != NVMEFS_CTRL_LIVE)
+			printf("  reconnects: %u, longest outage: %" PRId64 " ms%s%s\n", cs->reconnects,
+			       cs->longest_outage_ms, cs->state == NVMEFS_CTRL_LIVE ? "" : ", now ",
+			       cs->state == NVMEFS_CTRL_LIVE ? "" : nvmefs_ctrl_state_name(cs->state));
 		if (a->verify)
 			printf("  verify: %" PRIu64 " blocks read and checked, %" PRIu64 " mismatches\n",
 			       verified, mismatches);
@@ -598,6 +625,7 @@ static int run(struct perf_args *a)
 	struct worker *workers = NULL;
 	struct nvmefs_io_opts io;
 	struct nvmefs_ns_info ns;
+	struct nvmefs_ctrl_status cs;
 	struct rusage r0, r1;
 	uint32_t lba_shift;
 	double elapsed;
@@ -610,6 +638,7 @@ static int run(struct perf_args *a)
 		connect_args_where(&a->conn.opts, addr, sizeof(addr)), a->conn.opts.timeout_ms);
 	if (nvmefs_ctrl_connect(&a->conn.opts, &ctrl))
 		goto failed;
+	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
 	verbose(&a->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
 		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
 	nvmefs_io_opts_init(&io);
@@ -686,9 +715,10 @@ static int run(struct perf_args *a)
 	if (run_workers(a, workers, a->seconds, &elapsed) < 0)
 		goto out;
 	getrusage(RUSAGE_SELF, &r1);
+	nvmefs_ctrl_status(ctrl, &cs);
 	report(a, nvmefs_ctrl_subnqn(ctrl), workers, elapsed,
 	       cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
-	       cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime));
+	       cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs);
 	ret = EXIT_OK;
 	for (t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];
@@ -719,6 +749,9 @@ out:
 		free_workers(a, workers);
 		free(workers);
 	}
+	/* Tearing the controller down after the report is no outage to tell. */
+	if (ctrl)
+		nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
 	nvmefs_ctrl_disconnect(ctrl);
 	return ret;
 }

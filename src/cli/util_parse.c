@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Numbers, sizes and CPU lists from the command line, strictly: no sign,
- * no blanks, nothing after a number but a size suffix or a list separator.
+ * Numbers, sizes and CPU lists from the command line, strictly: no sign
+ * (but parse_int's minus), no blanks, nothing after a number but a size
+ * suffix or a list separator.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "util_parse.h"
@@ -25,6 +27,24 @@ int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value)
 	errno = 0;
 	v = strtoull(s, &end, base);
 	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*value = v;
+	return 0;
+}
+
+/* What parse_uint() takes, with an optional '-' before it: "-1" means
+ * "forever" or "off" to nvme-cli's timeouts. */
+int parse_int(const char *s, int64_t min, int64_t max, int64_t *value)
+{
+	bool neg = *s == '-';
+	uint64_t mag;
+	int64_t v;
+
+	if (parse_uint(s + neg, 0, neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX, &mag))
+		return -EINVAL;
+	/* 2^63 has no positive int64_t to negate: it can only be INT64_MIN. */
+	v = neg ? (mag > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+	if (v < min || v > max)
 		return -EINVAL;
 	*value = v;
 	return 0;

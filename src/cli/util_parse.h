@@ -2,7 +2,8 @@
 /*
  * Parsing command-line numbers, shared by the nvmefs command and the test
  * programs.  Each returns 0 or -errno: -EINVAL for what is not a number of
- * its kind, -ERANGE for one out of bounds (parse_uint: -EINVAL for that too).
+ * its kind, -ERANGE for one out of bounds (parse_uint and parse_int:
+ * -EINVAL for that too).
  */
 #ifndef NVMEFS_CLI_UTIL_PARSE_H
 #define NVMEFS_CLI_UTIL_PARSE_H
@@ -11,6 +12,10 @@
 
 /* Unsigned decimal (or 0x hexadecimal) in [@min, @max], nothing else. */
 int parse_uint(const char *s, uint64_t min, uint64_t max, uint64_t *value);
+
+/* Signed: what parse_uint() takes, optionally after a '-' ("-1", "-0x10"),
+ * in [@min, @max]; -EINVAL for anything else, out of range included. */
+int parse_int(const char *s, int64_t min, int64_t max, int64_t *value);
 
 /* A size as fio and dd users write it (4096, 4k, 128K, 1m, 1G, 1GiB) in [@min, @max]. */
 int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value);

@@ -503,17 +503,23 @@ static bool write_start(struct freq *f)
 	return true;
 }
 
-/* Writes that found their blocks reserved, and sub-I/Os a full queue refused. */
-static void run_retries(struct worker *w)
+/* Writes that found their blocks reserved, and sub-I/Os a full queue refused.
+ * Returns whether any of them got on: what still waits (on another write,
+ * on an outage) is not worth spinning for. */
+static bool run_retries(struct worker *w)
 {
 	struct freq *f = w->retry_head, *next;
+	unsigned int before = w->busy;
+	bool moved = false;
 
 	w->retry_head = w->retry_tail = NULL;
 	for (; f; f = next) {
 		next = f->next;
 		f->listed = false;
 		if (f->resv < 0 && f->op != FOP_READ && f->op != FOP_FLUSH) {
-			if (!write_start(f))
+			if (write_start(f))
+				moved = true;
+			else
 				retry_push(w, f);
 			continue;
 		}
@@ -521,8 +527,10 @@ static void run_retries(struct worker *w)
 			if (f->sub[i].waiting)
 				sub_submit(f, i);
 		}
+		moved = moved || !subs_waiting(f);
 		step(f);
 	}
+	return moved || w->busy != before;
 }
 
 /* Takes the current request over for asynchronous completion. */
@@ -1028,6 +1036,8 @@ static void stats_members(struct json *j, const struct queue_stats *s, const str
 static char *stats_json(struct fs *fs, size_t *len)
 {
 	struct queue_stats *total = calloc(1, sizeof(*total));
+	struct nvmefs_ctrl_status cs;
+	struct timespec now;
 	char *text = NULL;
 	struct json j;
 	FILE *out;
@@ -1061,7 +1071,21 @@ static char *stats_json(struct fs *fs, size_t *len)
 	json_object_begin(&j, "total");
 	stats_members(&j, total, &total->lat);
 	json_object_end(&j);
+	/* Kept from before reconnect: scripts read it; 0 while live. */
 	json_int(&j, "controller_failed", nvmefs_ctrl_failed(fs->ctrl));
+	nvmefs_ctrl_status(fs->ctrl, &cs);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	json_object_begin(&j, "controller");
+	json_string(&j, "state", nvmefs_ctrl_state_name(cs.state));
+	json_uint(&j, "reconnects", cs.reconnects);
+	json_uint(&j, "attempts", cs.attempts);
+	json_string(&j, "last_error", cs.reason);
+	json_int(&j, "error", cs.error);
+	json_int(&j, "time_in_state_ms",
+		 (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - cs.since_ms);
+	json_int(&j, "longest_outage_ms", cs.longest_outage_ms);
+	json_uint(&j, "io_failing", cs.io_failing ? 1 : 0);
+	json_object_end(&j);
 	json_object_end(&j);
 	fputc('\n', out);
 	fclose(out);
@@ -1250,10 +1274,8 @@ static void *worker_main(void *arg)
 
 		if (w->busy && nvmefs_ioq_poll(w->q, 0) > 0)
 			busy = true;
-		if (w->retry_head) {
-			run_retries(w);
+		if (w->retry_head && run_retries(w))
 			busy = true;
-		}
 		/* Take what has queued up, as long as there are buffers for it. */
 		while (w->free && receive(w))
 			busy = true;
@@ -1267,9 +1289,16 @@ static void *worker_main(void *arg)
 			continue;
 		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
 	}
-	/* Let what is in flight finish; a dead target fails it within the I/O timeout. */
+	/* Let what is in flight finish; a dead target fails it within the I/O
+	 * timeout, and I/O held by an outage fails as the mount goes. */
 	while (w->busy) {
-		int ret = nvmefs_ioq_poll(w->q, 100);
+		int ret;
+
+		/* Going away ends an outage's wait: what it holds fails now rather
+		 * than at ctrl_loss_tmo, as 'nvme disconnect' does while reconnecting. */
+		if (nvmefs_ctrl_failed(fs->ctrl))
+			nvmefs_ctrl_stop_reconnect(fs->ctrl);
+		ret = nvmefs_ioq_poll(w->q, 100);
 
 		run_retries(w);
 		/* A failed queue has ended all its I/O: what is left waits on nothing. */
@@ -1489,9 +1518,9 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 	flush_all(fs);
 	fuse_session_unmount(fs->se);
 	if (nvmefs_ctrl_failed(ctrl) && ret == 0)
-		ret = fs_error(nvmefs_ctrl_failed(ctrl), "the controller of %s failed while mounted, "
-			       "and file I/O failed with EIO from then on: check the target and mount "
-			       "again", nvmefs_ctrl_subnqn(ctrl));
+		ret = fs_error(nvmefs_ctrl_failed(ctrl), "the controller of %s failed while mounted and "
+			       "was not reconnected (%s), so file I/O failed with EIO: check the "
+			       "target and mount again", nvmefs_ctrl_subnqn(ctrl), nvmefs_errmsg());
 out:
 	sig_fs = NULL;
 	if (fs->se)

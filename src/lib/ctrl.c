@@ -21,6 +21,9 @@ void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts)
 	memset(opts, 0, sizeof(*opts));
 	opts->timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
 	opts->kato_ms = -1;
+	opts->reconnect_delay_s = NVMEFS_DEFAULT_RECONNECT_DELAY_S;
+	opts->ctrl_loss_tmo_s = NVMEFS_DEFAULT_CTRL_LOSS_TMO_S;
+	opts->fast_io_fail_tmo_s = -1;
 }
 
 const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
@@ -120,119 +123,59 @@ static void shutdown_ctrl(struct nvmefs_ctrl *ctrl)
 		  "shutting down");
 }
 
-void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg)
-{
-	int healthy = 0;
-
-	/* The message is written before the state flips, so a queue that sees
-	 * the failure also sees why. */
-	pthread_mutex_lock(&ctrl->fail_lock);
-	if (!atomic_load(&ctrl->failed)) {
-		size_t len = strnlen(msg, sizeof(ctrl->fail_msg) - 1);
-
-		/* A long reason is cut, not refused. */
-		memcpy(ctrl->fail_msg, msg, len);
-		ctrl->fail_msg[len] = '\0';
-		atomic_compare_exchange_strong(&ctrl->failed, &healthy, err);
-	}
-	pthread_mutex_unlock(&ctrl->fail_lock);
-}
-
 int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl)
 {
 	return atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed);
 }
 
-static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
-			     void *buf, uint32_t len, enum nvmefs_dir dir,
-			     struct nvmefs_cqe *cqe);
-
-/*
- * Without commands the controller drops us after KATO: send Keep Alive
- * every KATO/2.  A failed Keep Alive fails the controller, so I/O stops
- * promptly instead of hanging on a target that has already let go.
- */
-static void *keep_alive(void *arg)
-{
-	struct nvmefs_ctrl *ctrl = arg;
-	union nvmefs_cmd cmd;
-	struct timespec next;
-	int ret;
-
-	pthread_mutex_lock(&ctrl->admin_lock);
-	while (!ctrl->ka_stop) {
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_sec += ctrl->kato_ms / 2000;
-		next.tv_nsec += (long)(ctrl->kato_ms / 2 % 1000) * 1000000;
-		if (next.tv_nsec >= 1000000000) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000;
-		}
-		ret = 0;
-		while (!ctrl->ka_stop && ret != ETIMEDOUT)
-			ret = pthread_cond_timedwait(&ctrl->ka_cond, &ctrl->admin_lock, &next);
-		if (ctrl->ka_stop)
-			break;
-		nvmefs_sqe_init(&cmd.sqe, nvme_admin_keep_alive, 0);
-		ret = admin_exec_locked(ctrl, &cmd, NULL, 0, NVMEFS_DIR_NONE, NULL);
-		if (ret < 0) {
-			char msg[600];
-
-			snprintf(msg, sizeof(msg), "keep-alive to %s failed: %s", ctrl->subnqn,
-				 ret == -EREMOTEIO ? "the controller refused it" : nvmefs_errmsg());
-			nvmefs_ctrl_fail(ctrl, ret == -EREMOTEIO ? -EIO : ret, msg);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&ctrl->admin_lock);
-	return NULL;
-}
-
-static int start_keep_alive(struct nvmefs_ctrl *ctrl)
-{
-	pthread_condattr_t attr;
-	int ret;
-
-	if (!ctrl->kato_ms)
-		return 0;
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&ctrl->ka_cond, &attr);
-	pthread_condattr_destroy(&attr);
-	ret = pthread_create(&ctrl->ka_thread, NULL, keep_alive, ctrl);
-	if (ret) {
-		pthread_cond_destroy(&ctrl->ka_cond);
-		return nvmefs_error(-ret, "starting the keep-alive thread failed: %s", strerror(ret));
-	}
-	ctrl->ka_running = true;
-	return 0;
-}
-
-static void stop_keep_alive(struct nvmefs_ctrl *ctrl)
-{
-	if (!ctrl->ka_running)
-		return;
-	pthread_mutex_lock(&ctrl->admin_lock);
-	ctrl->ka_stop = true;
-	pthread_cond_signal(&ctrl->ka_cond);
-	pthread_mutex_unlock(&ctrl->admin_lock);
-	pthread_join(ctrl->ka_thread, NULL);
-	pthread_cond_destroy(&ctrl->ka_cond);
-	ctrl->ka_running = false;
-}
-
 static void release(struct nvmefs_ctrl *ctrl)
 {
-	stop_keep_alive(ctrl);
+	nvmefs_ctrl_stop_thread(ctrl);
 	nvmefs_ctrl_delete_io_queues(ctrl);
-	if (ctrl->admin.tp)
-		ctrl->ops->queue_destroy(&ctrl->admin);
+	nvmefs_ctrl_admin_down(ctrl);
 	nvmefs_queue_fini(&ctrl->admin);
 	if (ctrl->ops->ctrl_release)
 		ctrl->ops->ctrl_release(ctrl);
-	pthread_mutex_destroy(&ctrl->fail_lock);
+	pthread_cond_destroy(&ctrl->state_cond);
+	pthread_mutex_destroy(&ctrl->state_lock);
+	pthread_mutex_destroy(&ctrl->io_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);
 	free(ctrl);
+}
+
+void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl)
+{
+	pthread_mutex_lock(&ctrl->admin_lock);
+	if (ctrl->admin.tp)
+		ctrl->ops->queue_destroy(&ctrl->admin);
+	pthread_mutex_unlock(&ctrl->admin_lock);
+}
+
+int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
+{
+	struct nvmefs_queue_params params = {
+		.qid = 0,
+		.size = ctrl->admin_size,
+		.data_slot_size = ADMIN_DATA_SLOT_SIZE,
+	};
+	struct nvmefs_queue *q = &ctrl->admin;
+	int ret;
+
+	/* The slots survive a reconnect; the transport and its state do not. */
+	pthread_mutex_lock(&ctrl->admin_lock);
+	q->failed = 0;
+	q->stopped = false;
+	q->sq_head = q->sq_tail = 0;
+	ret = ctrl->ops->queue_create(q, &params);
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	if (ret < 0)
+		return ret;
+	ret = nvmefs_fabrics_connect(ctrl, q, ctrl->kato_ms);
+	if (ret == 0)
+		ret = enable(ctrl);
+	if (ret == 0)
+		ret = nvmefs_identify_ctrl(ctrl, id);
+	return ret;
 }
 
 void nvmefs_ctrl_disconnect(struct nvmefs_ctrl *ctrl)
@@ -243,7 +186,7 @@ void nvmefs_ctrl_disconnect(struct nvmefs_ctrl *ctrl)
 		return;
 	/* A caller reports its own failure after disconnecting: keep its message. */
 	snprintf(saved, sizeof(saved), "%s", nvmefs_errmsg());
-	stop_keep_alive(ctrl);
+	nvmefs_ctrl_stop_thread(ctrl);
 	nvmefs_ctrl_delete_io_queues(ctrl);
 	/* A failed controller is not worth waiting on. */
 	if (!atomic_load(&ctrl->failed))
@@ -257,8 +200,8 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 			     struct nvmefs_ctrl **ctrlp)
 {
 	struct nvmefs_queue_params params = { .qid = 0, .data_slot_size = ADMIN_DATA_SLOT_SIZE };
+	pthread_condattr_t cattr;
 	struct nvmefs_ctrl *ctrl;
-	uint32_t kato_ms;
 	int ret;
 
 	if (!opts->traddr || !opts->traddr[0])
@@ -269,7 +212,14 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	ctrl->ops = ops;
 	ctrl->opts = *opts;
 	pthread_mutex_init(&ctrl->admin_lock, NULL);
-	pthread_mutex_init(&ctrl->fail_lock, NULL);
+	pthread_mutex_init(&ctrl->state_lock, NULL);
+	pthread_mutex_init(&ctrl->io_lock, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&ctrl->state_cond, &cattr);
+	pthread_condattr_destroy(&cattr);
+	ctrl->status.state = NVMEFS_CTRL_LIVE;
+	ctrl->status.since_ms = nvmefs_now_ms();
 	if (!ctrl->opts.timeout_ms)
 		ctrl->opts.timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
 	ret = copy_opt(ctrl->traddr, sizeof(ctrl->traddr), opts->traddr, "target address");
@@ -282,6 +232,9 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	if (ret == 0)
 		ret = copy_opt(ctrl->subnqn, sizeof(ctrl->subnqn),
 			       opts->subnqn ? opts->subnqn : NVME_DISC_SUBSYS_NAME, "subsystem NQN");
+	if (ret == 0 && opts->reconnect_delay_s < 1)
+		ret = nvmefs_error(-EINVAL, "a reconnect delay of %d s: give 1 s or more",
+				   opts->reconnect_delay_s);
 	if (ret < 0)
 		goto fail;
 	/* The strings now live in ctrl; opts' pointers may not outlive the call. */
@@ -306,22 +259,13 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	ret = nvmefs_queue_init(&ctrl->admin, ctrl, &params);
 	if (ret < 0)
 		goto fail;
-	ret = ops->queue_create(&ctrl->admin, &params);
+	ctrl->admin_size = params.size;
+	ctrl->kato_ms = opts->kato_ms >= 0 ? (uint32_t)opts->kato_ms
+			: ctrl->discovery ? 0 : NVMEFS_DEFAULT_KATO_MS;
+	ret = nvmefs_ctrl_admin_up(ctrl, &ctrl->id);
 	if (ret < 0)
 		goto fail;
-	kato_ms = opts->kato_ms >= 0 ? (uint32_t)opts->kato_ms
-		  : ctrl->discovery ? 0 : NVMEFS_DEFAULT_KATO_MS;
-	ret = nvmefs_fabrics_connect(ctrl, &ctrl->admin, kato_ms);
-	if (ret < 0)
-		goto fail;
-	ctrl->kato_ms = kato_ms;
-	ret = enable(ctrl);
-	if (ret < 0)
-		goto fail;
-	ret = nvmefs_identify_ctrl(ctrl, &ctrl->id);
-	if (ret < 0)
-		goto fail;
-	ret = start_keep_alive(ctrl);
+	ret = nvmefs_ctrl_start_thread(ctrl);
 	if (ret < 0)
 		goto fail;
 	*ctrlp = ctrl;
@@ -348,6 +292,10 @@ int nvmefs_ctrl_get_property(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t
 	return nvmefs_prop_get(ctrl, offset, value);
 }
 
+static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			     void *buf, uint32_t len, enum nvmefs_dir dir,
+			     struct nvmefs_cqe *cqe);
+
 int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 		      void *buf, uint32_t len, enum nvmefs_dir dir,
 		      struct nvmefs_cqe *cqe)
@@ -368,6 +316,10 @@ static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *c
 	struct nvmefs_req *req;
 	int ret;
 
+	if (!nvmefs_ctrl_usable(ctrl))
+		return nvmefs_error(-ENOTCONN, "the controller of %s at %s is not live after a "
+				    "failure (%s): wait for it to reconnect", ctrl->subnqn,
+				    nvmefs_ctrl_where(ctrl), ctrl->fail_msg);
 	if (q->failed)
 		return nvmefs_error(q->failed, "the admin queue to %s failed earlier (%s): reconnect",
 				    nvmefs_ctrl_where(ctrl), strerror(-q->failed));

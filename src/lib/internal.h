@@ -64,6 +64,8 @@ struct nvmefs_req {
 	uint8_t dir;		/* enum nvmefs_dir */
 	uint8_t wait;		/* NVMEFS_REQ_WAIT_* still outstanding */
 	bool inflight;
+	/* Ended by nvmefs_queue_stop(), not by the controller: may be sent again. */
+	bool aborted;
 	uint16_t cid;
 	uint16_t slot;
 	uint16_t next_free;
@@ -105,6 +107,21 @@ struct nvmefs_transport_ops {
 	 */
 	int (*submit)(struct nvmefs_queue *q, struct nvmefs_req *req);
 	/*
+	 * Stop @q for good, after a failure: what was submitted but not yet
+	 * handed to the device is never sent, the connection is torn down, and
+	 * every work request already handed over has completed (flushed) or
+	 * been destroyed with the queue pair.  On return the target can no
+	 * longer read or write any buffer of @q's requests.  Send completions
+	 * and responses that arrive meanwhile are reported as usual.
+	 */
+	void (*queue_stop)(struct nvmefs_queue *q);
+	/*
+	 * Look, without waiting, for connection events (the target closed the
+	 * queue, the device went away): -errno with a message if the queue is
+	 * lost, else 0.  Cheap enough for every 100 ms, not for every poll.
+	 */
+	int (*queue_check)(struct nvmefs_queue *q);
+	/*
 	 * Process completions, waiting up to @timeout_ms (0: don't wait) for
 	 * the first one.  Returns how many were processed (0 on timeout), or
 	 * -errno when the queue failed.
@@ -117,6 +134,8 @@ struct nvmefs_transport_ops {
 	void (*mr_dereg)(struct nvmefs_mr *mr);
 	/* A descriptor readable when the queue has completions, once armed. */
 	int (*queue_fd)(struct nvmefs_queue *q);
+	/* A descriptor readable when queue_check() has something to say. */
+	int (*queue_event_fd)(struct nvmefs_queue *q);
 	/* Arm the queue's descriptor; > 0 if completions are already waiting. */
 	int (*queue_arm)(struct nvmefs_queue *q);
 };
@@ -137,6 +156,8 @@ struct nvmefs_queue {
 	uint16_t cid_gen;
 	/* 0 while usable; then the -errno that made it unusable. */
 	int failed;
+	/* queue_stop() ran: nothing of the transport's is in flight any more. */
+	bool stopped;
 	/* Requests not completed this long after submission time out; 0: never. */
 	uint32_t timeout_ms;
 	struct nvmefs_req *reqs;
@@ -148,6 +169,14 @@ struct nvmefs_ns_cache {
 	uint64_t nlb;
 	uint32_t lba_size;
 	uint8_t lba_shift;
+	/* Its identity, checked again after every reconnect. */
+	uint8_t nguid[16];
+	uint8_t eui64[8];
+	uint8_t uuid[16];
+	/* After a reconnect it was gone or another namespace: its I/O fails,
+	 * nothing is written to it.  Written by the recovery thread while the
+	 * I/O queues are stopped, read by their owners. */
+	atomic_bool gone;
 };
 
 struct nvmefs_ctrl {
@@ -170,20 +199,42 @@ struct nvmefs_ctrl {
 	struct nvmefs_queue admin;
 	struct nvme_id_ctrl id;
 
-	/* Serializes the admin queue between the caller and the keep-alive thread. */
+	uint16_t admin_size;
+
+	/* Serializes the admin queue between the caller and the controller's thread. */
 	pthread_mutex_t admin_lock;
 	uint32_t kato_ms;
-	bool ka_running;
-	bool ka_stop;
-	pthread_t ka_thread;
-	pthread_cond_t ka_cond;
 
-	/* 0 while healthy; the first failure's -errno, seen by every queue. */
+	/*
+	 * recover.c: the state machine and the controller's own thread, which
+	 * sends Keep Alive and reconnects.  state_lock guards what follows up
+	 * to the I/O part; failed, gen and io_failing are also read without it
+	 * on the I/O path (one plain atomic load per poll).
+	 */
+	pthread_mutex_t state_lock;
+	pthread_cond_t state_cond;
+	/* 0 while live; the -errno of the failure that began the outage. */
 	atomic_int failed;
-	pthread_mutex_t fail_lock;
+	/* Bumped by every failure: an I/O queue stopped for gen N is stopped
+	 * again when failure N + 1 comes. */
+	atomic_uint gen;
+	/* Held and new I/O fails (fast_io_fail_tmo passed, or deleted). */
+	atomic_int io_failing;
 	char fail_msg[512];
+	struct nvmefs_ctrl_status status;
+	int64_t outage_start_ms;
+	bool svc_running;
+	bool svc_stop;
+	/* No more reconnect attempts: a controller that is not live is deleted. */
+	bool no_reconnect;
+	pthread_t svc_thread;
+	nvmefs_ctrl_event_cb event_cb;
+	void *event_arg;
 
-	/* I/O: queues, namespaces, registered memory, transfer limits. */
+	/* I/O: queues, namespaces, registered memory, transfer limits.  The
+	 * queue list is published and withdrawn under io_lock, which the
+	 * controller's thread holds while it checks or reconnects the queues. */
+	pthread_mutex_t io_lock;
 	struct nvmefs_ioq **ioqs;
 	unsigned int nr_ioqs;
 	struct nvmefs_ns_cache *ns;
@@ -194,8 +245,18 @@ struct nvmefs_ctrl {
 	_Atomic(struct nvmefs_mr *) mrs;
 };
 
-/* Mark the controller failed (the first failure wins) and say why. */
+/* recover.c */
+/* The controller failed: a live one starts recovering (the first failure
+ * of an outage wins) and its I/O queues' owners are woken. */
 void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
+/* Start the controller's thread (keep-alive, recovery) if it needs one. */
+int nvmefs_ctrl_start_thread(struct nvmefs_ctrl *ctrl);
+void nvmefs_ctrl_stop_thread(struct nvmefs_ctrl *ctrl);
+/* Whether the calling thread may use the controller's queues: it is live,
+ * or this is the controller's own thread reconnecting it. */
+bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl);
+/* An I/O queue's owner stopped its queue for failure @gen. */
+void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl);
 
 /* The monotonic clock in milliseconds: deadlines and keep-alive. */
 static inline int64_t nvmefs_now_ms(void)
@@ -225,8 +286,12 @@ void nvmefs_queue_send_done(struct nvmefs_queue *q, struct nvmefs_req *req);
 /* For transports: a response arrived.  -EPROTO for an unknown or stale
  * command id, after which the queue is failed. */
 int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe);
-/* Fail the queue with @err and end every request in flight with it. */
+/* Mark the queue failed with @err (the first error wins): nothing more is
+ * submitted on it.  Requests in flight end only in nvmefs_queue_stop(). */
 void nvmefs_queue_fail(struct nvmefs_queue *q, int err);
+/* Fail the queue, stop its transport (after which the target cannot touch
+ * any of its buffers), then end every request still in flight, aborted. */
+void nvmefs_queue_stop(struct nvmefs_queue *q, int err);
 /* Submit one prepared request and wait for it, up to @timeout_ms. */
 int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms);
 
@@ -255,6 +320,21 @@ uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl);
 int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 			     const struct nvmefs_connect_opts *opts,
 			     struct nvmefs_ctrl **ctrlp);
+/* Admin queue bring-up, for connecting and reconnecting: create the queue,
+ * Connect, enable, identify into @id. */
+int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id);
+/* Tear the admin queue's transport down (it can be brought up again). */
+void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl);
+
+/* io.c, for recovery: bring every I/O queue back with the same geometry and
+ * check the namespaces; tear their transports down. */
+int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl);
+void nvmefs_io_disconnect(struct nvmefs_ctrl *ctrl);
+/* Whether every I/O queue's owner has stopped it for failure @gen. */
+bool nvmefs_io_all_stopped(struct nvmefs_ctrl *ctrl, unsigned int gen);
+/* Wake every I/O queue's owner: the controller's state changed. */
+void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
+
 /* How nvmefs_discover() connects; unit tests swap in a scripted transport. */
 extern const struct nvmefs_transport_ops *nvmefs_discover_transport;
 

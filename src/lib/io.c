@@ -16,9 +16,12 @@
  * waits on the queue's pending list and the rest is sent as slots free up.
  */
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +35,11 @@
 /* A keyed SGL describes at most 2^24 - 1 bytes: stay at a power of two. */
 #define SGL_MAX_XFER (8u << 20)
 #define MAX_IO_QUEUES 256
+/* As Linux's nvme_max_retries: a status without DNR is tried this often more. */
+#define MAX_RETRIES 5
+/* NVMe status field bits above SCT/SC (the 15-bit form without the phase). */
+#define STATUS_CRD(raw) (((raw) >> 11) & 0x3)
+#define STATUS_DNR 0x4000
 
 enum io_op {
 	IO_READ = nvme_cmd_read,
@@ -47,13 +55,20 @@ struct nvmefs_io {
 	uint8_t op;
 	bool started;		/* the first command went out */
 	bool pending;		/* on the pending list, waiting for slots */
+	bool again;		/* sent again whole once its commands are back */
+	uint8_t retries;	/* NVMe statuses without DNR so far */
 	uint16_t outstanding;	/* commands in flight */
 	int status;		/* the first failure */
+	int64_t not_before_ms;	/* a retry waits for the controller's CRD */
 	uint32_t nsid;
 	uint8_t lba_shift;
 	uint64_t slba;		/* next block to send */
 	uint32_t nlb_left;	/* blocks not sent yet */
 	uint8_t *buf;		/* where the next block's data is */
+	/* The whole I/O, to send it again after an outage or a retryable status. */
+	uint64_t first_slba;
+	uint32_t total_nlb;
+	uint8_t *first_buf;
 	struct nvmefs_mr *mr;
 	struct nvmefs_io *next;	/* free or pending list */
 };
@@ -61,6 +76,15 @@ struct nvmefs_io {
 struct nvmefs_ioq {
 	struct nvmefs_queue q;
 	struct nvmefs_ctrl *ctrl;
+	uint16_t size;
+	/* nvmefs_ioq_fd(): the same descriptor across reconnects, watching the
+	 * transport's completion and event descriptors and wake_fd. */
+	int epfd;
+	/* Written by the controller at each state change, read by arm. */
+	int wake_fd;
+	/* The failure (ctrl->gen) this queue was last stopped for; written by
+	 * its owner, read by the controller's thread. */
+	atomic_uint stopped_gen;
 	struct nvmefs_io *ios;
 	struct nvmefs_io *free_ios;
 	struct nvmefs_io *pending_head, *pending_tail;
@@ -213,21 +237,63 @@ static void io_finish(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 	cb(arg, status);
 }
 
+static void pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io);
+
+/* Back to the start: the whole I/O goes out again (reads and writes may be
+ * replayed), after the others already waiting. */
+static void io_again(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
+{
+	io->again = false;
+	io->started = false;
+	io->status = 0;
+	io->slba = io->first_slba;
+	io->nlb_left = io->total_nlb;
+	io->buf = io->first_buf;
+	if (!io->pending)
+		pending_push(ioq, io);
+}
+
+/* Linux retries a status without DNR, after the Command Retry Delay the
+ * controller asks for (CRD indexes Identify's CRDT, in 100 ms). */
+static bool retryable(struct nvmefs_ioq *ioq, struct nvmefs_io *io, uint16_t raw)
+{
+	const struct nvme_id_ctrl *id = &ioq->ctrl->id;
+	const uint16_t crdt[3] = { id->crdt1, id->crdt2, id->crdt3 };
+	unsigned int crd = STATUS_CRD(raw);
+
+	if ((raw & STATUS_DNR) || io->retries >= MAX_RETRIES)
+		return false;
+	io->retries++;
+	io->not_before_ms = crd ? nvmefs_now_ms() +
+			    (int64_t)nvmefs_le16_to_cpu(crdt[crd - 1]) * 100 : 0;
+	return true;
+}
+
 static void cmd_done(struct nvmefs_req *req)
 {
 	struct nvmefs_io *io = req->done_arg;
 	struct nvmefs_ioq *ioq = (struct nvmefs_ioq *)req->q;
-	int status = req->error ? req->error
-		     : nvmefs_cqe_ok(&req->cqe) ? 0 : nvmefs_cqe_status(&req->cqe) & 0x7ff;
+	uint16_t raw = req->error ? 0 : nvmefs_cqe_status(&req->cqe);
+	int status = req->error ? req->error : raw & 0x7ff;
+	bool aborted = req->aborted;
 
 	nvmefs_req_put(req);
-	if (status && !io->status) {
+	if (aborted || (status > 0 && !io->status && retryable(ioq, io, raw))) {
+		/* Stopped by an outage, or a retryable status: the rest is not
+		 * sent now, and all of it goes again once this is back. */
+		io->again = true;
+		io->nlb_left = 0;
+	} else if (status && !io->status) {
 		io->status = status;
 		/* Nothing more of a failed I/O goes out. */
 		io->nlb_left = 0;
 	}
 	io->outstanding--;
-	if (!io->outstanding && !io->nlb_left && !io->pending)
+	if (io->outstanding || io->nlb_left)
+		return;
+	if (io->again && !io->status)
+		io_again(ioq, io);
+	else if (!io->pending)
 		io_finish(ioq, io);
 }
 
@@ -255,6 +321,10 @@ static int io_pump(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 {
 	struct nvmefs_queue *q = &ioq->q;
 
+	/* An outage holds everything until the queue is connected again. */
+	if (q->failed || (io->not_before_ms && nvmefs_now_ms() < io->not_before_ms))
+		return io->started ? 0 : -EAGAIN;
+	io->not_before_ms = 0;
 	while (io->nlb_left || !io->started) {
 		struct nvmefs_req *req = nvmefs_req_get(q);
 		struct nvmefs_sqe *sqe;
@@ -325,14 +395,36 @@ static void pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 	ioq->pending_tail = io;
 }
 
+static const struct nvmefs_ns_cache *find_ns(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctrl->nr_ns; i++)
+		if (ctrl->ns[i].nsid == nsid)
+			return &ctrl->ns[i];
+	return NULL;
+}
+
+static bool ns_gone(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
+{
+	const struct nvmefs_ns_cache *ns = find_ns(ctrl, nsid);
+
+	return !ns || atomic_load_explicit(&ns->gone, memory_order_relaxed);
+}
+
 /* Sends more of the I/Os that waited for slots, oldest first. */
 static void pump_pending(struct nvmefs_ioq *ioq)
 {
 	while (ioq->pending_head) {
 		struct nvmefs_io *io = ioq->pending_head;
 
-		if (io_pump(ioq, io) < 0 && !io->started)
+		if (!io->started && ns_gone(ioq->ctrl, io->nsid)) {
+			/* Another namespace answers to this NSID now: never write to it. */
+			io->status = -ENODEV;
+			io->nlb_left = 0;
+		} else if (io_pump(ioq, io) < 0 && !io->started) {
 			return;
+		}
 		if (io->nlb_left)
 			return;
 		ioq->pending_head = io->next;
@@ -345,14 +437,13 @@ static void pump_pending(struct nvmefs_ioq *ioq)
 	}
 }
 
-static const struct nvmefs_ns_cache *find_ns(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
-{
-	unsigned int i;
 
-	for (i = 0; i < ctrl->nr_ns; i++)
-		if (ctrl->ns[i].nsid == nsid)
-			return &ctrl->ns[i];
-	return NULL;
+static bool ioq_deleted(const struct nvmefs_ctrl *ctrl)
+{
+	struct nvmefs_ctrl_status st;
+
+	nvmefs_ctrl_status(ctrl, &st);
+	return st.state == NVMEFS_CTRL_DELETED;
 }
 
 static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
@@ -365,12 +456,17 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	int failed = atomic_load(&ctrl->failed);
 	int ret;
 
-	if (failed || ioq->q.failed)
-		return nvmefs_error(failed ? failed : ioq->q.failed, "the controller failed: %s",
-				    ctrl->fail_msg);
+	if (failed && atomic_load(&ctrl->io_failing))
+		return nvmefs_error(failed, "the controller failed (%s) and %s", ctrl->fail_msg,
+				    ioq_deleted(ctrl) ? "is deleted" : "I/O fails while it "
+				    "reconnects (fast_io_fail_tmo)");
 	ns = find_ns(ctrl, nsid);
 	if (!ns)
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s", nsid, ctrl->subnqn);
+	if (atomic_load_explicit(&ns->gone, memory_order_relaxed))
+		return nvmefs_error(-ENODEV, "namespace %u of %s is gone or was replaced by another "
+				    "during an outage: nothing more is written to it", nsid,
+				    ctrl->subnqn);
 	if (op != IO_FLUSH && !nlb)
 		return nvmefs_error(-EINVAL, "an I/O of 0 blocks");
 	if ((op == IO_READ || op == IO_WRITE) && !(ctrl->max_xfer >> ns->lba_shift))
@@ -382,9 +478,10 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 		return nvmefs_error(-EFAULT, "the %zu-byte buffer at %p is not in registered memory: "
 				    "use a pool buffer or nvmefs_mr_reg()",
 				    (size_t)nlb << ns->lba_shift, buf);
-	/* Keep order: nothing overtakes I/Os already waiting for slots. */
+	/* Keep order: nothing overtakes I/Os already waiting for slots (in an
+	 * outage it waits behind them). */
 	io = ioq->free_ios;
-	if (!io || ioq->pending_head)
+	if (!io || (ioq->pending_head && !failed))
 		return -EAGAIN;
 	ioq->free_ios = io->next;
 	io->next = NULL;
@@ -395,13 +492,22 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	io->pending = false;
 	io->outstanding = 0;
 	io->status = 0;
+	io->again = false;
+	io->retries = 0;
+	io->not_before_ms = 0;
 	io->nsid = nsid;
 	io->lba_shift = ns->lba_shift;
-	io->slba = slba;
-	io->nlb_left = op == IO_FLUSH ? 0 : nlb;
-	io->buf = buf;
+	io->slba = io->first_slba = slba;
+	io->nlb_left = io->total_nlb = op == IO_FLUSH ? 0 : nlb;
+	io->buf = io->first_buf = buf;
 	io->mr = mr;
 	ret = io_pump(ioq, io);
+	if (ret == -EAGAIN && failed) {
+		/* Held through the outage, and sent once reconnected. */
+		ioq->nr_ios_inflight++;
+		pending_push(ioq, io);
+		return 0;
+	}
 	if (ret < 0 && !io->started) {
 		io->next = ioq->free_ios;
 		ioq->free_ios = io;
@@ -447,38 +553,82 @@ int nvmefs_ioq_deallocate(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, 
 	return io_submit(ioq, IO_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
 }
 
-/* The queue or its controller failed: end everything with @err. */
-static int fail_all(struct nvmefs_ioq *ioq, int err)
+/* Waits up to @ms for the controller's next state change. */
+static void wait_wake(struct nvmefs_ioq *ioq, int ms)
 {
+	struct pollfd pfd = { .fd = ioq->wake_fd, .events = POLLIN };
+	eventfd_t v;
+
+	if (poll(&pfd, 1, ms) > 0)
+		eventfd_read(ioq->wake_fd, &v);
+}
+
+/*
+ * The controller is not live (or this queue failed first).  Stop the queue
+ * once per failure, its requests coming back to be sent again; while I/O
+ * fails (fast_io_fail_tmo, deleted), end what is held.  Returns the I/Os
+ * completed.
+ */
+static int ioq_outage(struct nvmefs_ioq *ioq, int failed, int timeout_ms)
+{
+	struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	unsigned int before = ioq->completed, gen;
 	struct nvmefs_io *io;
 
-	nvmefs_queue_fail(&ioq->q, err);
-	for (io = ioq->pending_head; io; io = io->next) {
-		if (!io->status)
-			io->status = err;
-		io->nlb_left = 0;
+	if (!failed) {
+		/* This queue saw the failure first: the controller recovers. */
+		nvmefs_ctrl_fail(ctrl, ioq->q.failed, nvmefs_errmsg());
+		failed = atomic_load(&ctrl->failed);
+		if (!failed)
+			return 0;
 	}
-	pump_pending(ioq);
-	return nvmefs_error(ioq->q.failed, "I/O queue %u failed: %s", ioq->q.qid,
-			    ioq->ctrl->fail_msg[0] ? ioq->ctrl->fail_msg : strerror(-ioq->q.failed));
+	gen = atomic_load(&ctrl->gen);
+	if (atomic_load_explicit(&ioq->stopped_gen, memory_order_relaxed) != gen) {
+		nvmefs_queue_stop(&ioq->q, failed);
+		atomic_store(&ioq->stopped_gen, gen);
+		nvmefs_ctrl_queue_stopped(ctrl);
+	}
+	if (atomic_load(&ctrl->io_failing)) {
+		for (io = ioq->pending_head; io; io = io->next) {
+			if (!io->status)
+				io->status = failed;
+			io->nlb_left = 0;
+			io->started = true;
+		}
+		pump_pending(ioq);
+	} else if (timeout_ms) {
+		wait_wake(ioq, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
+	}
+	return (int)(ioq->completed - before);
 }
 
 /* A request past its deadline fails the whole controller, as Linux resets it:
- * a target that lost one command cannot be trusted with the others. */
-static void check_timeouts(struct nvmefs_ioq *ioq, int64_t now)
+ * a target that lost one command cannot be trusted with the others.  The
+ * transport's connection events are looked at on the same beat, so that a
+ * queue the target closed is noticed by a poller that never sleeps. */
+static void housekeeping(struct nvmefs_ioq *ioq, int64_t now)
 {
+	const struct nvmefs_transport_ops *ops = ioq->ctrl->ops;
 	struct nvmefs_queue *q = &ioq->q;
 	char msg[256];
 	uint16_t i;
+	int ret;
 
-	if (now < ioq->next_timeout_check || !q->nr_inflight)
+	if (now < ioq->next_timeout_check)
 		return;
 	ioq->next_timeout_check = now + 100;
+	ret = ops->queue_check ? ops->queue_check(q) : 0;
+	if (ret < 0) {
+		nvmefs_ctrl_fail(ioq->ctrl, ret, nvmefs_errmsg());
+		return;
+	}
+	if (!q->timeout_ms || !q->nr_inflight)
+		return;
 	for (i = 0; i < q->nr_reqs; i++) {
 		if (q->reqs[i].inflight && q->reqs[i].deadline_ms && now > q->reqs[i].deadline_ms) {
 			snprintf(msg, sizeof(msg), "command %#x (opcode %#x) on I/O queue %u got no answer "
-				 "within %u ms: the target stopped responding; reconnect",
-				 q->reqs[i].cid, q->reqs[i].cmd->sqe.opcode, q->qid, q->timeout_ms);
+				 "within %u ms: the target stopped responding", q->reqs[i].cid,
+				 q->reqs[i].cmd->sqe.opcode, q->qid, q->timeout_ms);
 			nvmefs_ctrl_fail(ioq->ctrl, -ETIMEDOUT, msg);
 			return;
 		}
@@ -496,8 +646,15 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 		int wait = 0;
 
 		failed = atomic_load(&ioq->ctrl->failed);
-		if (failed || ioq->q.failed)
-			return fail_all(ioq, failed ? failed : ioq->q.failed);
+		if (failed || ioq->q.failed) {
+			ioq_outage(ioq, failed, timeout_ms);
+			/* Once I/O fails, so does polling, after every callback. */
+			if (atomic_load(&ioq->ctrl->io_failing))
+				return nvmefs_error(atomic_load(&ioq->ctrl->failed) ?: -EIO,
+						    "I/O queue %u failed: %s", ioq->q.qid,
+						    ioq->ctrl->fail_msg);
+			goto next;
+		}
 		ret = ops->process(&ioq->q, 0);
 		if (ret == 0 && timeout_ms != 0 && ioq->q.nr_inflight) {
 			/* Sleep in slices, to notice timeouts and a failed controller. */
@@ -511,13 +668,14 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 				ret = ops->process(&ioq->q, wait);
 		}
 		if (ret < 0) {
+			nvmefs_queue_fail(&ioq->q, ret);
 			nvmefs_ctrl_fail(ioq->ctrl, ret, nvmefs_errmsg());
 			continue;
 		}
-		if (ioq->q.timeout_ms)
-			check_timeouts(ioq, nvmefs_now_ms());
+		housekeeping(ioq, nvmefs_now_ms());
 		pump_pending(ioq);
-		if (ioq->completed != before || timeout_ms == 0 || !ioq->q.nr_inflight)
+next:
+		if (ioq->completed != before || timeout_ms == 0 || !ioq->nr_ios_inflight)
 			break;
 		if (timeout_ms > 0 && nvmefs_now_ms() - start >= timeout_ms)
 			break;
@@ -527,12 +685,36 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 
 int nvmefs_ioq_fd(const struct nvmefs_ioq *ioq)
 {
-	return ioq->ctrl->ops->queue_fd((struct nvmefs_queue *)&ioq->q);
+	return ioq->epfd;
 }
 
 int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 {
-	return ioq->ctrl->ops->queue_arm(&ioq->q);
+	struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	eventfd_t v;
+	int ret;
+
+	/* Taken before the state is looked at: a change after it wakes us. */
+	eventfd_read(ioq->wake_fd, &v);
+	if (atomic_load(&ctrl->failed) || ioq->q.failed) {
+		/* Something for poll to do: stop the queue, or end held I/O. */
+		if (atomic_load_explicit(&ioq->stopped_gen, memory_order_relaxed) !=
+		    atomic_load(&ctrl->gen) || (atomic_load(&ctrl->io_failing) && ioq->pending_head) ||
+		    !atomic_load(&ctrl->failed))
+			return 1;
+		return 0;
+	}
+	/* Reconnected with I/O held: poll sends it. */
+	if (ioq->pending_head)
+		return 1;
+	if (ctrl->ops->queue_check) {
+		ret = ctrl->ops->queue_check(&ioq->q);
+		if (ret < 0) {
+			nvmefs_ctrl_fail(ctrl, ret, nvmefs_errmsg());
+			return 1;
+		}
+	}
+	return ctrl->ops->queue_arm(&ioq->q);
 }
 
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq)
@@ -599,14 +781,71 @@ int nvmefs_ioq_flush_sync(struct nvmefs_ioq *ioq, uint32_t nsid)
 /* Creating and deleting I/O queues                                         */
 /* ---------------------------------------------------------------------- */
 
+/* Watches the transport's descriptors from the queue's lasting epoll set. */
+static int ioq_watch(struct nvmefs_ioq *ioq, bool on)
+{
+	const struct nvmefs_transport_ops *ops = ioq->ctrl->ops;
+	int fds[2] = { ops->queue_fd(&ioq->q), ops->queue_event_fd ? ops->queue_event_fd(&ioq->q) : -1 };
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	for (unsigned int i = 0; i < 2; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (epoll_ctl(ioq->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fds[i], on ? &ev : NULL) &&
+		    on)
+			return nvmefs_error(-errno, "I/O queue %u: watching its descriptors failed: %s",
+					    ioq->q.qid, strerror(errno));
+	}
+	return 0;
+}
+
+/* Tears down the queue's transport; the queue can be connected again. */
+static void ioq_disconnect(struct nvmefs_ioq *ioq)
+{
+	if (!ioq->q.tp)
+		return;
+	ioq_watch(ioq, false);
+	ioq->ctrl->ops->queue_destroy(&ioq->q);
+}
+
+/* Creates the queue's transport and sends Connect, with the controller's
+ * current controller id. */
+static int ioq_connect(struct nvmefs_ioq *ioq)
+{
+	struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	struct nvmefs_queue_params params = {
+		.qid = ioq->q.qid,
+		.size = ioq->size,
+		.cntlid = ctrl->cntlid,
+		.data_slot_size = IO_DATA_SLOT_SIZE,
+	};
+	int ret;
+
+	ioq->q.failed = 0;
+	ioq->q.stopped = false;
+	ioq->q.sq_head = ioq->q.sq_tail = 0;
+	ret = ctrl->ops->queue_create(&ioq->q, &params);
+	if (ret < 0)
+		return ret;
+	ret = ioq_watch(ioq, true);
+	if (ret == 0)
+		ret = nvmefs_fabrics_connect(ctrl, &ioq->q, 0);
+	if (ret < 0)
+		ioq_disconnect(ioq);
+	return ret;
+}
+
 static void ioq_destroy(struct nvmefs_ioq *ioq)
 {
 	if (!ioq)
 		return;
-	if (ioq->q.tp)
-		ioq->ctrl->ops->queue_destroy(&ioq->q);
+	ioq_disconnect(ioq);
 	nvmefs_queue_fini(&ioq->q);
 	mr_free(ioq->pool_mr);
+	if (ioq->epfd >= 0)
+		close(ioq->epfd);
+	if (ioq->wake_fd >= 0)
+		close(ioq->wake_fd);
 	free(ioq->pool);
 	free(ioq->free_bufs);
 	free(ioq->ios);
@@ -619,9 +858,8 @@ static int ioq_create(struct nvmefs_ctrl *ctrl, uint16_t qid, const struct nvmef
 	struct nvmefs_queue_params params = {
 		.qid = qid,
 		.size = (uint16_t)opts->queue_size,
-		.cntlid = ctrl->cntlid,
-		.data_slot_size = IO_DATA_SLOT_SIZE,
 	};
+	struct epoll_event wake = { .events = EPOLLIN };
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct nvmefs_ioq *ioq;
 	unsigned int i;
@@ -631,13 +869,20 @@ static int ioq_create(struct nvmefs_ctrl *ctrl, uint16_t qid, const struct nvmef
 	if (!ioq)
 		return nvmefs_error(-ENOMEM, "out of memory");
 	ioq->ctrl = ctrl;
+	ioq->size = params.size;
+	ioq->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ioq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	atomic_init(&ioq->stopped_gen, atomic_load(&ctrl->gen));
+	if (ioq->epfd < 0 || ioq->wake_fd < 0 ||
+	    epoll_ctl(ioq->epfd, EPOLL_CTL_ADD, ioq->wake_fd, &wake)) {
+		ret = nvmefs_error(-errno, "I/O queue %u: creating its descriptors failed: %s", qid,
+				   strerror(errno));
+		goto fail;
+	}
 	ret = nvmefs_queue_init(&ioq->q, ctrl, &params);
 	if (ret < 0)
 		goto fail;
-	ret = ctrl->ops->queue_create(&ioq->q, &params);
-	if (ret < 0)
-		goto fail;
-	ret = nvmefs_fabrics_connect(ctrl, &ioq->q, 0);
+	ret = ioq_connect(ioq);
 	if (ret < 0)
 		goto fail;
 	ioq->q.timeout_ms = opts->timeout_ms;
@@ -694,6 +939,47 @@ static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr)
 	return 0;
 }
 
+/* Identify Namespace @nsid into @ns: geometry and identity.  The UUID comes
+ * from the identification descriptors, which a controller may not offer. */
+static int identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns_cache *ns)
+{
+	struct nvme_id_ns *id = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
+	uint8_t *descs = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
+	unsigned int fmt;
+	int ret;
+
+	if (!id || !descs) {
+		ret = nvmefs_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = nvmefs_identify_ns(ctrl, nsid, id);
+	if (ret < 0)
+		goto out;
+	fmt = (id->flbas & 0xf) | ((id->flbas >> 5 & 0x3) << 4);
+	ns->nsid = nsid;
+	ns->nlb = nvmefs_le64_to_cpu(id->nsze);
+	ns->lba_shift = id->lbaf[fmt].ds;
+	ns->lba_size = 1u << id->lbaf[fmt].ds;
+	memcpy(ns->nguid, id->nguid, sizeof(ns->nguid));
+	memcpy(ns->eui64, id->eui64, sizeof(ns->eui64));
+	memset(ns->uuid, 0, sizeof(ns->uuid));
+	if (nvmefs_identify_ns_descs(ctrl, nsid, descs) == 0) {
+		for (size_t off = 0; off + 4 <= NVMEFS_IDENTIFY_DATA_SIZE;) {
+			uint8_t nidt = descs[off], nidl = descs[off + 1];
+
+			if (!nidt || off + 4 + nidl > NVMEFS_IDENTIFY_DATA_SIZE)
+				break;
+			if (nidt == NVME_NIDT_UUID && nidl == sizeof(ns->uuid))
+				memcpy(ns->uuid, descs + off + 4, sizeof(ns->uuid));
+			off += 4 + nidl;
+		}
+	}
+out:
+	free(id);
+	free(descs);
+	return ret;
+}
+
 /* Caches what the I/O path needs of every active namespace. */
 static int scan_namespaces(struct nvmefs_ctrl *ctrl)
 {
@@ -715,17 +1001,9 @@ static int scan_namespaces(struct nvmefs_ctrl *ctrl)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		struct nvme_id_ns id;
-		unsigned int fmt;
-
-		ret = nvmefs_identify_ns(ctrl, list[i], &id);
+		ret = identify_ns(ctrl, list[i], &ctrl->ns[i]);
 		if (ret < 0)
 			goto out;
-		fmt = (id.flbas & 0xf) | ((id.flbas >> 5 & 0x3) << 4);
-		ctrl->ns[i].nsid = list[i];
-		ctrl->ns[i].nlb = nvmefs_le64_to_cpu(id.nsze);
-		ctrl->ns[i].lba_shift = id.lbaf[fmt].ds;
-		ctrl->ns[i].lba_size = 1u << id.lbaf[fmt].ds;
 	}
 	ctrl->nr_ns = n;
 	ctrl->nsids = list;
@@ -735,11 +1013,90 @@ out:
 	return ret;
 }
 
+/*
+ * After a reconnect: each namespace must still be the one its I/O was meant
+ * for.  One that is gone, or whose NGUID, EUI-64, UUID or block size
+ * changed, is another disk behind the same NSID: it is marked gone for good
+ * and its held I/O fails instead of being written.  A new size is taken.
+ */
+static int recheck_namespaces(struct nvmefs_ctrl *ctrl)
+{
+	struct nvmefs_ns_cache now;
+	int ret;
+
+	for (unsigned int i = 0; i < ctrl->nr_ns; i++) {
+		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
+
+		if (atomic_load(&ns->gone))
+			continue;
+		ret = identify_ns(ctrl, ns->nsid, &now);
+		if (ret == -ENOENT) {
+			atomic_store(&ns->gone, true);
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		if (memcmp(now.nguid, ns->nguid, sizeof(ns->nguid)) ||
+		    memcmp(now.eui64, ns->eui64, sizeof(ns->eui64)) ||
+		    memcmp(now.uuid, ns->uuid, sizeof(ns->uuid)) || now.lba_size != ns->lba_size) {
+			atomic_store(&ns->gone, true);
+			continue;
+		}
+		ns->nlb = now.nlb;
+	}
+	return 0;
+}
+
+int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&ctrl->io_lock);
+	if (!ctrl->nr_ioqs)
+		goto out;
+	ret = set_nr_queues(ctrl, ctrl->nr_ioqs);
+	if (ret == 0)
+		ret = recheck_namespaces(ctrl);
+	for (unsigned int i = 0; ret == 0 && i < ctrl->nr_ioqs; i++)
+		ret = ioq_connect(ctrl->ioqs[i]);
+out:
+	pthread_mutex_unlock(&ctrl->io_lock);
+	return ret;
+}
+
+void nvmefs_io_disconnect(struct nvmefs_ctrl *ctrl)
+{
+	pthread_mutex_lock(&ctrl->io_lock);
+	for (unsigned int i = 0; i < ctrl->nr_ioqs; i++)
+		ioq_disconnect(ctrl->ioqs[i]);
+	pthread_mutex_unlock(&ctrl->io_lock);
+}
+
+bool nvmefs_io_all_stopped(struct nvmefs_ctrl *ctrl, unsigned int gen)
+{
+	bool all = true;
+
+	pthread_mutex_lock(&ctrl->io_lock);
+	for (unsigned int i = 0; all && i < ctrl->nr_ioqs; i++)
+		all = atomic_load(&ctrl->ioqs[i]->stopped_gen) == gen;
+	pthread_mutex_unlock(&ctrl->io_lock);
+	return all;
+}
+
+void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
+{
+	pthread_mutex_lock(&ctrl->io_lock);
+	for (unsigned int i = 0; i < ctrl->nr_ioqs; i++)
+		eventfd_write(ctrl->ioqs[i]->wake_fd, 1);
+	pthread_mutex_unlock(&ctrl->io_lock);
+}
+
 int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_io_opts *opts)
 {
 	unsigned int mqes = (unsigned int)NVME_CAP_MQES(ctrl->cap) + 1;
 	uint32_t mps_min = 1u << (12 + NVME_CAP_MPSMIN(ctrl->cap));
-	unsigned int i;
+	struct nvmefs_ioq **ioqs = NULL;
+	unsigned int i, nr = 0;
 	int ret;
 
 	if (ctrl->discovery)
@@ -769,32 +1126,44 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 		ret = scan_namespaces(ctrl);
 	if (ret < 0)
 		goto fail;
-	ctrl->ioqs = calloc(opts->nr_queues, sizeof(*ctrl->ioqs));
-	if (!ctrl->ioqs) {
+	ioqs = calloc(opts->nr_queues, sizeof(*ioqs));
+	if (!ioqs) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto fail;
 	}
-	for (i = 0; i < opts->nr_queues; i++) {
-		ret = ioq_create(ctrl, (uint16_t)(i + 1), opts, &ctrl->ioqs[i]);
+	for (nr = 0; nr < opts->nr_queues; nr++) {
+		ret = ioq_create(ctrl, (uint16_t)(nr + 1), opts, &ioqs[nr]);
 		if (ret < 0)
 			goto fail;
-		ctrl->nr_ioqs = i + 1;
 	}
+	/* Only whole queues are the recovery's to stop and reconnect. */
+	pthread_mutex_lock(&ctrl->io_lock);
+	ctrl->ioqs = ioqs;
+	ctrl->nr_ioqs = nr;
+	pthread_mutex_unlock(&ctrl->io_lock);
 	return 0;
 fail:
+	for (i = 0; i < nr; i++)
+		ioq_destroy(ioqs[i]);
+	free(ioqs);
 	nvmefs_ctrl_delete_io_queues(ctrl);
 	return ret;
 }
 
 void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
 {
-	unsigned int i;
+	struct nvmefs_ioq **ioqs;
+	unsigned int i, nr;
 
-	for (i = 0; ctrl->ioqs && i < ctrl->nr_ioqs; i++)
-		ioq_destroy(ctrl->ioqs[i]);
-	free(ctrl->ioqs);
+	pthread_mutex_lock(&ctrl->io_lock);
+	ioqs = ctrl->ioqs;
+	nr = ctrl->nr_ioqs;
 	ctrl->ioqs = NULL;
 	ctrl->nr_ioqs = 0;
+	pthread_mutex_unlock(&ctrl->io_lock);
+	for (i = 0; ioqs && i < nr; i++)
+		ioq_destroy(ioqs[i]);
+	free(ioqs);
 	free(ctrl->ns);
 	ctrl->ns = NULL;
 	free(ctrl->nsids);

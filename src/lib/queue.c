@@ -10,6 +10,7 @@
  * the capsule, and the slot must not be refilled.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -78,6 +79,7 @@ struct nvmefs_req *nvmefs_req_get(struct nvmefs_queue *q)
 	req->len = 0;
 	req->dir = NVMEFS_DIR_NONE;
 	req->error = 0;
+	req->aborted = false;
 	req->done = NULL;
 	req->done_arg = NULL;
 	memset(&req->cqe, 0, sizeof(req->cqe));
@@ -153,7 +155,7 @@ int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe)
 	    q->reqs[slot].cid != cid ||
 	    !(q->reqs[slot].wait & NVMEFS_REQ_WAIT_RESP)) {
 		nvmefs_set_error("queue %u: the controller completed command id %#x, which is not in flight: "
-				 "the target is confused or the connection corrupt; reconnect",
+				 "the target is confused or the connection corrupt",
 				 q->qid, cid);
 		nvmefs_queue_fail(q, -EPROTO);
 		return -EPROTO;
@@ -169,16 +171,35 @@ int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe)
 
 void nvmefs_queue_fail(struct nvmefs_queue *q, int err)
 {
-	uint16_t i;
-
 	if (!q->failed)
 		q->failed = err;
+}
+
+void nvmefs_queue_stop(struct nvmefs_queue *q, int err)
+{
+	uint16_t i;
+
+	nvmefs_queue_fail(q, err);
+	/* What completes while the transport stops ends with the queue's error
+	 * too: a confused target's last answers are not to be trusted. */
+	for (i = 0; i < q->nr_reqs; i++) {
+		if (q->reqs[i].inflight) {
+			q->reqs[i].error = q->failed;
+			q->reqs[i].aborted = true;
+		}
+	}
+	/* Only once the target can no longer reach a request's buffers may its
+	 * owner have them back. */
+	if (!q->stopped && q->tp)
+		q->ctrl->ops->queue_stop(q);
+	q->stopped = true;
 	for (i = 0; i < q->nr_reqs; i++) {
 		struct nvmefs_req *req = &q->reqs[i];
 
 		if (!req->inflight)
 			continue;
 		req->error = q->failed;
+		req->aborted = true;
 		req->wait = 0;
 		req_finish(req);
 	}
@@ -187,6 +208,7 @@ void nvmefs_queue_fail(struct nvmefs_queue *q, int err)
 int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms)
 {
 	struct nvmefs_queue *q = req->q;
+	struct nvmefs_ctrl *ctrl = q->ctrl;
 	int64_t deadline = nvmefs_now_ms() + timeout_ms;
 	int ret;
 
@@ -195,17 +217,31 @@ int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms)
 		return ret;
 	while (req->inflight) {
 		int64_t left = deadline - nvmefs_now_ms();
+		char msg[256];
 
 		if (left <= 0) {
-			nvmefs_set_error("queue %u: the controller did not complete the command within %u ms: "
-					 "the target is overloaded or gone; raise --timeout or check the target",
-					 q->qid, timeout_ms);
-			nvmefs_queue_fail(q, -ETIMEDOUT);
+			snprintf(msg, sizeof(msg), "queue %u: the controller did not complete the command "
+				 "within %u ms: the target is overloaded or gone; raise --timeout or check "
+				 "the target", q->qid, timeout_ms);
+			nvmefs_set_error("%s", msg);
+			nvmefs_queue_stop(q, -ETIMEDOUT);
+			nvmefs_ctrl_fail(ctrl, -ETIMEDOUT, msg);
 			break;
 		}
-		ret = q->ctrl->ops->process(q, (int)left);
-		if (ret < 0)
-			nvmefs_queue_fail(q, ret);
+		if (!nvmefs_ctrl_usable(ctrl)) {
+			nvmefs_set_error("queue %u: the controller failed meanwhile: %s", q->qid,
+					 ctrl->fail_msg);
+			nvmefs_queue_stop(q, -ENOTCONN);
+			break;
+		}
+		/* In slices, to notice a failure elsewhere in the controller. */
+		ret = ctrl->ops->process(q, left < 100 ? (int)left : 100);
+		if (ret < 0) {
+			snprintf(msg, sizeof(msg), "%s", nvmefs_errmsg());
+			nvmefs_queue_stop(q, ret);
+			nvmefs_ctrl_fail(ctrl, ret, msg);
+			nvmefs_set_error("%s", msg);
+		}
 	}
 	return req->error;
 }

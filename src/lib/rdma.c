@@ -41,6 +41,9 @@
 
 /* Acknowledging CQ events takes a lock in libibverbs: batch it. */
 #define CQ_EVENTS_ACK_BATCH 16
+/* How long a stopped queue pair may take to flush what was posted before it
+ * is destroyed instead (soft-RoCE and HCAs flush at once). */
+#define FLUSH_TIMEOUT_MS 2000
 
 struct rdma_ctrl {
 	struct ibv_context *verbs;
@@ -60,6 +63,12 @@ struct rdma_queue {
 	struct ibv_cq *cq;
 	bool qp_created;
 	bool connected;
+	/* Work requests handed to the device and not completed yet: after a
+	 * failure, the buffers are the target's until both reach 0. */
+	unsigned int posted_sends;
+	unsigned int posted_recvs;
+	/* queue_stop(): receives are not re-posted. */
+	bool stopping;
 	unsigned int unacked_events;
 	union nvmefs_cmd *capsules;
 	struct nvmefs_cqe *rsps;
@@ -328,7 +337,10 @@ static int post_recv(struct rdma_queue *rq, uint16_t idx)
 	int ret;
 
 	ret = ibv_post_recv(rq->id->qp, &wr, &bad);
-	return ret ? -ret : 0;
+	if (ret)
+		return -ret;
+	rq->posted_recvs++;
+	return 0;
 }
 
 static int alloc_buffers(struct nvmefs_queue *q, struct ibv_pd *pd, uint32_t data_slot_size)
@@ -543,6 +555,12 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	ret = establish(q, params, timeout_ms);
 	if (ret < 0)
 		goto fail;
+	/* From now on events are looked for, never waited for, on the I/O path. */
+	if (fcntl(rq->ech->fd, F_SETFL, fcntl(rq->ech->fd, F_GETFL) | O_NONBLOCK) < 0) {
+		ret = nvmefs_error(-errno, "setting the RDMA CM channel non-blocking failed: %s",
+				   strerror(errno));
+		goto fail;
+	}
 	if (ibv_req_notify_cq(rq->cq, 0)) {
 		ret = nvmefs_error(-errno, "arming the completion queue failed: %s", strerror(errno));
 		goto fail;
@@ -621,16 +639,24 @@ static int rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	return 0;
 }
 
-/* Posts the sends submitted since the last post, in one call. */
+/* Posts the sends submitted since the last post, in one call.  A failed
+ * queue posts nothing: its requests are ended or sent again elsewhere. */
 static int kick(struct nvmefs_queue *q)
 {
 	struct rdma_queue *rq = q->tp;
-	struct ibv_send_wr *bad;
+	struct ibv_send_wr *bad = NULL, *wr;
 	int ret;
 
 	if (!rq->post_head)
 		return 0;
+	if (q->failed) {
+		rq->post_head = rq->post_tail = NULL;
+		return q->failed;
+	}
 	ret = ibv_post_send(rq->id->qp, rq->post_head, &bad);
+	/* What went before a refused one is the device's now. */
+	for (wr = rq->post_head; wr && wr != bad; wr = wr->next)
+		rq->posted_sends++;
 	rq->post_head = rq->post_tail = NULL;
 	if (ret)
 		return nvmefs_error(-ret, "queue %u: posting sends failed: %s", q->qid, strerror(ret));
@@ -640,49 +666,61 @@ static int kick(struct nvmefs_queue *q)
 static int handle_wc(struct nvmefs_queue *q, const struct ibv_wc *wc)
 {
 	struct rdma_queue *rq = q->tp;
+	bool recv = wc->wr_id & WR_ID_RECV;
 	int ret;
 
+	if (recv)
+		rq->posted_recvs--;
+	else
+		rq->posted_sends--;
+	/* Even a flushed send is done with its capsule. */
+	if (!recv)
+		nvmefs_queue_send_done(q, (struct nvmefs_req *)(uintptr_t)wc->wr_id);
 	if (wc->status != IBV_WC_SUCCESS) {
-		if (q->failed)
+		if (q->failed || rq->stopping)
 			return 0;
 		return nvmefs_error(-ECONNRESET,
 				    "queue %u to %s failed: RDMA %s completion: %s: the connection is "
-				    "broken; reconnect", q->qid, where(q),
-				    wc->wr_id & WR_ID_RECV ? "receive" : "send",
+				    "broken", q->qid, where(q), recv ? "receive" : "send",
 				    ibv_wc_status_str(wc->status));
 	}
-	if (!(wc->wr_id & WR_ID_RECV)) {
-		nvmefs_queue_send_done(q, (struct nvmefs_req *)(uintptr_t)wc->wr_id);
+	if (!recv)
 		return 0;
-	}
 	uint16_t idx = (uint16_t)(wc->wr_id & ~WR_ID_RECV);
 	struct nvmefs_cqe cqe;
 
 	if (wc->byte_len < sizeof(cqe))
 		return nvmefs_error(-EPROTO, "queue %u: the target sent a %u-byte response, shorter "
-				    "than a completion entry; reconnect", q->qid, wc->byte_len);
+				    "than a completion entry", q->qid, wc->byte_len);
 	memcpy(&cqe, &rq->rsps[idx], sizeof(cqe));
-	ret = post_recv(rq, idx);
-	if (ret < 0)
-		return nvmefs_error(ret, "queue %u: re-posting a receive failed: %s", q->qid,
-				    strerror(-ret));
-	return nvmefs_queue_response(q, &cqe);
+	if (!rq->stopping) {
+		ret = post_recv(rq, idx);
+		if (ret < 0)
+			return nvmefs_error(ret, "queue %u: re-posting a receive failed: %s", q->qid,
+					    strerror(-ret));
+	}
+	ret = nvmefs_queue_response(q, &cqe);
+	return rq->stopping ? 0 : ret;
 }
 
+/* Takes every completion the CQ has; returns their number, or the first
+ * error after all of them were handled (each one settles a work request). */
 static int drain(struct nvmefs_queue *q)
 {
 	struct rdma_queue *rq = q->tp;
 	struct ibv_wc wc[16];
-	int n, i, total = 0, ret;
+	int n, i, total = 0, ret, err = 0;
 
 	while ((n = ibv_poll_cq(rq->cq, 16, wc)) > 0) {
 		for (i = 0; i < n; i++) {
 			ret = handle_wc(q, &wc[i]);
-			if (ret < 0)
-				return ret;
+			if (ret < 0 && !err)
+				err = ret;
 		}
 		total += n;
 	}
+	if (err)
+		return err;
 	if (n < 0)
 		return nvmefs_error(-EIO, "queue %u: polling the completion queue failed", q->qid);
 	return total;
@@ -694,6 +732,7 @@ static int cm_event_while_running(struct nvmefs_queue *q)
 	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type type;
 
+	/* Nothing there (the channel does not block once connected). */
 	if (rdma_get_cm_event(rq->ech, &ev))
 		return 0;
 	type = ev->event;
@@ -703,12 +742,12 @@ static int cm_event_while_running(struct nvmefs_queue *q)
 	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
 		rq->connected = false;
 		return nvmefs_error(-ECONNRESET, "the target %s closed queue %u: it went away or "
-				    "dropped this controller (keep-alive timeout?); reconnect",
+				    "dropped this controller (keep-alive timeout?)",
 				    where(q), q->qid);
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		return nvmefs_error(-ENODEV, "the RDMA device of queue %u went away", q->qid);
 	default:
-		return 0;
+		return 1;
 	}
 }
 
@@ -787,6 +826,62 @@ static int rdma_queue_fd(struct nvmefs_queue *q)
 	return rq->cch->fd;
 }
 
+static int rdma_queue_event_fd(struct nvmefs_queue *q)
+{
+	struct rdma_queue *rq = q->tp;
+
+	return rq->ech->fd;
+}
+
+static int rdma_queue_check(struct nvmefs_queue *q)
+{
+	int ret;
+
+	/* Every event waiting, so the descriptor goes quiet. */
+	do
+		ret = cm_event_while_running(q);
+	while (ret == 1);
+	return ret;
+}
+
+/*
+ * The order Linux's nvme-rdma keeps on error recovery: stop posting (what
+ * was not posted never reaches the target), take the queue pair to the
+ * error state (disconnecting does that), and wait until the device has
+ * completed every work request it holds, flushed.  A queue pair that does
+ * not flush in time is destroyed: once ibv_destroy_qp() returns the device
+ * touches none of its buffers.
+ */
+static void rdma_queue_stop(struct nvmefs_queue *q)
+{
+	struct rdma_queue *rq = q->tp;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct pollfd pfd = { .fd = rq->cch->fd, .events = POLLIN };
+	int64_t deadline = nvmefs_now_ms() + FLUSH_TIMEOUT_MS;
+
+	rq->post_head = rq->post_tail = NULL;
+	rq->stopping = true;
+	if (!rq->qp_created)
+		return;
+	if (rq->connected) {
+		rdma_disconnect(rq->id);
+		rq->connected = false;
+	}
+	ibv_modify_qp(rq->id->qp, &attr, IBV_QP_STATE);
+	while (rq->posted_sends || rq->posted_recvs) {
+		if (drain(q) > 0)
+			continue;
+		if (nvmefs_now_ms() >= deadline)
+			break;
+		if (ibv_req_notify_cq(rq->cq, 0) == 0 && drain(q) == 0 && poll(&pfd, 1, 10) > 0)
+			consume_cq_events(rq);
+	}
+	if (rq->posted_sends || rq->posted_recvs) {
+		rdma_destroy_qp(rq->id);
+		rq->qp_created = false;
+	}
+}
+
 static int rdma_queue_arm(struct nvmefs_queue *q)
 {
 	struct rdma_queue *rq = q->tp;
@@ -841,10 +936,13 @@ const struct nvmefs_transport_ops nvmefs_rdma_ops = {
 	.queue_create = rdma_queue_create,
 	.queue_destroy = rdma_queue_destroy,
 	.submit = rdma_submit,
+	.queue_stop = rdma_queue_stop,
+	.queue_check = rdma_queue_check,
 	.process = rdma_process,
 	.ctrl_release = rdma_ctrl_release,
 	.mr_reg = rdma_mr_reg,
 	.mr_dereg = rdma_mr_dereg,
 	.queue_fd = rdma_queue_fd,
+	.queue_event_fd = rdma_queue_event_fd,
 	.queue_arm = rdma_queue_arm,
 };

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <check.h>
 #include <nvme/util.h>
@@ -235,8 +236,11 @@ START_TEST(test_create_sequence)
 	fake_expect_identify(0x02, 0, list, sizeof(list));
 	fake_id_ns(&id, 0x100000, 9);
 	fake_expect_identify(0x00, 1, &id, sizeof(id));
+	/* CNS 3, the identification descriptors (for the UUID). */
+	fake_expect_identify(0x03, 1, NULL, 0);
 	fake_id_ns(&id, 0x2000, 12);
 	fake_expect_identify(0x00, 3, &id, sizeof(id));
+	fake_expect_identify(0x03, 3, NULL, 0);
 	for (i = 0; i < 2; i++) {
 		create[i] = fake_expect_create(NULL, NULL);
 		create[i]->qid = (uint16_t)(i + 1);
@@ -568,7 +572,7 @@ START_TEST(test_read_split_error_waits_for_all)
 		r[k] = fake_expect_rw(1, nvme_cmd_read, 1, k * 2048, 2048, MIB);
 		r[k]->hold = k != 1;
 	}
-	fake_step_status(r[1], 0x2, 0x81, false);
+	fake_step_status(r[1], 0x2, 0x81, true);	/* DNR: not retried */
 	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 8192, buf, on_io, &rec), 0);
 	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 0), 0);
 	ck_assert_uint_eq(rec.calls, 0);
@@ -1418,6 +1422,271 @@ START_TEST(test_sync)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------------ */
+/* Outages: the failure path hands nothing back early, recovery requeues    */
+/* ------------------------------------------------------------------------ */
+
+/* Connect as connect_io(), reconnecting after a failure as @ctrl_loss_s says. */
+static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				 .mdts = MDTS_1M, .io = true };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	int ret;
+
+	fake_opts(&opts, TRADDR, 0);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = 0;
+	opts.ctrl_loss_tmo_s = ctrl_loss_s;
+	opts.reconnect_delay_s = 1;
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
+	return ctrl;
+}
+
+/* What the controller's thread does to reconnect one I/O queue of @size,
+ * namespace 1 identifying as @id. */
+static void script_reconnect(unsigned int size, const struct nvme_id_ns *id)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				 .mdts = MDTS_1M, .io = true };
+	struct fake_step *s;
+
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	fake_expect_set_nr_queues(1, 0);
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id));
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, (uint16_t)(size - 1), CNTLID);
+}
+
+/* Polls @q as a FUSE worker does, without waiting, until @r is called. */
+static void poll_until(struct nvmefs_ioq *q, const struct cb_rec *r, int max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+
+	while (!r->calls && now_ms() < end) {
+		nvmefs_ioq_poll(q, 0);
+		usleep(1000);
+	}
+	ck_assert_msg(r->calls, "the I/O did not complete within %d ms", max_ms);
+}
+
+/*
+ * A command submitted but not yet posted when the controller fails is never
+ * posted: once its caller is told it failed, its buffer is the caller's.
+ */
+START_TEST(test_outage_unposted_never_sent)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct fake_step *s;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	fake_defer_posts = true;
+	s = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &a), 0);
+	ck_assert_uint_eq(s->posted, 0);
+	/* Another thread (keep-alive) finds the controller gone. */
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted keep-alive failure");
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), -ECONNRESET);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, -ECONNRESET);
+	ck_assert_uint_eq(fake_stats.stops, 1);
+	/* The caller refills its buffer; arming must not send the old write. */
+	nvmefs_ioq_arm(q);
+	nvmefs_ioq_poll(q, 0);
+	ck_assert_uint_eq(s->posted, 0);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+static void on_io_queue_stopped(void *arg, int status)
+{
+	struct cb_rec *r = arg;
+
+	/* The target must no longer be able to write into the buffer. */
+	ck_assert_msg(fake_queue_stopped(1), "the I/O was handed back before its queue was stopped");
+	on_io(r, status);
+}
+
+/*
+ * A read the target still holds when it times out: its buffer goes back to
+ * the caller only after the queue pair was stopped and drained, and what the
+ * target would still send never arrives.
+ */
+START_TEST(test_outage_buffer_back_after_stop)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct fake_step *s;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 50);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	s->hold = true;
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io_queue_stopped, &a), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 3000), -ETIMEDOUT);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, -ETIMEDOUT);
+	/* The response the target held back can no longer come. */
+	ck_assert_uint_eq(fake_held(), 0);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+/*
+ * The target closing an I/O queue is noticed by a worker that only polls
+ * without waiting, long before the I/O timeout, and wakes one asleep on the
+ * queue's descriptor.
+ */
+START_TEST(test_outage_disconnect_noticed)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct pollfd pfd = { .events = POLLIN };
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct fake_step *s;
+	int64_t start;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	s->hold = true;
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
+	ck_assert_int_eq(nvmefs_ioq_arm(q), 0);
+	pfd.fd = nvmefs_ioq_fd(q);
+	ck_assert_int_eq(poll(&pfd, 1, 0), 0);
+	start = now_ms();
+	fake_disconnect(1);
+	ck_assert_int_eq(poll(&pfd, 1, 1000), 1);
+	poll_until(q, &a, 1000);
+	ck_assert_int_lt(now_ms() - start, 1000);
+	ck_assert_int_eq(a.status, -ECONNRESET);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -ECONNRESET);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+/*
+ * The controller's thread reconnects in place, and the read the outage
+ * held is sent again and completes: the caller sees no error.
+ */
+START_TEST(test_outage_reconnect_requeues)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_ctrl_status st;
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s, *again;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	s->hold = true;
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_reconnect(32, &id);
+	again = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	fake_disconnect(1);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(again->posted, 1);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), 0);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_LIVE);
+	ck_assert_uint_eq(st.reconnects, 1);
+	ck_assert_uint_eq(st.attempts, 1);
+	ck_assert_int_eq(st.error, -ECONNRESET);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * Another namespace behind the NSID after the outage: the held write fails
+ * and is never sent, and new I/O to it is refused.
+ */
+START_TEST(test_outage_namespace_replaced)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct cb_rec a = { 0 }, b = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	s->hold = true;
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	id.nguid[0] = 0xaa;
+	script_reconnect(32, &id);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &a), 0);
+	fake_disconnect(1);
+	/* The script has no second write: sending it again fails the test. */
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, -ENODEV);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &b), -ENODEV);
+	assert_msg_has("replaced");
+	ck_assert_uint_eq(b.calls, 0);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* A status without DNR is retried (as Linux does); with DNR it is not. */
+START_TEST(test_retry_without_dnr)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 }, b = { 0 };
+	struct nvmefs_ioq *q;
+	struct fake_step *s;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_status(s, NVME_SCT_GENERIC, NVME_SC_INTERNAL, false);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	poll_until(q, &a, 2000);
+	ck_assert_int_eq(a.status, 0);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_status(s, NVME_SCT_GENERIC, NVME_SC_INTERNAL, true);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &b), 0);
+	poll_until(q, &b, 2000);
+	ck_assert_int_eq(b.status, NVME_SC_INTERNAL);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
 	Suite *s = suite_create("io");
@@ -1472,6 +1741,17 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_timeout_fails_stalled_pending);
 	tcase_add_test(tc, test_keep_alive_failure_fails_io);
 	tcase_add_test(tc, test_sync);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("outage");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_outage_unposted_never_sent);
+	tcase_add_test(tc, test_outage_buffer_back_after_stop);
+	tcase_add_test(tc, test_outage_disconnect_noticed);
+	tcase_add_test(tc, test_outage_reconnect_requeues);
+	tcase_add_test(tc, test_outage_namespace_replaced);
+	tcase_add_test(tc, test_retry_without_dnr);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -32,6 +32,40 @@ START_TEST(test_uint)
 }
 END_TEST
 
+/* nvme-cli's timeouts take -1 for "forever" or "off". */
+START_TEST(test_int)
+{
+	int64_t v = 7;
+
+	ck_assert_int_eq(parse_int("42", -5, 100, &v), 0);
+	ck_assert_int_eq(v, 42);
+	ck_assert_int_eq(parse_int("-1", -5, 100, &v), 0);
+	ck_assert_int_eq(v, -1);
+	ck_assert_int_eq(parse_int("-0", -5, 100, &v), 0);
+	ck_assert_int_eq(v, 0);
+	ck_assert_int_eq(parse_int("-0x10", -100, 100, &v), 0);
+	ck_assert_int_eq(v, -16);
+	ck_assert_int_eq(parse_int("-9223372036854775808", INT64_MIN, 0, &v), 0);
+	ck_assert(v == INT64_MIN);
+	ck_assert_int_eq(parse_int("9223372036854775807", 0, INT64_MAX, &v), 0);
+	ck_assert(v == INT64_MAX);
+	v = 7;
+	ck_assert_int_eq(parse_int("-6", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("101", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("-9223372036854775809", INT64_MIN, 0, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("9223372036854775808", 0, INT64_MAX, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("--1", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("+1", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("- 1", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int(" -1", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("-", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("1s", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(parse_int("-1.5", -5, 100, &v), -EINVAL);
+	ck_assert_int_eq(v, 7);
+}
+END_TEST
+
 START_TEST(test_size)
 {
 	uint64_t v = 0;
@@ -112,6 +146,7 @@ static Suite *parse_suite(void)
 	TCase *tc = tcase_create("numbers");
 
 	tcase_add_test(tc, test_uint);
+	tcase_add_test(tc, test_int);
 	tcase_add_test(tc, test_size);
 	suite_add_tcase(s, tc);
 

@@ -254,7 +254,11 @@ START_TEST(test_unknown_cid)
 	ck_assert_int_eq(nvmefs_queue_response(&q, &cqe), -EPROTO);
 	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "not in flight"));
 	ck_assert_int_eq(q.failed, -EPROTO);
-	/* Everything in flight ended with the queue's error. */
+	/* Nothing is handed back before the transport has stopped the queue. */
+	ck_assert(a->inflight && b->inflight);
+	ck_assert_uint_eq(done_calls[a->slot], 0);
+	nvmefs_queue_stop(&q, -EPROTO);
+	/* Then everything in flight ended with the queue's error. */
 	ck_assert(!a->inflight && !b->inflight);
 	ck_assert_uint_eq(done_calls[a->slot], 1);
 	ck_assert_uint_eq(done_calls[b->slot], 1);
@@ -299,6 +303,8 @@ START_TEST(test_stale_cid)
 	/* The old command's id again: not the request now in the slot. */
 	ck_assert_int_eq(nvmefs_queue_response(&q, &cqe), -EPROTO);
 	ck_assert_int_eq(q.failed, -EPROTO);
+	ck_assert(b->inflight);
+	nvmefs_queue_stop(&q, -EPROTO);
 	ck_assert(!b->inflight);
 	ck_assert_int_eq(done_error[b->slot], -EPROTO);
 	nvmefs_queue_fini(&q);
@@ -318,6 +324,7 @@ START_TEST(test_duplicate_response)
 	/* Waiting for its send completion, the request takes no second response. */
 	ck_assert_int_eq(nvmefs_queue_response(&q, &cqe), -EPROTO);
 	ck_assert_int_eq(q.failed, -EPROTO);
+	nvmefs_queue_stop(&q, -EPROTO);
 	ck_assert(!a->inflight);
 	ck_assert_uint_eq(done_calls[a->slot], 1);
 	ck_assert_int_eq(done_error[a->slot], -EPROTO);
@@ -478,10 +485,12 @@ START_TEST(test_admin_bogus_cid)
 	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "command id 0x1e"));
 	ck_assert_int_eq(ctrl->admin.failed, -EPROTO);
 	ck_assert_uint_eq(ctrl->admin.nr_inflight, 0);
-	/* Nothing more goes out on a failed queue. */
+	/* The queue was stopped before the command was handed back. */
+	ck_assert_uint_eq(fake_stats.stops, 1);
+	/* Nothing more goes out to a failed controller. */
 	submits = fake_stats.submits;
-	ck_assert_int_eq(nvmefs_ctrl_get_property(ctrl, NVME_REG_VS, &v), -EPROTO);
-	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "failed earlier"));
+	ck_assert_int_eq(nvmefs_ctrl_get_property(ctrl, NVME_REG_VS, &v), -ENOTCONN);
+	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "not live"));
 	ck_assert_uint_eq(fake_stats.submits, submits);
 	/* No shutdown over a broken queue: straight to teardown. */
 	fake_expect_destroy();

@@ -45,7 +45,19 @@ struct fake_queue {
 	bool have_last_cid;
 	int efd;			/* queue_fd: an eventfd */
 	bool armed;			/* queue_arm'ed: signal the next event */
+	int cm_efd;			/* queue_event_fd: an eventfd */
+	int cm_error;			/* fake_disconnect(): what queue_check says */
+	bool stopped;
+	uint16_t qid;
+	/* fake_defer_posts: events of commands not handed to the device yet. */
+	struct fake_event *unposted;
+	size_t nr_unposted;
 };
+
+/* Live queues by qid, for fake_disconnect() and fake_queue_stopped(). */
+#define FAKE_MAX_QUEUES 64
+static struct fake_queue *queues[FAKE_MAX_QUEUES];
+static bool stopped_qid[FAKE_MAX_QUEUES];
 
 struct fake_held {
 	struct fake_queue *fq;
@@ -62,6 +74,7 @@ static unsigned int nr_held;
 static unsigned int mr_serial;
 struct fake_stats fake_stats;
 int fake_mr_fail;
+bool fake_defer_posts;
 
 static void stat_inc(unsigned int *counter)
 {
@@ -94,6 +107,9 @@ void fake_reset(void)
 	nr_held = 0;
 	mr_serial = 0;
 	fake_mr_fail = 0;
+	fake_defer_posts = false;
+	memset(queues, 0, sizeof(queues));
+	memset(stopped_qid, 0, sizeof(stopped_qid));
 	memset(&fake_stats, 0, sizeof(fake_stats));
 }
 
@@ -358,6 +374,8 @@ void fake_script_io_queues_at(int line, unsigned int nr, uint16_t size, uint16_t
 	for (i = 0; i < nr_ns; i++) {
 		fake_id_ns(&id, ns[i].nsze, ns[i].lba_shift);
 		fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS, ns[i].nsid, &id, sizeof(id));
+		/* No identification descriptors: no UUID. */
+		fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS_DESC_LIST, ns[i].nsid, NULL, 0);
 	}
 	for (i = 1; i <= nr; i++) {
 		s = fake_expect_create_at(line, NULL, NULL);
@@ -424,6 +442,8 @@ void fake_opts(struct nvmefs_connect_opts *opts, const char *traddr, unsigned in
 	opts->hostid = FAKE_HOSTID;
 	if (timeout_ms)
 		opts->timeout_ms = timeout_ms;
+	/* A failure ends the controller unless a test of recovery says otherwise. */
+	opts->ctrl_loss_tmo_s = 0;
 }
 
 struct nvmefs_ctrl *fake_connect(const char *traddr, const struct fake_target *t,
@@ -632,6 +652,15 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	ck_assert_msg(fq->capsules && fq->data && fq->ev, "out of memory");
 	fq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ck_assert_int_ge(fq->efd, 0);
+	fq->cm_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ck_assert_int_ge(fq->cm_efd, 0);
+	fq->unposted = calloc(fq->ev_cap, sizeof(*fq->unposted));
+	ck_assert_ptr_nonnull(fq->unposted);
+	fq->qid = q->qid;
+	if (q->qid < FAKE_MAX_QUEUES) {
+		queues[q->qid] = fq;
+		stopped_qid[q->qid] = false;
+	}
 	fq->slot_size = params->data_slot_size;
 	for (i = 0; i < q->nr_reqs; i++) {
 		q->reqs[i].cmd = &fq->capsules[i];
@@ -659,6 +688,10 @@ static void fake_queue_destroy(struct nvmefs_queue *q)
 	nr_held = n;
 	pthread_mutex_unlock(&fake_lock);
 	close(fq->efd);
+	close(fq->cm_efd);
+	if (fq->qid < FAKE_MAX_QUEUES && queues[fq->qid] == fq)
+		queues[fq->qid] = NULL;
+	free(fq->unposted);
 	free(fq->capsules);
 	free(fq->data);
 	free(fq->ev);
@@ -667,7 +700,44 @@ static void fake_queue_destroy(struct nvmefs_queue *q)
 	stat_inc(&fake_stats.destroys);
 }
 
+static void push_now(struct fake_queue *fq, const struct fake_event *ev);
+static void hold(struct fake_queue *fq, const struct fake_event *ev);
+
+/* A command's events: the device's at once, or once the queue posts. */
 static void push(struct fake_queue *fq, const struct fake_event *ev)
+{
+	if (!fake_defer_posts || !ev->req) {
+		push_now(fq, ev);
+		return;
+	}
+	ck_assert_msg(fq->nr_unposted < fq->ev_cap, "more unposted events than a queue holds");
+	fq->unposted[fq->nr_unposted++] = *ev;
+}
+
+/* Hands what was submitted to the device, as rdma.c's kick(): a failed
+ * queue posts nothing. */
+static void post_all(struct nvmefs_queue *q, struct fake_queue *fq)
+{
+	size_t i;
+
+	if (q->failed || fq->stopped) {
+		fq->nr_unposted = 0;
+		return;
+	}
+	for (i = 0; i < fq->nr_unposted; i++) {
+		struct fake_event *ev = &fq->unposted[i];
+
+		if (!ev->resp)
+			ev->step->posted++;
+		if (ev->resp && ev->step->hold)
+			hold(fq, ev);
+		else
+			push_now(fq, ev);
+	}
+	fq->nr_unposted = 0;
+}
+
+static void push_now(struct fake_queue *fq, const struct fake_event *ev)
 {
 	if (fq->ev_head == fq->nr_ev)
 		fq->ev_head = fq->nr_ev = 0;
@@ -841,12 +911,14 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	case FAKE_STALE_CID:
 		push(fq, &ev);
 		ev.resp = true;
-		if (s->hold)
+		if (s->hold && !fake_defer_posts)
 			hold(fq, &ev);
 		else
 			push(fq, &ev);
 		break;
 	}
+	if (!fake_defer_posts)
+		s->posted++;
 	return 0;
 }
 
@@ -866,6 +938,10 @@ static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 	stat_inc(&fake_stats.process_calls);
 	ck_assert_ptr_nonnull(fq);
 	ck_assert_int_ge(timeout_ms, 0);
+	post_all(q, fq);
+	/* As rdma.c: connection events are read only when it waits. */
+	if (fq->cm_error && timeout_ms > 0)
+		return nvmefs_error(fq->cm_error, "queue %u: the target closed it (scripted)", q->qid);
 	if (fq->ev_head == fq->nr_ev) {
 		/* Nothing will come: a controller that does not answer. */
 		if (timeout_ms > 0)
@@ -941,6 +1017,7 @@ static int fake_queue_arm(struct nvmefs_queue *q)
 	uint64_t count;
 
 	ck_assert_ptr_nonnull(fq);
+	post_all(q, fq);
 	/* As ibv_req_notify_cq(): consume the old event, then arm. */
 	if (read(fq->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		ck_abort_msg("reading the queue's eventfd: %s", strerror(errno));
@@ -950,15 +1027,80 @@ static int fake_queue_arm(struct nvmefs_queue *q)
 	return 0;
 }
 
+/* As rdma.c's stop: what was never posted never goes; the responses the
+ * target had not sent never come; every posted send completes, flushed. */
+static void fake_queue_stop(struct nvmefs_queue *q)
+{
+	struct fake_queue *fq = q->tp;
+	unsigned int i, n = 0;
+
+	ck_assert_ptr_nonnull(fq);
+	stat_inc(&fake_stats.stops);
+	fq->nr_unposted = 0;
+	fq->stopped = true;
+	if (fq->qid < FAKE_MAX_QUEUES)
+		stopped_qid[fq->qid] = true;
+	pthread_mutex_lock(&fake_lock);
+	for (i = 0; i < nr_held; i++)
+		if (held[i].fq != fq)
+			held[n++] = held[i];
+	nr_held = n;
+	pthread_mutex_unlock(&fake_lock);
+	while (fq->ev_head < fq->nr_ev) {
+		struct fake_event ev = fq->ev[fq->ev_head++];
+
+		if (!ev.resp)
+			nvmefs_queue_send_done(q, ev.req);
+	}
+}
+
+static int fake_queue_check(struct nvmefs_queue *q)
+{
+	struct fake_queue *fq = q->tp;
+	uint64_t count;
+
+	ck_assert_ptr_nonnull(fq);
+	if (read(fq->cm_efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		ck_abort_msg("reading the queue's event eventfd: %s", strerror(errno));
+	if (fq->cm_error)
+		return nvmefs_error(fq->cm_error, "queue %u: the target closed it (scripted)", q->qid);
+	return 0;
+}
+
+static int fake_queue_event_fd(struct nvmefs_queue *q)
+{
+	struct fake_queue *fq = q->tp;
+
+	ck_assert_ptr_nonnull(fq);
+	return fq->cm_efd;
+}
+
+void fake_disconnect(uint16_t qid)
+{
+	uint64_t one = 1;
+
+	ck_assert_msg(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u to disconnect", qid);
+	queues[qid]->cm_error = -ECONNRESET;
+	ck_assert_int_eq(write(queues[qid]->cm_efd, &one, sizeof(one)), (int)sizeof(one));
+}
+
+bool fake_queue_stopped(uint16_t qid)
+{
+	return qid < FAKE_MAX_QUEUES && stopped_qid[qid];
+}
+
 const struct nvmefs_transport_ops fake_ops = {
 	.name = "fake",
 	.queue_create = fake_queue_create,
 	.queue_destroy = fake_queue_destroy,
 	.submit = fake_submit,
+	.queue_stop = fake_queue_stop,
+	.queue_check = fake_queue_check,
 	.process = fake_process,
 	.ctrl_release = fake_ctrl_release,
 	.mr_reg = fake_mr_reg,
 	.mr_dereg = fake_mr_dereg,
 	.queue_fd = fake_queue_fd,
+	.queue_event_fd = fake_queue_event_fd,
 	.queue_arm = fake_queue_arm,
 };

@@ -124,6 +124,10 @@ struct fake_step {
 	uint16_t cid;			/* command id of the last match */
 	bool inflight_between;		/* FAKE_RESP_THEN_SEND: still in flight
 					 * after the response alone */
+	/* Times the command was handed to the device: with fake_defer_posts,
+	 * not at submit but when the queue is next processed or armed, as
+	 * rdma.c batches its posts. */
+	unsigned int posted;
 	/* FAKE_CREATE: the parameters queue_create got. */
 	struct nvmefs_queue_params seen_params;
 	/* FAKE_CMD, the last match: its queue, data and registration, and
@@ -288,11 +292,23 @@ struct fake_stats {
 	unsigned int timeouts;		/* process() calls that slept it out */
 	unsigned int mr_regs;		/* mr_reg calls that succeeded */
 	unsigned int mr_deregs;
+	unsigned int stops;		/* queue_stop calls */
 };
 extern struct fake_stats fake_stats;
 
 /* When not 0, the next mr_reg calls fail with this -errno (and a message). */
 extern int fake_mr_fail;
+
+/* Commands go to the device only at the queue's next process() or arm(),
+ * as rdma.c posts them; what a stopped queue had not posted never goes. */
+extern bool fake_defer_posts;
+
+/* The target closes queue @qid: its event descriptor becomes readable and
+ * queue_check() (and process() when it waits) report the loss. */
+void fake_disconnect(uint16_t qid);
+/* Whether queue @qid was stopped (queue_stop) since it was created: the
+ * target can no longer reach its buffers. */
+bool fake_queue_stopped(uint16_t qid);
 
 /* The Identify Controller data fake_script_connect() answers with. */
 void fake_id_ctrl(struct nvme_id_ctrl *id, uint8_t mdts);

@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A controller's states and its own thread: Keep Alive while it is live,
+ * and recovery after a failure, as Linux's nvme-rdma error recovery and
+ * reconnect work do it.
+ *
+ *   live --failure--> resetting --queues drained--> connecting --> live
+ *                                                       |
+ *                      ctrl_loss_tmo, or given up  ---> deleted
+ *
+ * Any thread may notice a failure (nvmefs_ctrl_fail()): a CM event or a
+ * work completion error on a queue, a timeout, a failed Keep Alive, a
+ * protocol violation.  Each I/O queue is then stopped by the thread that
+ * polls it, because only that thread may touch it: it stops posting, has
+ * the transport take the queue pair down and wait for every flush, and
+ * only then takes its requests back for resubmission (io.c).  This thread
+ * waits for that, tears the transports down and reconnects the admin queue
+ * and every I/O queue in place, so the queues' owners keep their handles.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+/* The first attempt goes at once, then the pause doubles from this. */
+#define FIRST_BACKOFF_MS 250
+/* How often the thread looks at the queues' owners while they stop. */
+#define STOP_CHECK_MS 100
+
+static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state)
+{
+	switch (state) {
+	case NVMEFS_CTRL_LIVE: return "live";
+	case NVMEFS_CTRL_RESETTING: return "resetting";
+	case NVMEFS_CTRL_CONNECTING: return "connecting";
+	case NVMEFS_CTRL_DELETED: return "deleted";
+	}
+	return "unknown";
+}
+
+void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_status *st)
+{
+	struct nvmefs_ctrl *ctrl = (struct nvmefs_ctrl *)cctrl;
+
+	pthread_mutex_lock(&ctrl->state_lock);
+	*st = ctrl->status;
+	st->io_failing = atomic_load(&ctrl->io_failing);
+	pthread_mutex_unlock(&ctrl->state_lock);
+}
+
+void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb, void *arg)
+{
+	pthread_mutex_lock(&event_lock);
+	ctrl->event_cb = cb;
+	ctrl->event_arg = arg;
+	pthread_mutex_unlock(&event_lock);
+}
+
+/* Tells the caller's callback, outside state_lock (it may ask for the status). */
+__attribute__((format(printf, 2, 3)))
+static void emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+{
+	struct nvmefs_ctrl_status st;
+	char msg[1024];
+	va_list ap;
+
+	pthread_mutex_lock(&event_lock);
+	if (ctrl->event_cb) {
+		va_start(ap, fmt);
+		vsnprintf(msg, sizeof(msg), fmt, ap);
+		va_end(ap);
+		nvmefs_ctrl_status(ctrl, &st);
+		ctrl->event_cb(ctrl->event_arg, &st, msg);
+	}
+	pthread_mutex_unlock(&event_lock);
+}
+
+/* Under state_lock. */
+static void set_state(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_state state)
+{
+	ctrl->status.state = state;
+	ctrl->status.since_ms = nvmefs_now_ms();
+	if (state == NVMEFS_CTRL_DELETED)
+		atomic_store(&ctrl->io_failing, 1);
+	pthread_cond_broadcast(&ctrl->state_cond);
+}
+
+static void set_reason(struct nvmefs_ctrl *ctrl, const char *msg)
+{
+	snprintf(ctrl->status.reason, sizeof(ctrl->status.reason), "%s", msg);
+}
+
+static bool can_reconnect(const struct nvmefs_ctrl *ctrl)
+{
+	return ctrl->svc_running && !ctrl->no_reconnect && ctrl->opts.ctrl_loss_tmo_s != 0;
+}
+
+bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl)
+{
+	return !atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed) ||
+	       (ctrl->svc_running && pthread_equal(pthread_self(), ctrl->svc_thread));
+}
+
+void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg)
+{
+	bool deleted;
+
+	pthread_mutex_lock(&ctrl->state_lock);
+	/* The first failure of an outage is its cause; the rest are its echoes. */
+	if (ctrl->status.state != NVMEFS_CTRL_LIVE) {
+		pthread_mutex_unlock(&ctrl->state_lock);
+		return;
+	}
+	snprintf(ctrl->fail_msg, sizeof(ctrl->fail_msg), "%s", msg);
+	set_reason(ctrl, msg);
+	ctrl->status.error = err;
+	ctrl->status.attempts = 0;
+	ctrl->outage_start_ms = nvmefs_now_ms();
+	deleted = !can_reconnect(ctrl);
+	/* The message is in place before the I/O path can see the failure. */
+	atomic_fetch_add(&ctrl->gen, 1);
+	atomic_store(&ctrl->failed, err);
+	set_state(ctrl, deleted ? NVMEFS_CTRL_DELETED : NVMEFS_CTRL_RESETTING);
+	pthread_mutex_unlock(&ctrl->state_lock);
+	nvmefs_io_wake(ctrl);
+	if (deleted)
+		emit(ctrl, "%s at %s failed: %s; not reconnecting, its I/O fails", ctrl->subnqn,
+		     nvmefs_ctrl_where(ctrl), msg);
+	else
+		emit(ctrl, "%s at %s failed: %s; stopping its queues to reconnect", ctrl->subnqn,
+		     nvmefs_ctrl_where(ctrl), msg);
+}
+
+void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl)
+{
+	pthread_mutex_lock(&ctrl->state_lock);
+	pthread_cond_broadcast(&ctrl->state_cond);
+	pthread_mutex_unlock(&ctrl->state_lock);
+}
+
+void nvmefs_ctrl_stop_reconnect(struct nvmefs_ctrl *ctrl)
+{
+	bool now_deleted = false;
+
+	pthread_mutex_lock(&ctrl->state_lock);
+	ctrl->no_reconnect = true;
+	if (ctrl->status.state == NVMEFS_CTRL_RESETTING ||
+	    ctrl->status.state == NVMEFS_CTRL_CONNECTING) {
+		set_state(ctrl, NVMEFS_CTRL_DELETED);
+		now_deleted = true;
+	}
+	pthread_mutex_unlock(&ctrl->state_lock);
+	if (now_deleted) {
+		nvmefs_io_wake(ctrl);
+		emit(ctrl, "%s at %s: reconnecting given up; its I/O fails", ctrl->subnqn,
+		     nvmefs_ctrl_where(ctrl));
+	}
+}
+
+/* ---------------------------------------------------------------------- */
+/* The controller's thread                                                 */
+/* ---------------------------------------------------------------------- */
+
+static struct timespec abs_time(int64_t ms)
+{
+	return (struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+}
+
+/* Under state_lock: sleeps until @until_ms, a state change, or stop. */
+static void wait_until(struct nvmefs_ctrl *ctrl, int64_t until_ms)
+{
+	struct timespec ts = abs_time(until_ms);
+
+	pthread_cond_timedwait(&ctrl->state_cond, &ctrl->state_lock, &ts);
+}
+
+/* The outage's deadlines, under state_lock; returns the next one (or INT64_MAX). */
+static int64_t check_deadlines(struct nvmefs_ctrl *ctrl, const char **what)
+{
+	int64_t now = nvmefs_now_ms(), next = INT64_MAX;
+	const struct nvmefs_connect_opts *o = &ctrl->opts;
+
+	*what = NULL;
+	if (ctrl->status.state != NVMEFS_CTRL_RESETTING &&
+	    ctrl->status.state != NVMEFS_CTRL_CONNECTING)
+		return next;
+	if (o->ctrl_loss_tmo_s > 0) {
+		int64_t at = ctrl->outage_start_ms + (int64_t)o->ctrl_loss_tmo_s * 1000;
+
+		if (now >= at) {
+			set_state(ctrl, NVMEFS_CTRL_DELETED);
+			*what = "ctrl_loss_tmo";
+			return next;
+		}
+		next = at;
+	}
+	if (o->fast_io_fail_tmo_s >= 0 && !atomic_load(&ctrl->io_failing)) {
+		int64_t at = ctrl->outage_start_ms + (int64_t)o->fast_io_fail_tmo_s * 1000;
+
+		if (now >= at) {
+			atomic_store(&ctrl->io_failing, 1);
+			*what = "fast_io_fail_tmo";
+		} else if (at < next) {
+			next = at;
+		}
+	}
+	return next;
+}
+
+/* check_deadlines(), then tells what passed (drops and retakes state_lock). */
+static int64_t deadlines(struct nvmefs_ctrl *ctrl)
+{
+	const char *what;
+	int64_t next = check_deadlines(ctrl, &what);
+
+	if (!what)
+		return next;
+	pthread_mutex_unlock(&ctrl->state_lock);
+	nvmefs_io_wake(ctrl);
+	if (!strcmp(what, "ctrl_loss_tmo"))
+		emit(ctrl, "%s at %s: not reconnected within ctrl_loss_tmo (%d s): deleted, its I/O "
+		     "fails", ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->opts.ctrl_loss_tmo_s);
+	else
+		emit(ctrl, "%s at %s: fast_io_fail_tmo (%d s) passed: held I/O fails while "
+		     "reconnecting goes on", ctrl->subnqn, nvmefs_ctrl_where(ctrl),
+		     ctrl->opts.fast_io_fail_tmo_s);
+	pthread_mutex_lock(&ctrl->state_lock);
+	return next;
+}
+
+static void keep_alive(struct nvmefs_ctrl *ctrl)
+{
+	union nvmefs_cmd cmd;
+	char msg[600];
+	int ret;
+
+	nvmefs_sqe_init(&cmd.sqe, nvme_admin_keep_alive, 0);
+	ret = nvmefs_admin_exec(ctrl, &cmd, NULL, 0, NVMEFS_DIR_NONE, NULL);
+	if (ret == 0)
+		return;
+	/* A failed Keep Alive fails the controller, so I/O stops promptly
+	 * instead of hanging on a target that has already let go. */
+	snprintf(msg, sizeof(msg), "keep-alive to %s failed: %s", ctrl->subnqn,
+		 ret == -EREMOTEIO ? "the controller refused it" : nvmefs_errmsg());
+	nvmefs_ctrl_fail(ctrl, ret == -EREMOTEIO ? -EIO : ret, msg);
+}
+
+/*
+ * Resetting: the admin queue is stopped here (under its lock, which a
+ * caller in the middle of a command gives up within 100 ms once it sees
+ * the failure); each I/O queue by its owner.  Then the transports go.
+ * Called and returns with state_lock held.
+ */
+static void reset(struct nvmefs_ctrl *ctrl)
+{
+	unsigned int gen = atomic_load(&ctrl->gen);
+	bool stopped;
+
+	pthread_mutex_unlock(&ctrl->state_lock);
+	pthread_mutex_lock(&ctrl->admin_lock);
+	nvmefs_queue_stop(&ctrl->admin, atomic_load(&ctrl->failed));
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	pthread_mutex_lock(&ctrl->state_lock);
+	for (;;) {
+		deadlines(ctrl);
+		if (ctrl->svc_stop || ctrl->status.state == NVMEFS_CTRL_LIVE)
+			return;
+		pthread_mutex_unlock(&ctrl->state_lock);
+		stopped = nvmefs_io_all_stopped(ctrl, gen);
+		pthread_mutex_lock(&ctrl->state_lock);
+		if (stopped)
+			break;
+		wait_until(ctrl, nvmefs_now_ms() + STOP_CHECK_MS);
+	}
+	pthread_mutex_unlock(&ctrl->state_lock);
+	nvmefs_io_disconnect(ctrl);
+	nvmefs_ctrl_admin_down(ctrl);
+	pthread_mutex_lock(&ctrl->state_lock);
+	if (ctrl->status.state == NVMEFS_CTRL_RESETTING) {
+		set_state(ctrl, NVMEFS_CTRL_CONNECTING);
+		pthread_mutex_unlock(&ctrl->state_lock);
+		emit(ctrl, "%s at %s: queues stopped and drained; reconnecting", ctrl->subnqn,
+		     nvmefs_ctrl_where(ctrl));
+		pthread_mutex_lock(&ctrl->state_lock);
+	}
+}
+
+/* Connects everything again in place; on failure leaves nothing connected. */
+static int reconnect(struct nvmefs_ctrl *ctrl)
+{
+	struct nvme_id_ctrl *id = malloc(sizeof(*id));
+	char subnqn[NVMF_NQN_SIZE + 1];
+	int ret;
+
+	if (!id)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	ret = nvmefs_ctrl_admin_up(ctrl, id);
+	if (ret == 0) {
+		/* Identify's SUBNQN (NVMe 1.2.1 on) says whose controller this is. */
+		memcpy(subnqn, id->subnqn, NVMF_NQN_SIZE);
+		subnqn[NVMF_NQN_SIZE] = '\0';
+		if (subnqn[0] && strcmp(subnqn, ctrl->subnqn))
+			ret = nvmefs_error(-ESTALE, "%s now answers as subsystem %s, not %s: another "
+					   "subsystem took its place", nvmefs_ctrl_where(ctrl), subnqn,
+					   ctrl->subnqn);
+	}
+	if (ret == 0)
+		ret = nvmefs_io_reconnect(ctrl);
+	if (ret < 0) {
+		nvmefs_io_disconnect(ctrl);
+		nvmefs_ctrl_admin_down(ctrl);
+	}
+	free(id);
+	return ret;
+}
+
+/* The pause before attempt @n (1-based): none, then doubling to the cap. */
+static int64_t backoff_ms(const struct nvmefs_ctrl *ctrl, unsigned int n)
+{
+	int64_t cap = (int64_t)ctrl->opts.reconnect_delay_s * 1000, ms;
+
+	if (n <= 1)
+		return 0;
+	ms = n - 2 >= 16 ? cap : (int64_t)FIRST_BACKOFF_MS << (n - 2);
+	return ms < cap ? ms : cap;
+}
+
+/* Connecting: one attempt when it is due.  Called and returns with state_lock held. */
+static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
+{
+	int64_t now = nvmefs_now_ms(), next = deadlines(ctrl), outage;
+	unsigned int attempt;
+	char msg[512];
+	int ret;
+
+	if (ctrl->status.state != NVMEFS_CTRL_CONNECTING || ctrl->svc_stop)
+		return;
+	if (now < *next_attempt) {
+		wait_until(ctrl, next < *next_attempt ? next : *next_attempt);
+		return;
+	}
+	attempt = ++ctrl->status.attempts;
+	pthread_mutex_unlock(&ctrl->state_lock);
+	ret = reconnect(ctrl);
+	snprintf(msg, sizeof(msg), "%s", ret < 0 ? nvmefs_errmsg() : "");
+	pthread_mutex_lock(&ctrl->state_lock);
+	if (ret == 0 && ctrl->status.state != NVMEFS_CTRL_CONNECTING) {
+		/* Given up while the attempt ran: what it connected goes again. */
+		pthread_mutex_unlock(&ctrl->state_lock);
+		nvmefs_io_disconnect(ctrl);
+		nvmefs_ctrl_admin_down(ctrl);
+		pthread_mutex_lock(&ctrl->state_lock);
+		return;
+	}
+	if (ret == 0) {
+		outage = nvmefs_now_ms() - ctrl->outage_start_ms;
+		ctrl->status.reconnects++;
+		if (outage > ctrl->status.longest_outage_ms)
+			ctrl->status.longest_outage_ms = outage;
+		atomic_store(&ctrl->io_failing, 0);
+		atomic_store(&ctrl->failed, 0);
+		set_state(ctrl, NVMEFS_CTRL_LIVE);
+		pthread_mutex_unlock(&ctrl->state_lock);
+		nvmefs_io_wake(ctrl);
+		emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms; "
+		     "held I/O is sent again", ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->cntlid,
+		     attempt, attempt == 1 ? "" : "s", (long long)outage);
+		pthread_mutex_lock(&ctrl->state_lock);
+		return;
+	}
+	set_reason(ctrl, msg);
+	if (ret == -ESTALE) {
+		/* Not the same subsystem: nothing may be written to it. */
+		set_state(ctrl, NVMEFS_CTRL_DELETED);
+		pthread_mutex_unlock(&ctrl->state_lock);
+		nvmefs_io_wake(ctrl);
+		emit(ctrl, "%s: deleted, its I/O fails", msg);
+		pthread_mutex_lock(&ctrl->state_lock);
+		return;
+	}
+	*next_attempt = nvmefs_now_ms() + backoff_ms(ctrl, attempt + 1);
+	pthread_mutex_unlock(&ctrl->state_lock);
+	emit(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s", ctrl->subnqn,
+	     nvmefs_ctrl_where(ctrl), attempt, msg, (double)backoff_ms(ctrl, attempt + 1) / 1000);
+	pthread_mutex_lock(&ctrl->state_lock);
+}
+
+static void *ctrl_thread(void *arg)
+{
+	struct nvmefs_ctrl *ctrl = arg;
+	int64_t next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2, next_attempt = 0;
+
+	pthread_mutex_lock(&ctrl->state_lock);
+	while (!ctrl->svc_stop) {
+		switch (ctrl->status.state) {
+		case NVMEFS_CTRL_LIVE:
+			if (!ctrl->kato_ms) {
+				pthread_cond_wait(&ctrl->state_cond, &ctrl->state_lock);
+				break;
+			}
+			/* Without commands the controller drops us after KATO:
+			 * Keep Alive every KATO/2. */
+			if (nvmefs_now_ms() < next_ka) {
+				wait_until(ctrl, next_ka);
+				break;
+			}
+			pthread_mutex_unlock(&ctrl->state_lock);
+			keep_alive(ctrl);
+			pthread_mutex_lock(&ctrl->state_lock);
+			next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2;
+			break;
+		case NVMEFS_CTRL_RESETTING:
+			reset(ctrl);
+			next_attempt = 0;
+			break;
+		case NVMEFS_CTRL_CONNECTING:
+			connecting(ctrl, &next_attempt);
+			if (ctrl->status.state == NVMEFS_CTRL_LIVE)
+				next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2;
+			break;
+		case NVMEFS_CTRL_DELETED:
+			pthread_cond_wait(&ctrl->state_cond, &ctrl->state_lock);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&ctrl->state_lock);
+	return NULL;
+}
+
+int nvmefs_ctrl_start_thread(struct nvmefs_ctrl *ctrl)
+{
+	int ret;
+
+	/* A discovery controller without keep-alive is read once and let go. */
+	if (!ctrl->kato_ms && (ctrl->discovery || ctrl->opts.ctrl_loss_tmo_s == 0))
+		return 0;
+	/* svc_running is set before the thread looks at it (nvmefs_ctrl_usable). */
+	pthread_mutex_lock(&ctrl->state_lock);
+	ctrl->svc_running = true;
+	ret = pthread_create(&ctrl->svc_thread, NULL, ctrl_thread, ctrl);
+	if (ret)
+		ctrl->svc_running = false;
+	pthread_mutex_unlock(&ctrl->state_lock);
+	if (ret)
+		return nvmefs_error(-ret, "starting the controller's thread failed: %s", strerror(ret));
+	return 0;
+}
+
+void nvmefs_ctrl_stop_thread(struct nvmefs_ctrl *ctrl)
+{
+	if (!ctrl->svc_running)
+		return;
+	pthread_mutex_lock(&ctrl->state_lock);
+	ctrl->svc_stop = true;
+	pthread_cond_broadcast(&ctrl->state_cond);
+	pthread_mutex_unlock(&ctrl->state_lock);
+	pthread_join(ctrl->svc_thread, NULL);
+	ctrl->svc_running = false;
+}
