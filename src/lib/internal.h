@@ -220,6 +220,9 @@ struct nvmefs_ctrl {
 	atomic_uint gen;
 	/* Held and new I/O fails (fast_io_fail_tmo passed, or deleted). */
 	atomic_int io_failing;
+	/* Bumped after the I/O queues' wake descriptors are written: an owner
+	 * that saw the last value has nothing to take off its descriptor. */
+	atomic_uint wake_seq;
 	char fail_msg[512];
 	struct nvmefs_ctrl_status status;
 	int64_t outage_start_ms;

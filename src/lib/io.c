@@ -82,6 +82,7 @@ struct nvmefs_ioq {
 	int epfd;
 	/* Written by the controller at each state change, read by arm. */
 	int wake_fd;
+	unsigned int wake_seen;		/* ctrl->wake_seq when wake_fd was last read */
 	/* The failure (ctrl->gen) this queue was last stopped for; written by
 	 * its owner, read by the controller's thread. */
 	atomic_uint stopped_gen;
@@ -691,11 +692,16 @@ int nvmefs_ioq_fd(const struct nvmefs_ioq *ioq)
 int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 {
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	unsigned int seq = atomic_load(&ctrl->wake_seq);
 	eventfd_t v;
 	int ret;
 
-	/* Taken before the state is looked at: a change after it wakes us. */
-	eventfd_read(ioq->wake_fd, &v);
+	/* Taken before the state is looked at, so that a change after it wakes
+	 * us; and only after a change, so that arming costs no system call. */
+	if (seq != ioq->wake_seen) {
+		eventfd_read(ioq->wake_fd, &v);
+		ioq->wake_seen = seq;
+	}
 	if (atomic_load(&ctrl->failed) || ioq->q.failed) {
 		/* Something for poll to do: stop the queue, or end held I/O. */
 		if (atomic_load_explicit(&ioq->stopped_gen, memory_order_relaxed) !=
@@ -873,6 +879,7 @@ static int ioq_create(struct nvmefs_ctrl *ctrl, uint16_t qid, const struct nvmef
 	ioq->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ioq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	atomic_init(&ioq->stopped_gen, atomic_load(&ctrl->gen));
+	ioq->wake_seen = atomic_load(&ctrl->wake_seq);
 	if (ioq->epfd < 0 || ioq->wake_fd < 0 ||
 	    epoll_ctl(ioq->epfd, EPOLL_CTL_ADD, ioq->wake_fd, &wake)) {
 		ret = nvmefs_error(-errno, "I/O queue %u: creating its descriptors failed: %s", qid,
@@ -1088,6 +1095,7 @@ void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_lock(&ctrl->io_lock);
 	for (unsigned int i = 0; i < ctrl->nr_ioqs; i++)
 		eventfd_write(ctrl->ioqs[i]->wake_fd, 1);
+	atomic_fetch_add(&ctrl->wake_seq, 1);
 	pthread_mutex_unlock(&ctrl->io_lock);
 }
 

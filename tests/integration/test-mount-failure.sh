@@ -4,10 +4,11 @@
 # error instead of hanging, and the mount can still be taken down:
 # - the namespace disabled on the target: reads and writes fail at once; enabled again, they work
 #   again on the same mount;
-# - the subsystem unlinked from the target's port (nvmet then deletes the controller): a reader
-#   busy on the file gets EIO within 15 s (keep-alive 5 s plus margin), new reads and writes get
-#   EIO at once, stats shows controller_failed (a negative errno), and fusermount3 -u ends the
-#   daemon.
+# - the subsystem unlinked from the target's port (nvmet then deletes the controller), with
+#   reconnecting off (-l 0): a reader busy on the file gets EIO within 15 s (keep-alive 5 s plus
+#   margin), new reads and writes get EIO at once, stats shows controller_failed (a negative
+#   errno) and the state "deleted", and fusermount3 -u ends the daemon.  (With reconnecting on,
+#   the I/O is held instead: test-outage-*.sh.)
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 nqn=${subnqns[0]}
@@ -18,7 +19,7 @@ link=$NVMEFS_TEST_NVMET/ports/1/subsystems/$nqn
 trap 'nvmefs_cleanup; echo 1 >"$enable" 2>/dev/null || true
       [[ -L $link ]] || ln -s "$NVMEFS_TEST_NVMET/subsystems/$nqn" "$link" 2>/dev/null || true
       rm -f /tmp/fail-*' EXIT
-nvmefs_mount "$nqn" "$mnt" -k 5
+nvmefs_mount "$nqn" "$mnt" -k 5 -l 0
 dd if=/dev/urandom of="$mnt/n1" bs=64K count=16 conv=notrunc status=none || fail "writing through $mnt/n1 failed"
 
 # io_fails WHAT DD_ARGS...: the dd must fail within 15 s (killed after 60 s); prints its error.
@@ -88,7 +89,9 @@ out=$(timeout 10 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR
 log "fsync: $(tail -n 1 <<<"$out")"
 cf=$(nvmefs_stats "$mnt" .controller_failed)
 [[ $cf =~ ^-[0-9]+$ ]] || fail "stats shows controller_failed '$cf', not the negative errno of the failure: $(jq -c 'del(.queues)' "$mnt/stats")"
-log "stats: controller_failed $cf"
+state=$(nvmefs_stats "$mnt" .controller.state)
+[[ $state == deleted ]] || fail "stats shows the controller $state, not deleted"
+log "stats: controller_failed $cf, state $state"
 stat "$mnt/n1" >/dev/null || fail "stat of $mnt/n1 fails once the controller is gone: the mount should stay browsable"
 
 log "unmount"
