@@ -305,6 +305,31 @@ typedef void (*nvmefs_ctrl_event_cb)(void *arg, const struct nvmefs_ctrl_status 
 /** Set (or with NULL clear) the transition callback of @ctrl. */
 void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb, void *arg);
 
+/** What changed on the target, for nvmefs_ctrl_set_change_cb(). */
+enum nvmefs_ctrl_change {
+	/** Namespaces were added, removed, resized or replaced: see
+	 *  nvmefs_ctrl_ns_list() and nvmefs_ns_info() (-ENODEV: gone). */
+	NVMEFS_CHANGE_NAMESPACES,
+	/** A discovery controller's log changed: read it again. */
+	NVMEFS_CHANGE_DISCOVERY_LOG,
+};
+
+/**
+ * Called from the controller's own thread when the controller reports a
+ * change with an Asynchronous Event (Namespace Attribute Changed,
+ * Discovery Log Page Change), after the library has taken it in, and
+ * after every reconnect (what changed while it was away was not
+ * reported).  No lock of the library is held: the callback may send
+ * admin commands, but the controller's Keep Alive waits for it.
+ */
+typedef void (*nvmefs_ctrl_change_cb)(void *arg, enum nvmefs_ctrl_change what);
+/**
+ * Set (or with NULL clear) the change callback of @ctrl.  Asynchronous
+ * Event Requests are kept outstanding on a controller that offers the
+ * events and has a keep-alive (its own thread), callback or not.
+ */
+void nvmefs_ctrl_set_change_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_change_cb cb, void *arg);
+
 /**
  * Stop reconnecting, as when a user gives up on an outage: a controller
  * that is not live is deleted now and its held I/O fails; a live one is
@@ -324,11 +349,14 @@ struct nvmefs_ns_info {
 
 /**
  * Geometry of active namespace @nsid, as identified when the I/O queues
- * were created.  -ENOENT if it is not active.
+ * were created, or since, after an asynchronous event or a reconnect.
+ * -ENOENT if it is not active; -ENODEV if it was removed or replaced by
+ * another namespace since (its I/O fails).
  */
 int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid,
 		   struct nvmefs_ns_info *info);
-/** The NSIDs of the active namespaces, as identified with the I/O queues. */
+/** The NSIDs of the namespaces identified with the I/O queues or since
+ *  (an asynchronous event adds to the list, never removes from it). */
 unsigned int nvmefs_ctrl_ns_list(const struct nvmefs_ctrl *ctrl,
 				 const uint32_t **nsids);
 

@@ -25,7 +25,9 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf.c \
 	src/cli/mount.c \
 	src/fuse/fs.c \
-	src/fuse/fs.h
+	src/fuse/fs.h \
+	src/fuse/fs_priv.h \
+	src/fuse/namespaces.c
 src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS)
 src_cli_nvmefs_LDADD = $(LIBNVMEFS_LDADD) $(FUSE3_LIBS) -lm
 

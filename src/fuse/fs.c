@@ -46,33 +46,16 @@
 #include <nvme/util.h>
 
 #include "fs.h"
+#include "fs_priv.h"
 #include "../cli/util_histogram.h"
 #include "../cli/output_json.h"
 
-#define INO_INFO 2
-#define INO_STATS 3
-#define INO_NS_BASE 16
 /* Room past the payload: the request headers, or the partial blocks that
  * round an unaligned read out to whole blocks. */
 #define BUF_SLACK 8192
-#define MAX_LBA_SIZE 4096
 
 enum fop { FOP_READ, FOP_WRITE, FOP_FLUSH, FOP_ZERO, FOP_PUNCH };
 enum sub_kind { SUB_READ, SUB_WRITE, SUB_ZEROES, SUB_DEALLOC, SUB_FLUSH };
-
-struct ns_file {
-	uint32_t nsid;
-	uint64_t nlb;
-	uint32_t lba_size;
-	uint8_t lba_shift;
-	uint64_t size;
-	/* DLFEAT promises zeros when reading deallocated blocks. */
-	bool dealloc_reads_zeroes;
-	char name[16];
-	char nguid[33];
-	char eui64[17];
-	char uuid[37];
-};
 
 struct worker;
 
@@ -136,36 +119,11 @@ struct resv {
 	uint64_t first, last;
 };
 
-struct fs {
-	struct nvmefs_ctrl *ctrl;
-	struct nvmefs_fs_opts opts;
-	struct fuse_session *se;
-	int stop_fd;
-	atomic_bool stopping;
-	size_t bufsize;
-	struct ns_file *ns;
-	unsigned int nr_ns;
-	struct worker *workers;
-	uid_t uid;
-	gid_t gid;
-	time_t mounted;		/* every file's times: the namespaces do not keep any */
-	char *info;
-	size_t info_len;
-	pthread_mutex_t resv_lock;
-	struct resv *resv;
-	unsigned int nr_resv;
-	/* Statuses already logged: each is logged once. */
-	pthread_mutex_t log_lock;
-	int logged[32];
-	unsigned int nr_logged;
-};
-
 static _Thread_local struct worker *cur_worker;
 /* Why nvmefs_fs_run() failed: its own reasons, or the library's. */
 static char fs_msg[1100];
 
-__attribute__((format(printf, 2, 3)))
-static int fs_error(int err, const char *fmt, ...)
+int fs_error(int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -175,8 +133,7 @@ static int fs_error(int err, const char *fmt, ...)
 	return err;
 }
 
-/* A library call failed with @err: keep its message as ours. */
-static int lib_error(int err)
+int lib_error(int err)
 {
 	snprintf(fs_msg, sizeof(fs_msg), "%s", nvmefs_errmsg());
 	return err;
@@ -189,8 +146,7 @@ const char *nvmefs_fs_errmsg(void)
 static _Thread_local struct freq *cur_freq;
 static struct fs *sig_fs;
 
-__attribute__((format(printf, 1, 2)))
-static void fs_log(const char *fmt, ...)
+void fs_log(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -633,7 +589,7 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	else if (!strcmp(name, "stats"))
 		ino = INO_STATS;
 	for (unsigned int i = 0; !ino && i < fs->nr_ns; i++) {
-		if (!strcmp(name, fs->ns[i].name))
+		if (!strcmp(name, fs->ns[i].name) && !atomic_load(&fs->ns[i].gone))
 			ino = INO_NS_BASE + i;
 	}
 	if (!ino) {
@@ -716,6 +672,9 @@ static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			name = "stats";
 			st.st_ino = INO_STATS;
 		} else {
+			/* A namespace gone from the target keeps its place, unlisted. */
+			if (atomic_load(&fs->ns[i - 4].gone))
+				continue;
 			name = fs->ns[i - 4].name;
 			st.st_ino = INO_NS_BASE + i - 4;
 		}
@@ -900,7 +859,7 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 
 	(void)ino;
 	for (unsigned int i = 0; i < fs->nr_ns; i++)
-		st.f_blocks += fs->ns[i].size / 4096;
+		st.f_blocks += atomic_load(&fs->ns[i].gone) ? 0 : fs->ns[i].size / 4096;
 	st.f_files = 3 + fs->nr_ns;
 	fuse_reply_statfs(req, &st);
 }
@@ -1136,71 +1095,6 @@ static int build_info(struct fs *fs)
 	if (fclose(out))
 		return fs_error(-ENOMEM, "out of memory");
 	return 0;
-}
-
-static void hex(char *dst, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(dst + 2 * i, "%02x", p[i]);
-}
-
-/* Files for the active namespaces, with their identity for xattrs and info. */
-static int scan_namespaces(struct fs *fs)
-{
-	const uint32_t *nsids;
-	unsigned int n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
-	struct nvme_id_ns *id = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
-	uint8_t *descs = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
-	int ret = 0;
-
-	fs->ns = calloc(n ? n : 1, sizeof(*fs->ns));
-	if (!id || !descs || !fs->ns) {
-		ret = fs_error(-ENOMEM, "out of memory");
-		goto out;
-	}
-	for (unsigned int i = 0; i < n; i++) {
-		struct ns_file *ns = &fs->ns[i];
-		struct nvmefs_ns_info info;
-
-		ret = nvmefs_ns_info(fs->ctrl, nsids[i], &info);
-		if (ret == 0)
-			ret = nvmefs_identify_ns(fs->ctrl, nsids[i], id);
-		if (ret < 0) {
-			ret = lib_error(ret);
-			goto out;
-		}
-		if (info.lba_size > MAX_LBA_SIZE || info.lba_size < 512) {
-			ret = fs_error(-EOPNOTSUPP, "namespace %u has %u-byte blocks; nvmefs mount "
-					   "serves 512 to %d", nsids[i], info.lba_size, MAX_LBA_SIZE);
-			goto out;
-		}
-		ns->nsid = info.nsid;
-		ns->nlb = info.nlb;
-		ns->lba_size = info.lba_size;
-		ns->lba_shift = (uint8_t)__builtin_ctz(info.lba_size);
-		ns->size = info.nlb * info.lba_size;
-		ns->dealloc_reads_zeroes = (id->dlfeat & 7) == 1;
-		snprintf(ns->name, sizeof(ns->name), "n%u", ns->nsid);
-		hex(ns->nguid, id->nguid, sizeof(id->nguid));
-		hex(ns->eui64, id->eui64, sizeof(id->eui64));
-		/* The UUID lives in the identification descriptors (NIDT 3). */
-		if (nvmefs_identify_ns_descs(fs->ctrl, nsids[i], descs) == 0) {
-			for (size_t off = 0; off + 4 <= NVMEFS_IDENTIFY_DATA_SIZE;) {
-				uint8_t nidt = descs[off], nidl = descs[off + 1];
-
-				if (!nidt || off + 4 + nidl > NVMEFS_IDENTIFY_DATA_SIZE)
-					break;
-				if (nidt == NVME_NIDT_UUID && nidl == 16)
-					nvme_uuid_to_string(descs + off + 4, ns->uuid);
-				off += 4 + nidl;
-			}
-		}
-	}
-	fs->nr_ns = n;
-out:
-	free(id);
-	free(descs);
-	return ret;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1452,7 +1346,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 		ret = lib_error(ret);
 		goto out;
 	}
-	ret = scan_namespaces(fs);
+	ret = fs_scan_namespaces(fs);
 	if (ret == 0)
 		ret = build_info(fs);
 	if (ret < 0)
@@ -1496,6 +1390,8 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 		fuse_session_unmount(fs->se);
 		goto out;
 	}
+	/* Files follow the target's namespaces while the mount is live. */
+	nvmefs_ctrl_set_change_cb(ctrl, fs_namespaces_changed, fs);
 	sig_fs = fs;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -1515,6 +1411,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 		opts->ready(opts->ready_arg);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(fs->workers[i].thread, NULL);
+	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
 	flush_all(fs);
 	fuse_session_unmount(fs->se);
 	if (nvmefs_ctrl_failed(ctrl) && ret == 0)

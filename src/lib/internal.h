@@ -234,15 +234,28 @@ struct nvmefs_ctrl {
 	nvmefs_ctrl_event_cb event_cb;
 	void *event_arg;
 
+	/* aen.c: the events the controller offers and we enabled (OAES bits),
+	 * and the Asynchronous Event Request; aer_* under admin_lock. */
+	uint32_t aen_mask;
+	bool aer_outstanding;
+	bool aer_refused;
+	bool aen_pending;
+	uint32_t aen_result;
+	pthread_mutex_t change_lock;	/* held while change_cb runs */
+	nvmefs_ctrl_change_cb change_cb;
+	void *change_arg;
+
 	/* I/O: queues, namespaces, registered memory, transfer limits.  The
 	 * queue list is published and withdrawn under io_lock, which the
 	 * controller's thread holds while it checks or reconnects the queues. */
 	pthread_mutex_t io_lock;
 	struct nvmefs_ioq **ioqs;
 	unsigned int nr_ioqs;
+	/* Room for NVMEFS_NS_LIST_LEN: an asynchronous event appends in place
+	 * while the I/O path reads, so the arrays never move. */
 	struct nvmefs_ns_cache *ns;
 	uint32_t *nsids;
-	unsigned int nr_ns;
+	atomic_uint nr_ns;
 	uint32_t max_xfer;		/* bytes per I/O command */
 	uint32_t inline_size;		/* in-capsule write data per command */
 	_Atomic(struct nvmefs_mr *) mrs;
@@ -337,6 +350,16 @@ void nvmefs_io_disconnect(struct nvmefs_ctrl *ctrl);
 bool nvmefs_io_all_stopped(struct nvmefs_ctrl *ctrl, unsigned int gen);
 /* Wake every I/O queue's owner: the controller's state changed. */
 void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
+/* After a Namespace Attribute Changed event: new sizes, new namespaces,
+ * and the ones gone or replaced. */
+int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl);
+
+/* aen.c, from the controller's thread: enable the events once live (after
+ * every reconnect); keep the request outstanding and act on what comes. */
+void nvmefs_aen_enable(struct nvmefs_ctrl *ctrl);
+void nvmefs_aen_tick(struct nvmefs_ctrl *ctrl);
+/* Tell the caller's change callback. */
+void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
 
 /* How nvmefs_discover() connects; unit tests swap in a scripted transport. */
 extern const struct nvmefs_transport_ops *nvmefs_discover_transport;

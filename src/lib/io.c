@@ -1002,7 +1002,7 @@ static int scan_namespaces(struct nvmefs_ctrl *ctrl)
 		goto out;
 	while (n < NVMEFS_NS_LIST_LEN && list[n])
 		n++;
-	ctrl->ns = calloc(n ? n : 1, sizeof(*ctrl->ns));
+	ctrl->ns = calloc(NVMEFS_NS_LIST_LEN, sizeof(*ctrl->ns));
 	if (!ctrl->ns) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto out;
@@ -1020,6 +1020,26 @@ out:
 	return ret;
 }
 
+static bool same_identity(const struct nvmefs_ns_cache *a, const struct nvmefs_ns_cache *b)
+{
+	return !memcmp(a->nguid, b->nguid, sizeof(a->nguid)) &&
+	       !memcmp(a->eui64, b->eui64, sizeof(a->eui64)) &&
+	       !memcmp(a->uuid, b->uuid, sizeof(a->uuid)) && a->lba_size == b->lba_size;
+}
+
+/* @ns as the controller identifies it now (@now NULL: not active).  The
+ * same namespace takes its new size, and one that is back as it was is
+ * usable again; another one behind the NSID, or none, is gone. */
+static void ns_settle(struct nvmefs_ns_cache *ns, const struct nvmefs_ns_cache *now)
+{
+	if (!now || !same_identity(ns, now)) {
+		atomic_store(&ns->gone, true);
+		return;
+	}
+	ns->nlb = now->nlb;
+	atomic_store(&ns->gone, false);
+}
+
 /*
  * After a reconnect: each namespace must still be the one its I/O was meant
  * for.  One that is gone, or whose NGUID, EUI-64, UUID or block size
@@ -1034,24 +1054,70 @@ static int recheck_namespaces(struct nvmefs_ctrl *ctrl)
 	for (unsigned int i = 0; i < ctrl->nr_ns; i++) {
 		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
 
-		if (atomic_load(&ns->gone))
-			continue;
 		ret = identify_ns(ctrl, ns->nsid, &now);
-		if (ret == -ENOENT) {
-			atomic_store(&ns->gone, true);
-			continue;
-		}
-		if (ret < 0)
+		if (ret < 0 && ret != -ENOENT)
 			return ret;
-		if (memcmp(now.nguid, ns->nguid, sizeof(ns->nguid)) ||
-		    memcmp(now.eui64, ns->eui64, sizeof(ns->eui64)) ||
-		    memcmp(now.uuid, ns->uuid, sizeof(ns->uuid)) || now.lba_size != ns->lba_size) {
-			atomic_store(&ns->gone, true);
-			continue;
-		}
-		ns->nlb = now.nlb;
+		ns_settle(ns, ret == 0 ? &now : NULL);
 	}
 	return 0;
+}
+
+int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
+{
+	struct nvmefs_ns_cache *now = NULL, *cache;
+	uint32_t *list = malloc(NVMEFS_NS_LIST_LEN * sizeof(*list));
+	unsigned int n = 0, nr, i, k;
+	int ret;
+
+	/* The admin commands go without io_lock: a command that fails takes
+	 * it to wake the queues. */
+	now = calloc(NVMEFS_NS_LIST_LEN, sizeof(*now));
+	if (!list || !now) {
+		ret = nvmefs_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = nvmefs_identify_active_ns(ctrl, 0, list);
+	if (ret < 0)
+		goto out;
+	while (n < NVMEFS_NS_LIST_LEN && list[n])
+		n++;
+	for (i = 0; i < n; i++) {
+		ret = identify_ns(ctrl, list[i], &now[i]);
+		if (ret == -ENOENT)
+			now[i].nsid = 0;
+		else if (ret < 0)
+			goto out;
+	}
+	ret = 0;
+	pthread_mutex_lock(&ctrl->io_lock);
+	cache = ctrl->ns;
+	nr = ctrl->nr_ns;
+	for (i = 0; cache && i < nr; i++) {
+		struct nvmefs_ns_cache *ns = &cache[i];
+
+		for (k = 0; k < n && now[k].nsid != ns->nsid; k++)
+			;
+		ns_settle(ns, k < n ? &now[k] : NULL);
+	}
+	/* New ones go at the end, whole before they are counted. */
+	for (k = 0; cache && k < n && nr < NVMEFS_NS_LIST_LEN; k++) {
+		if (!now[k].nsid)
+			continue;
+		for (i = 0; i < nr && cache[i].nsid != now[k].nsid; i++)
+			;
+		if (i < nr)
+			continue;
+		memcpy(&cache[nr], &now[k], sizeof(cache[nr]));
+		atomic_init(&cache[nr].gone, false);
+		ctrl->nsids[nr] = now[k].nsid;
+		nr++;
+		atomic_store(&ctrl->nr_ns, nr);
+	}
+	pthread_mutex_unlock(&ctrl->io_lock);
+out:
+	free(now);
+	free(list);
+	return ret;
 }
 
 int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl)
@@ -1163,20 +1229,25 @@ void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
 	struct nvmefs_ioq **ioqs;
 	unsigned int i, nr;
 
+	struct nvmefs_ns_cache *ns;
+	uint32_t *nsids;
+
 	pthread_mutex_lock(&ctrl->io_lock);
 	ioqs = ctrl->ioqs;
 	nr = ctrl->nr_ioqs;
+	ns = ctrl->ns;
+	nsids = ctrl->nsids;
 	ctrl->ioqs = NULL;
 	ctrl->nr_ioqs = 0;
+	ctrl->ns = NULL;
+	ctrl->nsids = NULL;
+	ctrl->nr_ns = 0;
 	pthread_mutex_unlock(&ctrl->io_lock);
 	for (i = 0; ioqs && i < nr; i++)
 		ioq_destroy(ioqs[i]);
 	free(ioqs);
-	free(ctrl->ns);
-	ctrl->ns = NULL;
-	free(ctrl->nsids);
-	ctrl->nsids = NULL;
-	ctrl->nr_ns = 0;
+	free(ns);
+	free(nsids);
 }
 
 unsigned int nvmefs_ctrl_io_queue_count(const struct nvmefs_ctrl *ctrl)
@@ -1195,6 +1266,9 @@ int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_
 
 	if (!ns)
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s: see 'nvmefs identify'",
+				    nsid, ctrl->subnqn);
+	if (atomic_load(&ns->gone))
+		return nvmefs_error(-ENODEV, "namespace %u of %s was removed or replaced by another",
 				    nsid, ctrl->subnqn);
 	info->nsid = ns->nsid;
 	info->nlb = ns->nlb;

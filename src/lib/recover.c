@@ -30,6 +30,9 @@
 #define FIRST_BACKOFF_MS 250
 /* How often the thread looks at the queues' owners while they stop. */
 #define STOP_CHECK_MS 100
+/* How often an idle live controller's admin queue is looked at for an
+ * asynchronous event (a poll of the CQ, no system call). */
+#define AEN_CHECK_MS 100
 
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -371,6 +374,12 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms; "
 		     "held I/O is sent again", ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->cntlid,
 		     attempt, attempt == 1 ? "" : "s", (long long)outage);
+		/* What changed while we were away raised no event for us. */
+		nvmefs_aen_enable(ctrl);
+		if (!ctrl->discovery)
+			nvmefs_io_rescan(ctrl);
+		nvmefs_ctrl_changed(ctrl, ctrl->discovery ? NVMEFS_CHANGE_DISCOVERY_LOG
+				    : NVMEFS_CHANGE_NAMESPACES);
 		pthread_mutex_lock(&ctrl->state_lock);
 		return;
 	}
@@ -394,20 +403,33 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 static void *ctrl_thread(void *arg)
 {
 	struct nvmefs_ctrl *ctrl = arg;
-	int64_t next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2, next_attempt = 0;
+	int64_t next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2, next_attempt = 0, now;
 
+	nvmefs_aen_enable(ctrl);
 	pthread_mutex_lock(&ctrl->state_lock);
 	while (!ctrl->svc_stop) {
 		switch (ctrl->status.state) {
 		case NVMEFS_CTRL_LIVE:
-			if (!ctrl->kato_ms) {
+			if (ctrl->aen_mask) {
+				pthread_mutex_unlock(&ctrl->state_lock);
+				nvmefs_aen_tick(ctrl);
+				pthread_mutex_lock(&ctrl->state_lock);
+				if (ctrl->status.state != NVMEFS_CTRL_LIVE || ctrl->svc_stop)
+					break;
+			}
+			if (!ctrl->kato_ms && !ctrl->aen_mask) {
 				pthread_cond_wait(&ctrl->state_cond, &ctrl->state_lock);
 				break;
 			}
 			/* Without commands the controller drops us after KATO:
 			 * Keep Alive every KATO/2. */
-			if (nvmefs_now_ms() < next_ka) {
-				wait_until(ctrl, next_ka);
+			now = nvmefs_now_ms();
+			if (!ctrl->kato_ms || now < next_ka) {
+				int64_t until = ctrl->kato_ms ? next_ka : INT64_MAX;
+
+				if (ctrl->aen_mask && now + AEN_CHECK_MS < until)
+					until = now + AEN_CHECK_MS;
+				wait_until(ctrl, until);
 				break;
 			}
 			pthread_mutex_unlock(&ctrl->state_lock);

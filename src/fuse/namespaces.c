@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The namespace files of `nvmefs mount`, and how they follow the target:
+ * when the controller reports (by an asynchronous event, or after a
+ * reconnect) that namespaces changed, a resized one's file takes the new
+ * size, a new one appears as a new file, and one removed or replaced stops
+ * being listed while its open files fail their I/O.  The kernel's cached
+ * attributes and names are invalidated so that stat and lookup see it.
+ */
+#define FUSE_USE_VERSION 34
+
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <fuse_lowlevel.h>
+#include <nvme/types.h>
+#include <nvme/util.h>
+
+#include "fs_priv.h"
+
+static void hex(char *dst, const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		sprintf(dst + 2 * i, "%02x", p[i]);
+}
+
+/* Identify scratch, two pages: Identify Namespace and its descriptors. */
+struct scratch {
+	struct nvme_id_ns *id;
+	uint8_t *descs;
+};
+
+/* Fills @ns, the file of namespace @nsid.  -EOPNOTSUPP (with a message)
+ * for a block size the mount does not serve. */
+static int ns_file_init(struct fs *fs, struct ns_file *ns, uint32_t nsid, struct scratch *sc)
+{
+	struct nvmefs_ns_info info;
+	int ret;
+
+	ret = nvmefs_ns_info(fs->ctrl, nsid, &info);
+	if (ret == 0)
+		ret = nvmefs_identify_ns(fs->ctrl, nsid, sc->id);
+	if (ret < 0)
+		return lib_error(ret);
+	if (info.lba_size > MAX_LBA_SIZE || info.lba_size < 512)
+		return fs_error(-EOPNOTSUPP, "namespace %u has %u-byte blocks; nvmefs mount serves "
+				"512 to %d", nsid, info.lba_size, MAX_LBA_SIZE);
+	memset(ns, 0, sizeof(*ns));
+	ns->nsid = info.nsid;
+	ns->lba_size = info.lba_size;
+	ns->lba_shift = (uint8_t)__builtin_ctz(info.lba_size);
+	atomic_init(&ns->size, info.nlb * info.lba_size);
+	atomic_init(&ns->gone, false);
+	ns->dealloc_reads_zeroes = (sc->id->dlfeat & 7) == 1;
+	snprintf(ns->name, sizeof(ns->name), "n%u", ns->nsid);
+	hex(ns->nguid, sc->id->nguid, sizeof(sc->id->nguid));
+	hex(ns->eui64, sc->id->eui64, sizeof(sc->id->eui64));
+	/* The UUID lives in the identification descriptors (NIDT 3). */
+	if (nvmefs_identify_ns_descs(fs->ctrl, nsid, sc->descs) == 0) {
+		for (size_t off = 0; off + 4 <= NVMEFS_IDENTIFY_DATA_SIZE;) {
+			uint8_t nidt = sc->descs[off], nidl = sc->descs[off + 1];
+
+			if (!nidt || off + 4 + nidl > NVMEFS_IDENTIFY_DATA_SIZE)
+				break;
+			if (nidt == NVME_NIDT_UUID && nidl == 16)
+				nvme_uuid_to_string(sc->descs + off + 4, ns->uuid);
+			off += 4 + nidl;
+		}
+	}
+	return 0;
+}
+
+static int scratch_get(struct scratch *sc)
+{
+	sc->id = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
+	sc->descs = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
+	return sc->id && sc->descs ? 0 : -ENOMEM;
+}
+
+static void scratch_put(struct scratch *sc)
+{
+	free(sc->id);
+	free(sc->descs);
+}
+
+int fs_scan_namespaces(struct fs *fs)
+{
+	const uint32_t *nsids;
+	unsigned int n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
+	struct scratch sc;
+	int ret = 0;
+
+	fs->ns = calloc(NVMEFS_NS_LIST_LEN, sizeof(*fs->ns));
+	if (scratch_get(&sc) || !fs->ns) {
+		ret = fs_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (unsigned int i = 0; i < n && ret == 0; i++)
+		ret = ns_file_init(fs, &fs->ns[i], nsids[i], &sc);
+	if (ret == 0)
+		atomic_store(&fs->nr_ns, n);
+out:
+	scratch_put(&sc);
+	return ret;
+}
+
+/* A file we have: gone, back, resized, or as it was. */
+static void ns_file_update(struct fs *fs, unsigned int idx)
+{
+	struct ns_file *ns = &fs->ns[idx];
+	struct nvmefs_ns_info info;
+	uint64_t size;
+	int ret;
+
+	ret = nvmefs_ns_info(fs->ctrl, ns->nsid, &info);
+	if (ret == 0 && atomic_load(&ns->gone)) {
+		/* Back as it was (enabled again on the target): listed again. */
+		atomic_store(&ns->gone, false);
+		syslog(LOG_NOTICE, "%s: namespace %u is back on the target", ns->name, ns->nsid);
+	} else if (atomic_load(&ns->gone)) {
+		return;
+	}
+	if (ret == -ENODEV || ret == -ENOENT) {
+		atomic_store(&ns->gone, true);
+		syslog(LOG_WARNING, "%s: namespace %u was removed or replaced on the target: the file "
+		       "is no longer listed, and I/O through open ones fails", ns->name, ns->nsid);
+		fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, ns->name, strlen(ns->name));
+		return;
+	}
+	size = info.nlb * info.lba_size;
+	if (ret < 0 || size == atomic_load(&ns->size))
+		return;
+	syslog(LOG_NOTICE, "%s: namespace %u resized on the target from %" PRIu64 " to %" PRIu64
+	       " bytes", ns->name, ns->nsid, (uint64_t)atomic_load(&ns->size), size);
+	atomic_store(&ns->size, size);
+	fuse_lowlevel_notify_inval_inode(fs->se, INO_NS_BASE + idx, 0, 0);
+}
+
+void fs_namespaces_changed(void *arg, enum nvmefs_ctrl_change what)
+{
+	struct fs *fs = arg;
+	const uint32_t *nsids;
+	unsigned int n, nr = atomic_load(&fs->nr_ns), i, k;
+	struct scratch sc;
+
+	if (what != NVMEFS_CHANGE_NAMESPACES)
+		return;
+	for (k = 0; k < nr; k++)
+		ns_file_update(fs, k);
+	if (scratch_get(&sc) == 0) {
+		n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
+		for (i = 0; i < n && nr < NVMEFS_NS_LIST_LEN; i++) {
+			for (k = 0; k < nr && fs->ns[k].nsid != nsids[i]; k++)
+				;
+			if (k < nr || ns_file_init(fs, &fs->ns[nr], nsids[i], &sc) < 0)
+				continue;
+			syslog(LOG_NOTICE, "%s: namespace %u added on the target (%" PRIu64 " bytes)",
+			       fs->ns[nr].name, nsids[i], (uint64_t)atomic_load(&fs->ns[nr].size));
+			/* Whole before it is counted: the workers look it up by index. */
+			atomic_store(&fs->nr_ns, ++nr);
+		}
+	}
+	scratch_put(&sc);
+}
