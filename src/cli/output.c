@@ -130,13 +130,17 @@ static void disc_normal(FILE *out, const struct nvmf_discovery_log *log, uint64_
 	}
 }
 
-static void disc_json(FILE *out, const struct nvmf_discovery_log *log, uint64_t nrec)
+static void disc_json(FILE *out, const struct nvmf_discovery_log *log, uint64_t nrec,
+		      bool compact)
 {
 	char trsvcid[NVMF_TRSVCID_SIZE + 1], subnqn[NVME_NQN_LENGTH + 1];
 	char traddr[NVMF_TRADDR_SIZE + 1];
 	struct json j;
 
-	json_init(&j, out);
+	if (compact)
+		json_init_compact(&j, out);
+	else
+		json_init(&j, out);
 	json_object_begin(&j, NULL);
 	json_uint(&j, "genctr", le64toh(log->genctr));
 	json_array_begin(&j, "records");
@@ -179,9 +183,14 @@ void print_discovery_log(FILE *out, const struct nvmf_discovery_log *log,
 			 uint64_t nrec, enum output_format fmt)
 {
 	if (fmt == OUTPUT_JSON)
-		disc_json(out, log, nrec);
+		disc_json(out, log, nrec, false);
 	else
 		disc_normal(out, log, nrec);
+}
+
+void print_discovery_log_line(FILE *out, const struct nvmf_discovery_log *log, uint64_t nrec)
+{
+	disc_json(out, log, nrec, true);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -33,6 +33,14 @@ int output_format_parse(const char *name, enum output_format *fmt);
 void print_discovery_log(FILE *out, const struct nvmf_discovery_log *log,
 			 uint64_t nrec, enum output_format fmt);
 
+/*
+ * The same log as the `json` format's object, but on one line ended by a
+ * newline (JSON Lines, the members as `jq -c` prints them): what
+ * `nvmefs discover --persistent -o json` prints for each log.
+ */
+void print_discovery_log_line(FILE *out, const struct nvmf_discovery_log *log,
+			      uint64_t nrec);
+
 void print_id_ctrl(FILE *out, const struct nvme_id_ctrl *id,
 		   enum output_format fmt);
 

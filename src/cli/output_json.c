@@ -18,8 +18,16 @@ void json_init(struct json *j, FILE *out)
 	j->out = out;
 }
 
+void json_init_compact(struct json *j, FILE *out)
+{
+	json_init(j, out);
+	j->compact = true;
+}
+
 static void indent(struct json *j, int level)
 {
+	if (j->compact)
+		return;
 	for (int i = 0; i < level; i++)
 		fputs("  ", j->out);
 }
@@ -53,7 +61,7 @@ static void member(struct json *j, const char *key)
 {
 	if (j->depth > 0) {
 		if (j->had_member[j->depth - 1])
-			fputs(",\n", j->out);
+			fputs(j->compact ? "," : ",\n", j->out);
 		j->had_member[j->depth - 1] = true;
 		indent(j, j->depth);
 	}
@@ -73,7 +81,8 @@ static void begin(struct json *j, const char *key, char open)
 	}
 	member(j, key);
 	fputc(open, j->out);
-	fputc('\n', j->out);
+	if (!j->compact)
+		fputc('\n', j->out);
 	j->had_member[j->depth++] = false;
 }
 
@@ -81,7 +90,7 @@ static void end(struct json *j, char close)
 {
 	if (j->error || j->depth == 0)
 		return;
-	if (j->had_member[--j->depth])
+	if (j->had_member[--j->depth] && !j->compact)
 		fputc('\n', j->out);
 	indent(j, j->depth);
 	fputc(close, j->out);

@@ -9,6 +9,10 @@
  * Values are written as they come, in order; @key is NULL for a value that
  * is an array element or the top-level value.  The writer adds no newline
  * after the top-level value (nvme-cli prints one itself).
+ *
+ * json_init_compact() writes the same values on one line with no
+ * whitespace at all, as `jq -c` prints them: for JSON Lines output, one
+ * document per line.
  */
 #ifndef NVMEFS_CLI_OUTPUT_JSON_H
 #define NVMEFS_CLI_OUTPUT_JSON_H
@@ -28,9 +32,12 @@ struct json {
 	bool had_member[JSON_MAX_DEPTH];
 	/* -EOVERFLOW once nesting went past JSON_MAX_DEPTH; output stops. */
 	int error;
+	/* No newlines, no indent (json_init_compact()). */
+	bool compact;
 };
 
 void json_init(struct json *j, FILE *out);
+void json_init_compact(struct json *j, FILE *out);
 void json_object_begin(struct json *j, const char *key);
 void json_object_end(struct json *j);
 void json_array_begin(struct json *j, const char *key);

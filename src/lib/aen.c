@@ -6,8 +6,9 @@
  * the controller), what changed taken in, the caller told, and a new
  * request sent.
  *
- * Everything here runs on the controller's own thread, which also polls
- * the admin queue while the controller is idle; the request completes in
+ * Everything here runs on the controller's own thread, which also looks at
+ * the admin queue every 100 ms while the controller is live (its connection
+ * events, and its CQ for the request); the request completes in
  * whichever thread processes the admin queue next (under admin_lock), and
  * only leaves its result for this thread.
  */
@@ -123,7 +124,7 @@ static void handle(struct nvmefs_ctrl *ctrl, uint32_t result)
 	}
 }
 
-void nvmefs_aen_tick(struct nvmefs_ctrl *ctrl)
+void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl)
 {
 	struct nvmefs_queue *q = &ctrl->admin;
 	bool pending;
@@ -131,13 +132,16 @@ void nvmefs_aen_tick(struct nvmefs_ctrl *ctrl)
 	char msg[600];
 	int ret = 0;
 
-	if (!ctrl->aen_mask)
-		return;
 	pthread_mutex_lock(&ctrl->admin_lock);
 	if (q->tp && !q->failed) {
-		if (!ctrl->aer_outstanding && !ctrl->aer_refused)
-			aer_submit(ctrl);
-		ret = ctrl->ops->process(q, 0);
+		/* An idle admin queue would hear of the target closing it only
+		 * at the next Keep Alive. */
+		ret = ctrl->ops->queue_check ? ctrl->ops->queue_check(q) : 0;
+		if (ret == 0 && ctrl->aen_mask) {
+			if (!ctrl->aer_outstanding && !ctrl->aer_refused)
+				aer_submit(ctrl);
+			ret = ctrl->ops->process(q, 0);
+		}
 		if (ret < 0) {
 			snprintf(msg, sizeof(msg), "the admin queue failed: %s", nvmefs_errmsg());
 			nvmefs_queue_fail(q, ret);

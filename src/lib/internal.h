@@ -355,9 +355,10 @@ void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
 int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl);
 
 /* aen.c, from the controller's thread: enable the events once live (after
- * every reconnect); keep the request outstanding and act on what comes. */
+ * every reconnect); look at the idle admin queue (connection events, the
+ * event request kept outstanding) and act on what comes. */
 void nvmefs_aen_enable(struct nvmefs_ctrl *ctrl);
-void nvmefs_aen_tick(struct nvmefs_ctrl *ctrl);
+void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl);
 /* Tell the caller's change callback. */
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
 

@@ -30,9 +30,9 @@
 #define FIRST_BACKOFF_MS 250
 /* How often the thread looks at the queues' owners while they stop. */
 #define STOP_CHECK_MS 100
-/* How often an idle live controller's admin queue is looked at for an
- * asynchronous event (a poll of the CQ, no system call). */
-#define AEN_CHECK_MS 100
+/* How often a live controller's admin queue is looked at: for connection
+ * events (the target closing it) and an asynchronous event's completion. */
+#define ADMIN_TICK_MS 100
 
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -371,9 +371,10 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		set_state(ctrl, NVMEFS_CTRL_LIVE);
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_io_wake(ctrl);
-		emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms; "
-		     "held I/O is sent again", ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->cntlid,
-		     attempt, attempt == 1 ? "" : "s", (long long)outage);
+		emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms%s",
+		     ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->cntlid, attempt,
+		     attempt == 1 ? "" : "s", (long long)outage,
+		     ctrl->nr_ioqs ? "; held I/O is sent again" : "");
 		/* What changed while we were away raised no event for us. */
 		nvmefs_aen_enable(ctrl);
 		if (!ctrl->discovery)
@@ -410,32 +411,23 @@ static void *ctrl_thread(void *arg)
 	while (!ctrl->svc_stop) {
 		switch (ctrl->status.state) {
 		case NVMEFS_CTRL_LIVE:
-			if (ctrl->aen_mask) {
-				pthread_mutex_unlock(&ctrl->state_lock);
-				nvmefs_aen_tick(ctrl);
-				pthread_mutex_lock(&ctrl->state_lock);
-				if (ctrl->status.state != NVMEFS_CTRL_LIVE || ctrl->svc_stop)
-					break;
-			}
-			if (!ctrl->kato_ms && !ctrl->aen_mask) {
-				pthread_cond_wait(&ctrl->state_cond, &ctrl->state_lock);
+			pthread_mutex_unlock(&ctrl->state_lock);
+			nvmefs_admin_tick(ctrl);
+			pthread_mutex_lock(&ctrl->state_lock);
+			if (ctrl->status.state != NVMEFS_CTRL_LIVE || ctrl->svc_stop)
 				break;
-			}
 			/* Without commands the controller drops us after KATO:
 			 * Keep Alive every KATO/2. */
 			now = nvmefs_now_ms();
-			if (!ctrl->kato_ms || now < next_ka) {
-				int64_t until = ctrl->kato_ms ? next_ka : INT64_MAX;
-
-				if (ctrl->aen_mask && now + AEN_CHECK_MS < until)
-					until = now + AEN_CHECK_MS;
-				wait_until(ctrl, until);
+			if (ctrl->kato_ms && now >= next_ka) {
+				pthread_mutex_unlock(&ctrl->state_lock);
+				keep_alive(ctrl);
+				pthread_mutex_lock(&ctrl->state_lock);
+				next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2;
 				break;
 			}
-			pthread_mutex_unlock(&ctrl->state_lock);
-			keep_alive(ctrl);
-			pthread_mutex_lock(&ctrl->state_lock);
-			next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2;
+			wait_until(ctrl, ctrl->kato_ms && next_ka < now + ADMIN_TICK_MS ? next_ka
+				   : now + ADMIN_TICK_MS);
 			break;
 		case NVMEFS_CTRL_RESETTING:
 			reset(ctrl);

@@ -1,7 +1,14 @@
 # Helpers for tests/integration/test-*.sh, sourced inside the testbed VM.
 set -euo pipefail
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+fail() {
+	echo "FAIL: $*" >&2
+	if [[ -s ${syslog_file:-} ]]; then
+		echo "# the last lines of syslog ($syslog_file):" >&2
+		tail -n 40 "$syslog_file" | sed 's/^/#   /' >&2
+	fi
+	exit 1
+}
 skip() { echo "SKIP: $*"; exit 77; }
 log() { echo "# $*"; }
 
@@ -10,11 +17,14 @@ log() { echo "# $*"; }
 # Every subsystem NQN the testbed configured, as an array.
 read -r -a subnqns <<<"$NVMEFS_TEST_SUBNQNS"
 
-# Connects the kernel initiator to SUBNQN and prints the block device of namespace NSID (default 1).
+# kernel_connect SUBNQN [NSID [NVME-CONNECT OPTIONS...]]: connects the kernel initiator to SUBNQN
+# (with the extra options given, e.g. -c 1 -l 30) and prints the block device of namespace NSID
+# (default 1).
 kernel_connect() {
 	local nqn=$1 nsid=${2:-1} sys i
-	nvme connect -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" >/dev/null ||
-		fail "kernel initiator: nvme connect to $nqn failed"
+	shift $(($# < 2 ? $# : 2))
+	nvme connect -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@" >/dev/null ||
+		fail "kernel initiator: nvme connect $* to $nqn failed"
 	# The namespace's block device appears asynchronously after connect returns.
 	for ((i = 0; i < 100; i++)); do
 		for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
@@ -43,17 +53,57 @@ kernel_connect_ns() {
 	fail "kernel initiator: $nqn has no namespace $nsid"
 }
 
+# The kernel initiator's controller (nvme0, ...) connected to SUBNQN.
+kernel_ctrl() {
+	local c
+	for c in /sys/class/nvme/nvme*; do
+		[[ -e $c/subsysnqn && $(<"$c/subsysnqn") == "$1" && $(<"$c/transport") == rdma ]] &&
+			{ echo "${c##*/}"; return 0; }
+	done
+	return 1
+}
+
+# The state of the kernel initiator's controller for SUBNQN (live, resetting, connecting,
+# deleting, ...), or "gone".
+kernel_ctrl_state() {
+	local c
+	c=$(kernel_ctrl "$1") && cat "/sys/class/nvme/$c/state" 2>/dev/null || echo gone
+}
+
 kernel_disconnect() {
 	nvme disconnect -n "$1" >/dev/null || fail "kernel initiator: nvme disconnect from $1 failed"
 }
 
-kernel_disconnect_all() { nvme disconnect-all >/dev/null 2>&1 || true; }
+# Disconnects every kernel controller; gives up waiting after 30 s, since a controller stuck
+# reconnecting (after link_down, say) blocks nvme disconnect for minutes.
+kernel_disconnect_all() {
+	nvme disconnect-all >/dev/null 2>&1 &
+	local pid=$!
+	wait_gone "$pid" 30000 || log "nvme disconnect-all still runs after 30 s (a controller stuck reconnecting?); not waiting for it"
+}
 
 # The nvmefs command of the build tree under test.
 NVMEFS=${top_builddir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/src/cli/nvmefs
 require_nvmefs() { [[ -x $NVMEFS ]] || fail "$NVMEFS is not built: run make first"; }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# syslog_start: runs a syslog daemon (busybox syslogd) writing to $syslog_file, so that the
+# messages of nvmefs mount's daemon (its controller's state transitions) are kept; fail prints
+# their last lines.
+syslog_file=
+syslog_start() {
+	[[ -e /dev/log ]] && return 0
+	command -v busybox >/dev/null || return 0
+	syslog_file=/tmp/syslog
+	busybox syslogd -n -O "$syslog_file" &
+	local t
+	for ((t = 0; t < 50; t++)); do
+		[[ -S /dev/log ]] && return 0
+		sleep 0.1
+	done
+	log "busybox syslogd did not create /dev/log: the daemon's messages are lost"
+}
 
 # wait_progress PID ERRFILE SEC: waits until the nvmefs perf running as PID, its standard error
 # going to ERRFILE, has printed its progress line for second SEC; fails if it has not within 30 s
@@ -179,4 +229,536 @@ kernel_read() {
 	dd if=/tmp/kernel_read.$$ bs=64K skip=$((off - first * 4096)) count="$len" \
 		iflag=skip_bytes,count_bytes status=none
 	rm -f /tmp/kernel_read.$$
+}
+
+# ---------------------------------------------------------------------------------------------
+# Fault injection on the target and the link (tests/integration/test-outage-*.sh)
+# ---------------------------------------------------------------------------------------------
+
+# port_unlink SUBNQN [PORT]: removes SUBNQN from nvmet port PORT (default 1). nvmet deletes the
+# subsystem's controllers on that port at once (their queues are disconnected), and a port left
+# with no subsystem stops listening: reconnects are refused until port_link.
+port_unlink() {
+	local nqn=$1 port=${2:-1}
+	rm "$NVMEFS_TEST_NVMET/ports/$port/subsystems/$nqn" || fail "unlinking $nqn from nvmet port $port failed"
+}
+
+# port_link SUBNQN [PORT]: links SUBNQN to nvmet port PORT (default 1) again.
+port_link() {
+	local nqn=$1 port=${2:-1}
+	ln -s "$NVMEFS_TEST_NVMET/subsystems/$nqn" "$NVMEFS_TEST_NVMET/ports/$port/subsystems/$nqn" ||
+		fail "linking $nqn to nvmet port $port failed"
+}
+
+# The netdev that soft-RoCE (rdma_rxe) is bound to, which carries both initiators' and the target's
+# RDMA traffic.
+rxe_netdev() {
+	local dev
+	dev=$(rdma link show | sed -n 's/.* netdev \([^ ]*\).*/\1/p' | head -n 1)
+	[[ -n $dev ]] || fail "no rdma link is bound to a netdev: $(rdma link show 2>&1)"
+	echo "$dev"
+}
+
+# The state of the soft-RoCE port: ACTIVE or DOWN.
+rxe_port_state() { rdma link show | sed -n 's/.* state \([A-Z_]*\) .*/\1/p' | head -n 1; }
+
+# link_down: takes the RoCE netdev down; its rxe port goes DOWN. link_up brings it back up and
+# waits (at most 10 s) for the rxe port to be ACTIVE again.
+link_down() {
+	local dev
+	dev=$(rxe_netdev)
+	ip link set "$dev" down || fail "ip link set $dev down failed"
+}
+link_up() {
+	local dev t
+	dev=$(rxe_netdev)
+	ip link set "$dev" up || fail "ip link set $dev up failed"
+	for ((t = 0; t < 100; t++)); do
+		[[ $(rxe_port_state) == ACTIVE ]] && return 0
+		sleep 0.1
+	done
+	fail "$dev is up again but its rxe port is still $(rxe_port_state) after 10 s: $(rdma link show)"
+}
+
+# Where target_teardown keeps what it removed, per subsystem.
+target_saved_dir() { echo "/tmp/nvmet-saved/${1//[^A-Za-z0-9._-]/_}"; }
+
+# The writable attributes worth keeping: those the testbed or a test may have set.
+nvmet_subsys_attrs=(attr_allow_any_host attr_model attr_serial attr_firmware attr_ieee_oui attr_version
+	attr_cntlid_min attr_cntlid_max attr_qid_max)
+nvmet_ns_attrs=(device_path device_nguid device_uuid ana_grpid buffered_io)
+nvmet_port_attrs=(addr_trtype addr_adrfam addr_traddr addr_trsvcid addr_treq param_inline_data_size
+	param_max_queue_size)
+
+# target_teardown SUBNQN: takes SUBNQN off the target as a target restart does: unlinks it from
+# every port (nvmet deletes its controllers), removes each port left without a subsystem, then its
+# namespaces and the subsystem itself. What it removed (attributes, backing devices, NGUIDs and
+# UUIDs, allowed hosts, port addresses) is saved for target_rebuild.
+target_teardown() {
+	local nqn=$1 n=$NVMEFS_TEST_NVMET saved a p ns host
+	local sub=$n/subsystems/$nqn
+	[[ -d $sub ]] || fail "target_teardown: no subsystem $nqn in $n"
+	saved=$(target_saved_dir "$nqn")
+	rm -rf "$saved"
+	mkdir -p "$saved/subsys" "$saved/ns" "$saved/ports"
+	for a in "${nvmet_subsys_attrs[@]}"; do
+		[[ -r $sub/$a ]] && cat "$sub/$a" >"$saved/subsys/$a"
+	done
+	ls "$sub/allowed_hosts" >"$saved/hosts"
+	for ns in "$sub"/namespaces/*; do
+		[[ -d $ns ]] || continue
+		mkdir "$saved/ns/${ns##*/}"
+		for a in "${nvmet_ns_attrs[@]}" enable; do
+			[[ -r $ns/$a ]] && cat "$ns/$a" >"$saved/ns/${ns##*/}/$a"
+		done
+	done
+	for p in "$n"/ports/*; do
+		[[ -L $p/subsystems/$nqn ]] || continue
+		mkdir "$saved/ports/${p##*/}"
+		for a in "${nvmet_port_attrs[@]}"; do
+			[[ -r $p/$a ]] && cat "$p/$a" >"$saved/ports/${p##*/}/$a"
+		done
+		rm "$p/subsystems/$nqn" || fail "target_teardown: unlinking $nqn from port ${p##*/} failed"
+		if [[ -z $(ls "$p/subsystems") && -z $(ls "$p/referrals") ]]; then
+			rmdir "$p" || fail "target_teardown: removing nvmet port ${p##*/} failed"
+			: >"$saved/ports/${p##*/}/removed"
+		fi
+	done
+	for host in $(<"$saved/hosts"); do rm "$sub/allowed_hosts/$host"; done
+	for ns in "$sub"/namespaces/*; do
+		[[ -d $ns ]] || continue
+		echo 0 >"$ns/enable"
+		rmdir "$ns" || fail "target_teardown: removing namespace ${ns##*/} of $nqn failed"
+	done
+	rmdir "$sub" || fail "target_teardown: removing subsystem $nqn failed"
+}
+
+# nvmet_restore DIR SAVED ATTRS...: writes each saved attribute that differs from DIR's.
+nvmet_restore() {
+	local dir=$1 saved=$2 a
+	shift 2
+	for a in "$@"; do
+		[[ -e $saved/$a ]] || continue
+		[[ $(<"$dir/$a") == "$(<"$saved/$a")" ]] && continue
+		cat "$saved/$a" >"$dir/$a" || fail "restoring $dir/$a to '$(<"$saved/$a")' failed"
+	done
+}
+
+# target_rebuild SUBNQN: puts back what target_teardown SUBNQN removed: the subsystem with the same
+# attributes, each namespace with the same backing device, NGUID and UUID (so an initiator sees the
+# same namespace again), the allowed hosts, the ports, and the links to them.
+target_rebuild() {
+	local nqn=$1 n=$NVMEFS_TEST_NVMET saved d ns p host
+	local sub=$n/subsystems/$nqn
+	saved=$(target_saved_dir "$nqn")
+	[[ -d $saved ]] || fail "target_rebuild: target_teardown $nqn saved nothing"
+	mkdir "$sub" || fail "target_rebuild: creating subsystem $nqn failed"
+	nvmet_restore "$sub" "$saved/subsys" "${nvmet_subsys_attrs[@]}"
+	for host in $(<"$saved/hosts"); do
+		mkdir -p "$n/hosts/$host"
+		ln -s "$n/hosts/$host" "$sub/allowed_hosts/$host"
+	done
+	for d in "$saved"/ns/*; do
+		[[ -d $d ]] || continue
+		ns=$sub/namespaces/${d##*/}
+		mkdir "$ns" || fail "target_rebuild: creating namespace ${d##*/} of $nqn failed"
+		nvmet_restore "$ns" "$d" "${nvmet_ns_attrs[@]}"
+		[[ $(<"$d/enable") == 1 ]] && { echo 1 >"$ns/enable" || fail "target_rebuild: enabling $ns failed"; }
+	done
+	for d in "$saved"/ports/*; do
+		[[ -d $d ]] || continue
+		p=$n/ports/${d##*/}
+		if [[ -e $d/removed ]]; then
+			mkdir "$p" || fail "target_rebuild: creating nvmet port ${d##*/} failed"
+			nvmet_restore "$p" "$d" "${nvmet_port_attrs[@]}"
+		fi
+		ln -s "$sub" "$p/subsystems/$nqn" || fail "target_rebuild: linking $nqn to port ${d##*/} failed"
+	done
+	rm -rf "$saved"
+}
+
+# nullb_create NAME BYTES BLOCK_SIZE: a new memory-backed null_blk device /dev/NAME (as the
+# testbed's own backing); prints its path.
+nullb_create() {
+	local name=$1 bytes=$2 bs=$3 d=/sys/kernel/config/nullb/$1 t
+	((bytes % (1 << 20) == 0)) || fail "nullb_create: null_blk sizes are whole MiB, not $bytes bytes"
+	modprobe null_blk nr_devices=0 2>/dev/null || true
+	mkdir "$d" || fail "nullb_create: creating null_blk $name failed"
+	echo $((bytes >> 20)) >"$d/size"
+	echo "$bs" >"$d/blocksize"
+	echo 1 >"$d/memory_backed"
+	echo 1 >"$d/power"
+	for ((t = 0; t < 50; t++)); do
+		[[ -b /dev/$name ]] && { echo "/dev/$name"; return 0; }
+		sleep 0.1
+	done
+	fail "nullb_create: /dev/$name did not appear"
+}
+
+# random_nguid: 16 random bytes as nvmet's device_nguid takes them (a UUID's shape).
+random_nguid() { cat /proc/sys/kernel/random/uuid; }
+
+# ns_replace SUBNQN NSID DEVICE: swaps namespace NSID of SUBNQN to the backing DEVICE under a new
+# NGUID and UUID, as if another namespace had been attached under the same NSID. Prints the new
+# NGUID.
+ns_replace() {
+	local nqn=$1 nsid=$2 dev=$3 nguid
+	local ns=$NVMEFS_TEST_NVMET/subsystems/$nqn/namespaces/$nsid
+	[[ -d $ns ]] || fail "ns_replace: $nqn has no namespace $nsid"
+	nguid=$(random_nguid)
+	echo 0 >"$ns/enable" || fail "ns_replace: disabling $ns failed"
+	echo "$dev" >"$ns/device_path" || fail "ns_replace: setting $ns to $dev failed"
+	echo "$nguid" >"$ns/device_nguid" || fail "ns_replace: setting the NGUID of $ns failed"
+	random_nguid >"$ns/device_uuid" || fail "ns_replace: setting the UUID of $ns failed"
+	echo 1 >"$ns/enable" || fail "ns_replace: enabling $ns on $dev failed"
+	echo "$nguid"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Load and controller state across outages (tests/integration/test-outage-*.sh)
+# ---------------------------------------------------------------------------------------------
+
+# nvmefs_ctrl_stat DIR FIELD: a field of the "controller" object of the mount's stats (state,
+# reconnects, attempts, last_error, time_in_state_ms).
+nvmefs_ctrl_stat() { nvmefs_stats "$1" ".controller.$2"; }
+
+# wait_ctrl_state DIR REGEX MAX_MS: waits until the state of the controller behind the mount on DIR
+# matches REGEX (e.g. '^live$', or '^(resetting|connecting)$'); fails after MAX_MS, with the
+# controller's stats.
+wait_ctrl_state() {
+	local dir=$1 re=$2 max_ms=$3 start state
+	start=$(now_ms)
+	while :; do
+		state=$(jq -r '.controller.state' "$dir/stats" 2>/dev/null) || state=
+		[[ $state =~ $re ]] && return 0
+		(($(now_ms) - start < max_ms)) || break
+		sleep 0.1
+	done
+	fail "the controller of $dir is '$state' after $max_ms ms, not /$re/: $(jq -c '.controller' "$dir/stats" 2>&1)"
+}
+
+# The background jobs fio_load_start and perf_load_start started, by NAME.
+declare -A load_pids=()
+
+# fio_load_start NAME FILE SECONDS [FIO OPTIONS...]: starts, in the background, a time-based fio job
+# on FILE: random 4 KiB writes, 8 in flight (libaio, O_DIRECT) over its first 32 MiB, every block
+# read back and checked (crc32c, --verify_fatal) soon after it is written (verify_backlog), for
+# SECONDS. Its JSON goes to /tmp/fio-NAME.json, its messages to /tmp/fio-NAME.err.
+fio_load_start() {
+	local name=$1 file=$2 secs=$3
+	shift 3
+	fio --name="$name" --filename="$file" --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite \
+		--bs=4k --size=32M --time_based --runtime="$secs" --verify=crc32c --verify_fatal=1 \
+		--verify_backlog=64 --do_verify=1 --randrepeat=0 --verify_state_save=0 \
+		--output-format=json --output="/tmp/fio-$name.json" "$@" >/dev/null 2>"/tmp/fio-$name.err" &
+	load_pids[$name]=$!
+}
+
+# load_wait NAME MAX_S: waits for the background job NAME to end, at most MAX_S seconds (then
+# kills it and fails); returns its exit status.
+load_wait() {
+	local name=$1 max_s=$2 pid=${load_pids[$1]} rc=0
+	if ! wait_gone "$pid" $((max_s * 1000)); then
+		kill -KILL "$pid" 2>/dev/null || true
+		fail "$name still runs after $max_s s (I/O hung?): $(tail -c 1000 "/tmp/$name.err" "/tmp/fio-$name.err" "/tmp/perf-$name.err" 2>/dev/null)"
+	fi
+	wait "$pid" || rc=$?
+	unset "load_pids[$name]"
+	return "$rc"
+}
+
+# load_running NAME: the background job NAME still runs.
+load_running() { kill -0 "${load_pids[$1]}" 2>/dev/null; }
+
+# fio_stall_ms JSON: fio's longest completion latency, reads and writes, in ms.
+fio_stall_ms() {
+	jq -r '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1000000 | floor' "$1"
+}
+
+# fio_load_check NAME MAX_S: waits for fio_load_start NAME (at most MAX_S seconds) and fails unless
+# it exited 0 with no error and no verify failure, having written and checked blocks; logs its
+# stall (longest completion latency).
+fio_load_check() {
+	local name=$1 rc=0 j=/tmp/fio-$1.json
+	load_wait "$name" "$2" || rc=$?
+	((rc == 0)) || fail "fio $name exited $rc: $(tail -c 1500 "/tmp/fio-$name.err") $(jq -c '.jobs[0] | {error, read: .read.io_bytes, write: .write.io_bytes}' "$j" 2>/dev/null)"
+	jq -e '.jobs[0].error == 0 and .jobs[0].write.io_bytes > 0 and .jobs[0].read.io_bytes > 0' "$j" >/dev/null ||
+		fail "fio $name: an error, or nothing written or verified: $(jq -c '.jobs[0] | {error, read: .read.io_bytes, write: .write.io_bytes}' "$j")"
+	log "fio $name: $(jq -r '.jobs[0] | "\(.write.io_bytes / 1048576 | floor) MiB written, \(.read.io_bytes / 1048576 | floor) MiB verified"' "$j"), stall (longest completion) $(fio_stall_ms "$j") ms"
+}
+
+# perf_load_start NAME SECONDS [PERF OPTIONS...]: starts, in the background, nvmefs perf --verify on
+# namespace 1 of the first subsystem, 4 KiB random reads and writes on 2 queues over 16 MiB, for
+# SECONDS; JSON to /tmp/perf-NAME.json, progress and messages to /tmp/perf-NAME.err.
+perf_load_start() {
+	local name=$1 secs=$2
+	shift 2
+	"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "${subnqns[0]}" -o json --verify \
+		--queues 2 --qd 8 --rw randrw --bs 4k --size 16M --time "$secs" "$@" \
+		>"/tmp/perf-$name.json" 2>"/tmp/perf-$name.err" &
+	load_pids[$name]=$!
+}
+
+# The reconnects and longest outage in perf's JSON report.
+perf_reconnects() { jq -r '.controller.reconnects' "$1"; }
+perf_longest_outage_ms() { jq -r '.controller.longest_outage_ms' "$1"; }
+
+# perf_load_check NAME MAX_S MIN_RECONNECTS: waits for perf_load_start NAME (at most MAX_S
+# seconds) and fails unless it exited 0 with no error, checked blocks and found no mismatch, and
+# its report counts at least MIN_RECONNECTS reconnects.
+perf_load_check() {
+	local name=$1 min=$3 rc=0 j=/tmp/perf-$1.json r
+	load_wait "$name" "$2" || rc=$?
+	((rc == 0)) || fail "perf $name exited $rc: $(tail -c 1500 "/tmp/perf-$name.err") $(cat "$j")"
+	jq -e '.errors == 0 and .iops > 0 and .verify.mismatches == 0 and .verify.blocks_read > 0' "$j" >/dev/null ||
+		fail "perf $name: errors, no I/O, or mismatches: $(cat "$j")"
+	r=$(perf_reconnects "$j")
+	[[ $r =~ ^[0-9]+$ ]] || fail "perf $name: its report shows no reconnect count: $(cat "$j")"
+	((r >= min)) || fail "perf $name: its report shows $r reconnects, not at least $min: $(cat "$j")"
+	log "perf $name: $(jq -r '"\(.iops | floor) IOPS, \(.verify.blocks_read) blocks checked, \(.verify.mismatches) mismatches, \(.errors) errors"' "$j"), $r reconnects, longest outage $(perf_longest_outage_ms "$j") ms"
+}
+
+# For 'trap ... EXIT': kills the background jobs still running.
+load_cleanup() {
+	local name
+	for name in "${!load_pids[@]}"; do kill -KILL "${load_pids[$name]}" 2>/dev/null || true; done
+}
+
+# rdma_res_count KIND PID: how many RDMA resources of KIND (qp, cq, mr, cm_id, pd) process PID
+# holds. 'rdma res show' names the thread that created each one (a queue pair made by a reconnect
+# shows the controller thread's ID), so every thread of the process counts.
+rdma_res_count() {
+	local tids
+	tids=$(ls "/proc/$2/task" | paste -sd '|')
+	rdma res show "$1" | grep -cE " pid ($tids) " || true
+}
+
+# sleep_until START_MS MS: sleeps until MS milliseconds after START_MS (a now_ms), if not past.
+sleep_until() {
+	local left=$(($1 + $2 - $(now_ms)))
+	((left <= 0)) || sleep "$((left / 1000)).$(printf %03d $((left % 1000)))"
+}
+
+# outage SECONDS DIR FAULT RESTORE: runs the command FAULT (e.g. "port_unlink $nqn"), and RESTORE
+# SECONDS later. With a mount DIR (else give ''), checks that its controller leaves 'live' (within
+# 15 s: the keep-alive timeout and more) and is live again within 20 s of RESTORE.
+outage() {
+	local secs=$1 dir=$2 fault=$3 restore=$4 start t
+	start=$(now_ms)
+	$fault
+	if [[ -n $dir ]]; then
+		wait_ctrl_state "$dir" '^(resetting|connecting)$' 15000
+		log "$fault: the controller is $(nvmefs_ctrl_stat "$dir" state) after $(($(now_ms) - start)) ms"
+	fi
+	sleep_until "$start" $((secs * 1000))
+	$restore
+	log "$restore after $(($(now_ms) - start)) ms"
+	[[ -n $dir ]] || return 0
+	t=$(now_ms)
+	wait_ctrl_state "$dir" '^live$' 20000
+	log "the controller is live again $(($(now_ms) - t)) ms later: $(jq -c '.controller' "$dir/stats")"
+}
+
+# outage_under_load SUBNQN DIR SECONDS FAULT RESTORE: one outage of SECONDS (see outage) under fio
+# verifying through SUBNQN mounted on DIR, then another under nvmefs perf --verify. Both must run
+# to their end with no I/O error and no verify error, and count the reconnect; the mount's stats
+# count no failed request.
+outage_under_load() {
+	local nqn=$1 mnt=$2 secs=$3 fault=$4 restore=$5 reconnects errors
+	log "fio through the mount across a $secs s outage ($fault)"
+	nvmefs_mount "$nqn" "$mnt" -c 2
+	[[ $(nvmefs_ctrl_stat "$mnt" state) == live ]] ||
+		fail "a fresh mount's controller is not live: $(jq -c '.controller' "$mnt/stats")"
+	fio_load_start mount "$mnt/n1" 30
+	sleep 4
+	load_running mount || fail "fio ended before the outage: $(cat /tmp/fio-mount.err)"
+	outage "$secs" "$mnt" "$fault" "$restore"
+	load_running mount || fail "fio ended before the controller was back (it runs 30 s): $(cat /tmp/fio-mount.err)"
+	fio_load_check mount 120
+	reconnects=$(nvmefs_ctrl_stat "$mnt" reconnects)
+	((reconnects >= 1)) || fail "the mount's stats count $reconnects reconnects: $(jq -c '.controller' "$mnt/stats")"
+	errors=$(nvmefs_stats "$mnt" .total.errors)
+	[[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests: $(jq -c 'del(.queues)' "$mnt/stats")"
+	nvmefs_unmount "$mnt"
+
+	log "nvmefs perf --verify across a $secs s outage ($fault)"
+	perf_load_start outage 25 -c 2
+	wait_progress "${load_pids[outage]}" /tmp/perf-outage.err 3
+	outage "$secs" '' "$fault" "$restore"
+	load_running outage || fail "perf ended during the outage: $(cat /tmp/perf-outage.err)"
+	perf_load_check outage 120 1
+}
+
+# io_loop_start NAME FILE MODE: starts, in the background, a loop of 4 KiB O_DIRECT reads (MODE
+# read) or writes of random data (MODE write) at random offsets in the first 32 MiB of FILE, one at
+# a time, until the first error. It prints "running" once started, then at the first error
+# "error_ms <when, as now_ms> <strerror>" and exits; /tmp/io-NAME.out has its output.
+io_loop_start() {
+	local name=$1 file=$2 mode=$3
+	python3 - "$file" "$mode" >"/tmp/io-$name.out" 2>&1 <<'PY' &
+import mmap, os, random, sys, time
+path, mode = sys.argv[1], sys.argv[2]
+fd = os.open(path, (os.O_RDONLY if mode == "read" else os.O_WRONLY) | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+span = min(os.fstat(fd).st_size, 32 << 20) // 4096
+print("running", flush=True)
+while True:
+    try:
+        if mode == "read":
+            os.preadv(fd, [buf], random.randrange(span) * 4096)
+        else:
+            buf[:] = os.urandom(4096)
+            os.pwritev(fd, [buf], random.randrange(span) * 4096)
+    except OSError as e:
+        print(f"error_ms {time.time_ns() // 1000000} {e.strerror}", flush=True)
+        sys.exit(0)
+PY
+	load_pids[io-$name]=$!
+	local t
+	for ((t = 0; t < 100; t++)); do
+		grep -q running "/tmp/io-$name.out" && return 0
+		sleep 0.1
+	done
+	fail "the $mode loop on $file did not start: $(cat "/tmp/io-$name.out")"
+}
+
+# io_loop_error NAME MAX_S: waits (at most MAX_S seconds) for io_loop_start NAME to hit its error;
+# sets io_err_at (when, as now_ms) and io_err (its strerror).
+io_loop_error() {
+	local name=$1 line
+	load_wait "io-$name" "$2" || fail "the I/O loop $name failed: $(cat "/tmp/io-$name.out")"
+	line=$(sed -n 's/^error_ms //p' "/tmp/io-$name.out")
+	[[ -n $line ]] || fail "the I/O loop $name ended without an error: $(cat "/tmp/io-$name.out")"
+	io_err_at=${line%% *} io_err=${line#* }
+}
+
+# io_fails_eio WHAT MAX_MS DD_ARGS...: the dd must fail with EIO within MAX_MS (it is killed after
+# 60 s).
+io_fails_eio() {
+	local what=$1 max_ms=$2 out rc=0 start elapsed
+	shift 2
+	start=$(now_ms)
+	out=$(timeout -s KILL 60 dd "$@" status=none 2>&1) || rc=$?
+	elapsed=$(($(now_ms) - start))
+	((rc != 0)) || fail "$what succeeded; it should have failed with EIO"
+	((rc != 137)) || fail "$what hung: killed after 60 s"
+	[[ $out == *"Input/output error"* ]] || fail "$what failed, but not with EIO: $out"
+	((elapsed <= max_ms)) || fail "$what took $elapsed ms to fail, more than $max_ms"
+	log "$what failed with EIO after $elapsed ms"
+}
+
+# verify_loop_start NAME FILE: starts, in the background, a light verifying load on FILE: one
+# 4 KiB O_DIRECT write of fresh random data at a random offset in its first 32 MiB, then one read
+# of a block written before, checked against what was written; about 50 of each a second. It ends
+# at the first error or mismatch (exit 1), or when verify_loop_stop NAME asks (exit 0); its output
+# is in /tmp/verify-NAME.out.
+verify_loop_start() {
+	local name=$1 file=$2
+	rm -f "/tmp/verify-$name.stop"
+	python3 - "$file" "/tmp/verify-$name.stop" >"/tmp/verify-$name.out" 2>&1 <<'PY' &
+import mmap, os, random, sys, time
+path, stop = sys.argv[1], sys.argv[2]
+fd = os.open(path, os.O_RDWR | os.O_DIRECT)
+buf = mmap.mmap(-1, 4096)
+span = min(os.fstat(fd).st_size, 32 << 20) // 4096
+written = {}                    # block -> seed of its content
+writes = reads = 0
+print("running", flush=True)
+try:
+    while not os.path.exists(stop):
+        block, seed = random.randrange(span), random.getrandbits(64)
+        buf[:] = random.Random(seed).randbytes(4096)
+        os.pwritev(fd, [buf], block * 4096)
+        written[block] = seed
+        writes += 1
+        block = random.choice(list(written)) if len(written) < 64 else random.choice(tuple(written))
+        os.preadv(fd, [buf], block * 4096)
+        reads += 1
+        if buf[:] != random.Random(written[block]).randbytes(4096):
+            print(f"mismatch at byte {block * 4096} after {writes} writes", flush=True)
+            sys.exit(1)
+        time.sleep(0.02)
+except OSError as e:
+    print(f"error after {writes} writes and {reads} reads: {e.strerror}", flush=True)
+    sys.exit(1)
+print(f"ok {writes} writes {reads} reads", flush=True)
+PY
+	load_pids[verify-$name]=$!
+	local t
+	for ((t = 0; t < 100; t++)); do
+		grep -q running "/tmp/verify-$name.out" && return 0
+		sleep 0.1
+	done
+	fail "the verifying load on $file did not start: $(cat "/tmp/verify-$name.out")"
+}
+
+# verify_loop_stop NAME: ends verify_loop_start NAME and fails unless it found no error and no
+# mismatch; logs what it did.
+verify_loop_stop() {
+	local name=$1 rc=0
+	: >"/tmp/verify-$name.stop"
+	load_wait "verify-$name" 60 || rc=$?
+	((rc == 0)) || fail "the verifying load on the mount failed: $(tail -n 3 "/tmp/verify-$name.out")"
+	log "verifying load: $(tail -n 1 "/tmp/verify-$name.out")"
+}
+
+# The state of soft-RoCE's GSI queue pair (QP1), which carries the RDMA CM's connection messages
+# for every initiator and the target: RTS, or ERR once it broke.
+rxe_gsi_state() { rdma res show qp | sed -n 's/.* type GSI state \([A-Z]*\) .*/\1/p' | head -n 1; }
+
+# rxe_recreate MAX_S: deletes the soft-RoCE device and adds it again on the same netdev, then
+# makes nvmet listen again (a subsystem unlinked from each port and linked back), as a NIC reset
+# does. Needed after link_down: soft-RoCE moves its GSI queue pair to the error state the first
+# time a connection message is sent while its port is down (it cannot route the packet), and that
+# queue pair never recovers, so no initiator could connect again on that device. Deleting the
+# device waits until every user has let go of it (RDMA_CM_EVENT_DEVICE_REMOVAL); returns 1 if
+# that takes more than MAX_S seconds: the delete goes on in the background, and calling
+# rxe_recreate again waits for it and finishes the job.
+rxe_delete_pid=
+rxe_recreate() {
+	local max_s=$1 p nqn start
+	start=$(now_ms)
+	if [[ -z $rxe_delete_pid ]]; then
+		rxe_netdev_saved=$(rxe_netdev)
+		rxe_ibdev_saved=$(rdma link show | sed -n 's/^link \([^/]*\)\/.* netdev .*/\1/p' | head -n 1)
+		rdma link delete "$rxe_ibdev_saved" &
+		rxe_delete_pid=$!
+	fi
+	wait_gone "$rxe_delete_pid" $((max_s * 1000)) || return 1
+	wait "$rxe_delete_pid" || fail "rdma link delete $rxe_ibdev_saved failed"
+	rxe_delete_pid=
+	rdma link add "$rxe_ibdev_saved" type rxe netdev "$rxe_netdev_saved" ||
+		fail "rdma link add $rxe_ibdev_saved type rxe netdev $rxe_netdev_saved failed"
+	link_up
+	# nvmet's listener went with the device: disabling and enabling each port makes a new one.
+	for p in "$NVMEFS_TEST_NVMET"/ports/*; do
+		for nqn in $(ls "$p/subsystems"); do
+			port_unlink "$nqn" "${p##*/}"
+			port_link "$nqn" "${p##*/}"
+		done
+	done
+	log "$rxe_ibdev_saved deleted and added again on $rxe_netdev_saved in $(($(now_ms) - start)) ms; its GSI QP is $(rxe_gsi_state)"
+}
+
+# The processes that have an RDMA device open, as "PID (command)".
+rdma_device_users() {
+	local f pid users=()
+	for f in /proc/[0-9]*/fd/*; do
+		[[ $(readlink "$f" 2>/dev/null) == /dev/infiniband/* ]] || continue
+		pid=${f#/proc/}
+		pid=${pid%%/*}
+		[[ " ${users[*]} " == *" $pid "* ]] || users+=("$pid")
+	done
+	for pid in "${users[@]}"; do echo -n "$pid ($(cat "/proc/$pid/comm" 2>/dev/null)) "; done
+}
+
+# link_restore [MAX_S]: link_up, then, if soft-RoCE's GSI queue pair broke while the link was down
+# (see rxe_recreate), the device re-created, giving its users MAX_S seconds (default 30) to let go
+# of it; fails if they do not.
+link_restore() {
+	link_up
+	[[ $(rxe_gsi_state) == ERR ]] || return 0
+	log "soft-RoCE's GSI queue pair broke while the link was down: re-creating the device, as a NIC reset"
+	rxe_recreate "${1:-30}" ||
+		fail "the RDMA device could not be deleted within ${1:-30} s: $(rdma_device_users)still hold it open; an initiator must let go of a removed device (RDMA_CM_EVENT_DEVICE_REMOVAL) and reconnect on the new one"
 }

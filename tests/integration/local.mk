@@ -12,4 +12,5 @@ INTEGRATION_TESTS += \
 	tests/integration/test-perf-verify.sh \
 	tests/integration/test-zeroes-dealloc.sh \
 	tests/integration/test-ns-disable.sh \
-	tests/integration/test-connect-cycles.sh
+	tests/integration/test-connect-cycles.sh \
+	tests/integration/test-discover-persistent.sh

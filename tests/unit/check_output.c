@@ -16,6 +16,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,6 +392,62 @@ START_TEST(test_discover_padding_and_tcp)
 }
 END_TEST
 
+/* @json with the whitespace outside its strings taken out, as `jq -c` has it. */
+static char *squeeze(const char *json)
+{
+	char *out = malloc(strlen(json) + 1), *o = out;
+	bool in_string = false;
+
+	ck_assert_ptr_nonnull(out);
+	for (const char *p = json; *p; p++) {
+		if (in_string) {
+			*o++ = *p;
+			if (*p == '\\' && p[1])
+				*o++ = *++p;
+			else if (*p == '"')
+				in_string = false;
+		} else if (*p == '"') {
+			*o++ = *p;
+			in_string = true;
+		} else if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r') {
+			*o++ = *p;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * discover --persistent -o json: each log on one line (JSON Lines), the
+ * same document as nvme-cli's -o json, newline-terminated.
+ */
+START_TEST(test_discover_json_line)
+{
+	struct nvmf_discovery_log *log = load_bin("discover.bin", 5120);
+	char *want = load("discover.json", NULL), *squeezed = squeeze(want);
+	struct capture c;
+
+	print_discovery_log_line(capture_start(&c), log, disc_nrec(log, 5120));
+	capture_end(&c);
+	ck_assert_uint_gt(c.len, 2);
+	ck_assert_int_eq(c.buf[c.len - 1], '\n');
+	ck_assert_ptr_eq(strchr(c.buf, '\n'), c.buf + c.len - 1);
+	c.buf[--c.len] = '\0';
+	assert_same(c.buf, c.len, squeezed, strlen(squeezed), "the one-line JSON discovery log");
+	ck_assert_ptr_nonnull(strstr(c.buf, "\"subnqn\":\"nqn.2014-08.org.nvmexpress.discovery\""));
+	free(c.buf);
+	free(squeezed);
+	free(want);
+
+	log->genctr = htole64(7);
+	print_discovery_log_line(capture_start(&c), log, 0);
+	capture_end(&c);
+	ck_assert_str_eq(c.buf, "{\"genctr\":7,\"records\":[]}\n");
+	free(c.buf);
+	free(log);
+}
+END_TEST
+
 START_TEST(test_discover_empty)
 {
 	struct nvmf_discovery_log *log = load_bin("discover.bin", 5120);
@@ -595,6 +652,28 @@ START_TEST(test_json_layout_and_escaping)
 			 "}");
 	free(c.buf);
 
+	/* The same document, compact: no whitespace, strings escaped alike. */
+	json_init_compact(&j, capture_start(&c));
+	json_object_begin(&j, NULL);
+	json_string(&j, "s", "\x01\x1f\b\t\n\f\r\"\\/\x7f\xc3\xa9");
+	json_string(&j, "k\"ey", "");
+	json_int(&j, "neg", INT64_MIN);
+	json_uint(&j, "big", UINT64_MAX);
+	json_object_begin(&j, "empty");
+	json_object_end(&j);
+	json_array_begin(&j, "a");
+	json_array_begin(&j, NULL);
+	json_array_end(&j);
+	json_int(&j, NULL, 1);
+	json_array_end(&j);
+	json_object_end(&j);
+	ck_assert_int_eq(j.error, 0);
+	capture_end(&c);
+	ck_assert_str_eq(c.buf, "{\"s\":\"\\u0001\\u001f\\b\\t\\n\\f\\r\\\"\\\\/\x7f\xc3\xa9\","
+			 "\"k\\\"ey\":\"\",\"neg\":-9223372036854775808,"
+			 "\"big\":18446744073709551615,\"empty\":{},\"a\":[[],1]}");
+	free(c.buf);
+
 	json_init(&j, capture_start(&c));
 	for (int i = 0; i <= JSON_MAX_DEPTH; i++)
 		json_array_begin(&j, NULL);
@@ -672,6 +751,7 @@ static Suite *output_suite(void)
 
 	tc = tcase_create("corners");
 	tcase_add_test(tc, test_discover_padding_and_tcp);
+	tcase_add_test(tc, test_discover_json_line);
 	tcase_add_test(tc, test_discover_empty);
 	tcase_add_test(tc, test_id_ctrl_32bit_sign);
 	tcase_add_test(tc, test_id_ctrl_power_states);
