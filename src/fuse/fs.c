@@ -169,7 +169,10 @@ static int status_errno(struct fs *fs, struct freq *f, int status)
 		err = -status == ENOENT ? EIO : -status;
 	else
 		err = nvme_status_to_errno(status, false);
-	if (!err || err == ETIMEDOUT || err == ECONNRESET || err == ENOTCONN || err == EPROTO)
+	/* What the transport or an outage says is, to a file's user, an I/O
+	 * error, as the kernel initiator's block device reports it. */
+	if (!err || err == ETIMEDOUT || err == ECONNRESET || err == ENOTCONN || err == EPROTO ||
+	    err == ENODEV)
 		err = EIO;
 	pthread_mutex_lock(&fs->log_lock);
 	for (unsigned int i = 0; i < fs->nr_logged; i++) {
@@ -1179,8 +1182,12 @@ static void *worker_main(void *arg)
 		/* Nothing to do: sleep until a request, a completion or the end.  Arm
 		 * even when idle: arming also takes the completion channel's pending
 		 * event, which would otherwise keep epoll_wait() returning at once. */
-		if (nvmefs_ioq_arm(w->q) > 0)
+		if (nvmefs_ioq_arm(w->q) > 0) {
+			/* Completions, or an outage: a worker with nothing in flight
+			 * must still stop its queue for the controller to recover. */
+			nvmefs_ioq_poll(w->q, 0);
 			continue;
+		}
 		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O

@@ -443,14 +443,16 @@ declare -A load_pids=()
 # fio_load_start NAME FILE SECONDS [FIO OPTIONS...]: starts, in the background, a time-based fio job
 # on FILE: random 4 KiB writes, 8 in flight (libaio, O_DIRECT) over its first 32 MiB, every block
 # read back and checked (crc32c, --verify_fatal) soon after it is written (verify_backlog), for
-# SECONDS. Its JSON goes to /tmp/fio-NAME.json, its messages to /tmp/fio-NAME.err.
+# SECONDS. Once load_wait has seen it end, its JSON is in /tmp/fio-NAME.json, its messages in
+# /tmp/fio-NAME.err. The job runs as a thread of the one fio process, so that killing that process
+# stops it (and fio then writes its error messages before the JSON in its output file).
 fio_load_start() {
 	local name=$1 file=$2 secs=$3
 	shift 3
-	fio --name="$name" --filename="$file" --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite \
+	fio --name="$name" --filename="$file" --thread --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite \
 		--bs=4k --size=32M --time_based --runtime="$secs" --verify=crc32c --verify_fatal=1 \
 		--verify_backlog=64 --do_verify=1 --randrepeat=0 --verify_state_save=0 \
-		--output-format=json --output="/tmp/fio-$name.json" "$@" >/dev/null 2>"/tmp/fio-$name.err" &
+		--output-format=json --output="/tmp/fio-$name.out" "$@" >/dev/null 2>"/tmp/fio-$name.err" &
 	load_pids[$name]=$!
 }
 
@@ -460,10 +462,14 @@ load_wait() {
 	local name=$1 max_s=$2 pid=${load_pids[$1]} rc=0
 	if ! wait_gone "$pid" $((max_s * 1000)); then
 		kill -KILL "$pid" 2>/dev/null || true
-		fail "$name still runs after $max_s s (I/O hung?): $(tail -c 1000 "/tmp/$name.err" "/tmp/fio-$name.err" "/tmp/perf-$name.err" 2>/dev/null)"
+		fail "$name still runs after $max_s s (I/O hung?): $(tail -c 1000 "/tmp/$name.out" "/tmp/fio-$name.err" "/tmp/perf-$name.err" 2>/dev/null)"
 	fi
 	wait "$pid" || rc=$?
 	unset "load_pids[$name]"
+	if [[ -e /tmp/fio-$name.out ]]; then
+		sed -n '/^{/,$p' "/tmp/fio-$name.out" >"/tmp/fio-$name.json"
+		sed '/^{/,$d' "/tmp/fio-$name.out" >>"/tmp/fio-$name.err"
+	fi
 	return "$rc"
 }
 
@@ -515,21 +521,27 @@ perf_load_check() {
 	r=$(perf_reconnects "$j")
 	[[ $r =~ ^[0-9]+$ ]] || fail "perf $name: its report shows no reconnect count: $(cat "$j")"
 	((r >= min)) || fail "perf $name: its report shows $r reconnects, not at least $min: $(cat "$j")"
+	((r == 0 || $(perf_longest_outage_ms "$j") > 0)) || fail "perf $name: $r reconnects but no longest outage: $(cat "$j")"
 	log "perf $name: $(jq -r '"\(.iops | floor) IOPS, \(.verify.blocks_read) blocks checked, \(.verify.mismatches) mismatches, \(.errors) errors"' "$j"), $r reconnects, longest outage $(perf_longest_outage_ms "$j") ms"
 }
 
-# For 'trap ... EXIT': kills the background jobs still running.
+# For 'trap ... EXIT': kills the background jobs still running (disowned first: one whose I/O is
+# stuck in the kernel cannot be waited for, and the shell need not report their end).
 load_cleanup() {
-	local name
-	for name in "${!load_pids[@]}"; do kill -KILL "${load_pids[$name]}" 2>/dev/null || true; done
+	local name pid
+	for name in "${!load_pids[@]}"; do
+		pid=${load_pids[$name]}
+		disown "$pid" 2>/dev/null || true
+		kill -KILL "$pid" 2>/dev/null || true
+	done
 }
 
 # rdma_res_count KIND PID: how many RDMA resources of KIND (qp, cq, mr, cm_id, pd) process PID
 # holds. 'rdma res show' names the thread that created each one (a queue pair made by a reconnect
 # shows the controller thread's ID), so every thread of the process counts.
 rdma_res_count() {
-	local tids
-	tids=$(ls "/proc/$2/task" | paste -sd '|')
+	local tids t
+	for t in "/proc/$2/task"/*; do tids+="${tids:+|}${t##*/}"; done
 	rdma res show "$1" | grep -cE " pid ($tids) " || true
 }
 
@@ -629,6 +641,7 @@ io_loop_error() {
 	load_wait "io-$name" "$2" || fail "the I/O loop $name failed: $(cat "/tmp/io-$name.out")"
 	line=$(sed -n 's/^error_ms //p' "/tmp/io-$name.out")
 	[[ -n $line ]] || fail "the I/O loop $name ended without an error: $(cat "/tmp/io-$name.out")"
+	# shellcheck disable=SC2034 # for the caller
 	io_err_at=${line%% *} io_err=${line#* }
 }
 
@@ -732,9 +745,10 @@ rxe_recreate() {
 	link_up
 	# nvmet's listener went with the device: disabling and enabling each port makes a new one.
 	for p in "$NVMEFS_TEST_NVMET"/ports/*; do
-		for nqn in $(ls "$p/subsystems"); do
-			port_unlink "$nqn" "${p##*/}"
-			port_link "$nqn" "${p##*/}"
+		for nqn in "$p"/subsystems/*; do
+			[[ -L $nqn ]] || continue
+			port_unlink "${nqn##*/}" "${p##*/}"
+			port_link "${nqn##*/}" "${p##*/}"
 		done
 	done
 	log "$rxe_ibdev_saved deleted and added again on $rxe_netdev_saved in $(($(now_ms) - start)) ms; its GSI QP is $(rxe_gsi_state)"

@@ -14,3 +14,20 @@ INTEGRATION_TESTS += \
 	tests/integration/test-ns-disable.sh \
 	tests/integration/test-connect-cycles.sh \
 	tests/integration/test-discover-persistent.sh
+
+# Controller reconnect (issue #11): outages made on the target and the link under load, one boot
+# each (test-outage-vs-kernel.sh measures the kernel initiator beside nvmefs).
+INTEGRATION_TESTS += \
+	tests/integration/test-outage-port.sh \
+	tests/integration/test-outage-link.sh \
+	tests/integration/test-outage-restart.sh \
+	tests/integration/test-outage-timeouts.sh \
+	tests/integration/test-outage-ns-replaced.sh \
+	tests/integration/test-outage-loop.sh \
+	tests/integration/test-outage-vs-kernel.sh
+
+# Expected to fail until nvmefs handles the RDMA device going away: in this testbed a link down
+# leaves soft-RoCE's connection-handling QP in the error state for good, the only repair is to
+# re-create rxe0, and that waits for every user of the device to let go of it, which nvmefs does
+# not do yet (RDMA_CM_EVENT_DEVICE_REMOVAL).  The kernel initiator does not recover either.
+XFAIL_TESTS = tests/integration/test-outage-link.sh

@@ -2,8 +2,8 @@
 # testbed: --ns-size 32M
 # When the target fails I/O or drops the controller, I/O on the mounted file fails promptly with an
 # error instead of hanging, and the mount can still be taken down:
-# - the namespace disabled on the target: reads and writes fail at once; enabled again, they work
-#   again on the same mount;
+# - the namespace disabled on the target: reads and writes through a descriptor open on it fail at
+#   once; enabled again, they work again on the same mount;
 # - the subsystem unlinked from the target's port (nvmet then deletes the controller), with
 #   reconnecting off (-l 0): a reader busy on the file gets EIO within 15 s (keep-alive 5 s plus
 #   margin), new reads and writes get EIO at once, stats shows controller_failed (a negative
@@ -37,14 +37,18 @@ io_fails() {
 }
 
 log "the namespace disabled on the target"
+# Held open: the target reports the namespace gone (an asynchronous event), after which n1 is no
+# longer listed, but what is open on it stays reachable and must fail.
+exec 8<>"$mnt/n1"
 echo 0 >"$enable" || fail "disabling the namespace failed"
-io_fails "a read of the disabled namespace" if="$mnt/n1" of=/dev/null bs=4k count=1 iflag=direct
-io_fails "a write to the disabled namespace" if=/dev/zero of="$mnt/n1" bs=4k count=1 seek=100 conv=notrunc
-io_fails "an unaligned write to the disabled namespace" if=/dev/zero of="$mnt/n1" bs=100 count=1 seek=77 conv=notrunc
+io_fails "a read of the disabled namespace" if=/proc/self/fd/8 of=/dev/null bs=4k count=1 iflag=direct
+io_fails "a write to the disabled namespace" if=/dev/zero of=/proc/self/fd/8 bs=4k count=1 seek=100 conv=notrunc
+io_fails "an unaligned write to the disabled namespace" if=/dev/zero of=/proc/self/fd/8 bs=100 count=1 seek=77 conv=notrunc
 errors=$(nvmefs_stats "$mnt" .total.errors)
 ((errors >= 3)) || fail "3 requests failed, the stats count $errors errors"
 [[ $(nvmefs_stats "$mnt" .controller_failed) == 0 ]] || fail "a disabled namespace marked the controller failed"
 echo 1 >"$enable" || fail "enabling the namespace again failed"
+exec 8<&-
 ok=0
 for ((t = 0; t < 50; t++)); do
 	dd if="$mnt/n1" of=/dev/null bs=4k count=1 status=none 2>/dev/null && { ok=1; break; }

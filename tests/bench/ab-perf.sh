@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): an A/B of two nvmefs builds in one testbed boot, interleaved run by run,
+# so that a change on the I/O path is compared under the same conditions.  Each run is
+# `nvmefs perf --rw randread --bs 4k --time SEC --cpus 0` at QD1 and QD32; prints IOPS and mean
+# latency per run.
+#
+#   tests/bench/ab-perf.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N]
+# The two nvmefs binaries must lie under a directory the testbed guest sees (the working
+# directory, or /work).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+(($# >= 2)) || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+a=$(readlink -f "$1") b=$(readlink -f "$2")
+shift 2
+time_s=3 runs=3
+while (($#)); do
+	case $1 in
+	--time) time_s=$2; shift 2 ;;
+	--runs) runs=$2; shift 2 ;;
+	*) echo "ab-perf.sh: unknown option '$1'" >&2; exit 2 ;;
+	esac
+done
+if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
+	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
+		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs"
+fi
+nqn=${NVMEFS_TEST_SUBNQNS%% *}
+run() {
+	"$1" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --nsid 1 --rw randread \
+		--bs 4k --qd "$2" --time "$time_s" --cpus 0 -o json 2>/dev/null |
+		jq -r '"\(.iops | floor) IOPS, mean \(.lat_us.mean) us"' || echo "failed"
+}
+for qd in 1 32; do
+	for ((i = 1; i <= runs; i++)); do
+		printf 'qd%-3s run %d  A %s\n' "$qd" "$i" "$(run "$a" "$qd")"
+		printf 'qd%-3s run %d  B %s\n' "$qd" "$i" "$(run "$b" "$qd")"
+	done
+done
