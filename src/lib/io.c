@@ -694,7 +694,6 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
 	unsigned int seq = atomic_load(&ctrl->wake_seq);
 	eventfd_t v;
-	int ret;
 
 	/* Taken before the state is looked at, so that a change after it wakes
 	 * us; and only after a change, so that arming costs no system call. */
@@ -713,13 +712,11 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 	/* Reconnected with I/O held: poll sends it. */
 	if (ioq->pending_head)
 		return 1;
-	if (ctrl->ops->queue_check) {
-		ret = ctrl->ops->queue_check(&ioq->q);
-		if (ret < 0) {
-			nvmefs_ctrl_fail(ctrl, ret, nvmefs_errmsg());
-			return 1;
-		}
-	}
+	/* Connection events on the beat of poll's, not a system call per arm:
+	 * a worker woken by one finds it within 100 ms. */
+	housekeeping(ioq, nvmefs_now_ms());
+	if (atomic_load(&ctrl->failed))
+		return 1;
 	return ctrl->ops->queue_arm(&ioq->q);
 }
 
