@@ -672,21 +672,27 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	return 0;
 }
 
-static void fake_queue_destroy(struct nvmefs_queue *q)
+/* Responses held back for @fq never come: its queue is gone or stopped. */
+static void drop_held(struct fake_queue *fq)
 {
-	struct fake_queue *fq = q->tp;
-
 	unsigned int i, n = 0;
 
-	next_step(FAKE_DESTROY, q, NULL);
-	ck_assert_ptr_nonnull(fq);
-	/* Responses still held for it never come. */
 	pthread_mutex_lock(&fake_lock);
 	for (i = 0; i < nr_held; i++)
 		if (held[i].fq != fq)
 			held[n++] = held[i];
 	nr_held = n;
 	pthread_mutex_unlock(&fake_lock);
+}
+
+static void fake_queue_destroy(struct nvmefs_queue *q)
+{
+	struct fake_queue *fq = q->tp;
+
+	next_step(FAKE_DESTROY, q, NULL);
+	ck_assert_ptr_nonnull(fq);
+	/* Responses still held for it never come. */
+	drop_held(fq);
 	close(fq->efd);
 	close(fq->cm_efd);
 	if (fq->qid < FAKE_MAX_QUEUES && queues[fq->qid] == fq)
@@ -1032,7 +1038,6 @@ static int fake_queue_arm(struct nvmefs_queue *q)
 static void fake_queue_stop(struct nvmefs_queue *q)
 {
 	struct fake_queue *fq = q->tp;
-	unsigned int i, n = 0;
 
 	ck_assert_ptr_nonnull(fq);
 	stat_inc(&fake_stats.stops);
@@ -1040,12 +1045,7 @@ static void fake_queue_stop(struct nvmefs_queue *q)
 	fq->stopped = true;
 	if (fq->qid < FAKE_MAX_QUEUES)
 		stopped_qid[fq->qid] = true;
-	pthread_mutex_lock(&fake_lock);
-	for (i = 0; i < nr_held; i++)
-		if (held[i].fq != fq)
-			held[n++] = held[i];
-	nr_held = n;
-	pthread_mutex_unlock(&fake_lock);
+	drop_held(fq);
 	while (fq->ev_head < fq->nr_ev) {
 		struct fake_event ev = fq->ev[fq->ev_head++];
 
