@@ -289,6 +289,12 @@ struct nvmefs_ctrl_status {
 	int64_t longest_outage_ms;
 	/** Non-zero when held and new I/O fails (fast_io_fail_tmo, or deleted). */
 	int io_failing;
+	/**
+	 * I/O queues with a connection of their own.  Fewer than were created
+	 * while the target grants fewer since a reconnect: the others' I/O then
+	 * goes through these, and every I/O queue handle stays usable.
+	 */
+	unsigned int io_queues;
 };
 
 /** Fill @st with the controller's state; safe from any thread. */
@@ -425,7 +431,14 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms);
 int nvmefs_ioq_fd(const struct nvmefs_ioq *ioq);
 /** Arm the descriptor; > 0 if completions are already waiting (poll first). */
 int nvmefs_ioq_arm(struct nvmefs_ioq *ioq);
-/** I/Os submitted and not yet completed. */
+/**
+ * I/Os submitted and not yet completed, and other queues' I/O this queue is
+ * carrying.  While the target grants fewer I/O queues than were created
+ * (after a reconnect), a queue without a connection of its own has its I/O
+ * sent by another queue's owner, who must go on polling for it: a program
+ * whose threads each own queues lets none of them stop polling until every
+ * queue's count is 0.
+ */
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq);
 
 /*

@@ -187,6 +187,10 @@ struct worker {
 /* stop ends a run; interrupted remembers that a signal asked, across runs. */
 static atomic_bool stop;
 static atomic_bool interrupted;
+/* Threads still with I/O of their own: until none is, each keeps polling its
+ * queues, which may carry another thread's I/O while the target grants
+ * fewer queues than there are. */
+static atomic_uint threads_left;
 
 static int submit(struct slot *s);
 
@@ -311,11 +315,19 @@ static int poll_queues(struct worker *w)
 	return wait_queues(w);
 }
 
+static bool queues_idle(const struct worker *w)
+{
+	for (unsigned int k = 0; k < w->nr_queues; k++)
+		if (nvmefs_ioq_inflight(w->queues[k]))
+			return false;
+	return true;
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	const struct perf_args *a = w->a;
-	bool draining = false;
+	bool draining = false, done = false;
 	unsigned int i;
 
 	for (i = 0; i < w->nr_slots; i++)
@@ -340,6 +352,8 @@ static void *worker_main(void *arg)
 			if (!w->error[0])
 				snprintf(w->error, sizeof(w->error), "%s", nvmefs_errmsg());
 			atomic_store(&stop, true);
+			if (!done)
+				atomic_fetch_sub(&threads_left, 1);
 			break;
 		}
 		if (w->error[0])
@@ -350,8 +364,15 @@ static void *worker_main(void *arg)
 				submit(&w->slots[i]);
 			busy += w->slots[i].busy;
 		}
-		if (!busy && (draining || w->prefill))
-			break;
+		if (!busy && (draining || w->prefill)) {
+			draining = true;
+			if (!done) {
+				done = true;
+				atomic_fetch_sub(&threads_left, 1);
+			}
+			if (!atomic_load(&threads_left) && queues_idle(w))
+				break;
+		}
 	}
 	return NULL;
 }
@@ -458,6 +479,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 	unsigned int t, tick = 0;
 
 	atomic_store(&stop, atomic_load(&interrupted));
+	atomic_store(&threads_left, a->threads);
 	for (t = 0; t < a->threads; t++) {
 		pthread_attr_t attr;
 		int ret = pthread_attr_init(&attr);
@@ -482,6 +504,7 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 				fprintf(stderr, "nvmefs %s: starting thread %u failed: %s\n", cmd, t,
 					strerror(ret));
 			atomic_store(&stop, true);
+			atomic_fetch_sub(&threads_left, a->threads - t);
 			while (t--)
 				pthread_join(workers[t].thread, NULL);
 			return -ret;
@@ -583,6 +606,7 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_string(&j, "state", nvmefs_ctrl_state_name(cs->state));
 		json_uint(&j, "reconnects", cs->reconnects);
 		json_int(&j, "longest_outage_ms", cs->longest_outage_ms);
+		json_uint(&j, "io_queues", cs->io_queues);
 		json_object_end(&j);
 		if (a->verify) {
 			json_object_begin(&j, "verify");

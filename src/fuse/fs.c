@@ -109,6 +109,7 @@ struct worker {
 	struct freq *freqs;
 	struct freq *free;
 	unsigned int busy;
+	bool drained;		/* counted out of fs->workers_left */
 	struct freq *retry_head, *retry_tail;	/* deferred writes and waiting sub-I/Os */
 	struct queue_stats stats;
 };
@@ -1047,6 +1048,7 @@ static char *stats_json(struct fs *fs, size_t *len)
 		 (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - cs.since_ms);
 	json_int(&j, "longest_outage_ms", cs.longest_outage_ms);
 	json_uint(&j, "io_failing", cs.io_failing ? 1 : 0);
+	json_uint(&j, "io_queues", cs.io_queues);
 	json_object_end(&j);
 	json_object_end(&j);
 	fputc('\n', out);
@@ -1192,8 +1194,13 @@ static void *worker_main(void *arg)
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
 	 * timeout, and I/O held by an outage fails as the mount goes. */
-	while (w->busy) {
+	while (w->busy || nvmefs_ioq_inflight(w->q) || atomic_load(&fs->workers_left)) {
 		int ret;
+
+		if (!w->busy && !nvmefs_ioq_inflight(w->q) && !w->drained) {
+			w->drained = true;
+			atomic_fetch_sub(&fs->workers_left, 1);
+		}
 
 		/* Going away ends an outage's wait: what it holds fails now rather
 		 * than at ctrl_loss_tmo, as 'nvme disconnect' does while reconnecting. */
@@ -1203,11 +1210,15 @@ static void *worker_main(void *arg)
 
 		run_retries(w);
 		/* A failed queue has ended all its I/O: what is left waits on nothing. */
-		if (ret < 0 && w->busy) {
-			fs_log("worker %u: %u requests unanswered after the queue failed", w->idx, w->busy);
+		if (ret < 0) {
+			if (w->busy)
+				fs_log("worker %u: %u requests unanswered after the queue failed", w->idx,
+				       w->busy);
 			break;
 		}
 	}
+	if (!w->drained)
+		atomic_fetch_sub(&fs->workers_left, 1);
 	return NULL;
 }
 
@@ -1404,11 +1415,13 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	atomic_store(&fs->workers_left, opts->workers);
 	for (started = 0; started < opts->workers; started++) {
 		ret = pthread_create(&fs->workers[started].thread, NULL, worker_main,
 				     &fs->workers[started]);
 		if (ret) {
 			ret = fs_error(-ret, "starting worker %u failed: %s", started, strerror(ret));
+			atomic_fetch_sub(&fs->workers_left, opts->workers - started);
 			atomic_store(&fs->stopping, true);
 			eventfd_write(fs->stop_fd, 1);
 			break;

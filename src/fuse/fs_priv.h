@@ -47,6 +47,10 @@ struct fs {
 	struct fuse_session *se;
 	int stop_fd;
 	atomic_bool stopping;
+	/* Workers still with I/O of their own at the end: until none is, every
+	 * worker keeps polling its queue, which may carry another's I/O while
+	 * the target grants fewer queues. */
+	atomic_uint workers_left;
 	size_t bufsize;
 	/* Room for NVMEFS_NS_LIST_LEN: a namespace added on the target gets
 	 * its file at the end while the workers read the array. */

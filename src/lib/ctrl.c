@@ -140,6 +140,7 @@ static void release(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_destroy(&ctrl->state_lock);
 	pthread_mutex_destroy(&ctrl->io_lock);
 	pthread_mutex_destroy(&ctrl->change_lock);
+	pthread_mutex_destroy(&ctrl->mr_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);
 	free(ctrl);
 }
@@ -216,6 +217,7 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	pthread_mutex_init(&ctrl->state_lock, NULL);
 	pthread_mutex_init(&ctrl->io_lock, NULL);
 	pthread_mutex_init(&ctrl->change_lock, NULL);
+	pthread_mutex_init(&ctrl->mr_lock, NULL);
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&ctrl->state_cond, &cattr);

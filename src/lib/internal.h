@@ -48,8 +48,10 @@ struct nvmefs_mr {
 	size_t len;
 	uint32_t lkey;
 	uint32_t rkey;
-	void *tp;			/* the transport's registration */
-	struct nvmefs_mr *next;
+	void *tp;			/* the transport's registration; NULL while released */
+	struct nvmefs_mr *next;		/* the callers' regions, for lookup without a lock */
+	/* Every region of the controller, pools too, under mr_lock (mr.c). */
+	struct nvmefs_mr *region_next, *region_prev;
 };
 
 struct nvmefs_req {
@@ -226,6 +228,8 @@ struct nvmefs_ctrl {
 	char fail_msg[512];
 	struct nvmefs_ctrl_status status;
 	int64_t outage_start_ms;
+	/* recover.c: when a failed attempt is worth reporting again. */
+	int64_t next_report_ms;
 	bool svc_running;
 	bool svc_stop;
 	/* No more reconnect attempts: a controller that is not live is deleted. */
@@ -251,6 +255,9 @@ struct nvmefs_ctrl {
 	pthread_mutex_t io_lock;
 	struct nvmefs_ioq **ioqs;
 	unsigned int nr_ioqs;
+	/* With a connection of their own; fewer than nr_ioqs while the target
+	 * grants fewer (io_forward.c). */
+	atomic_uint nr_connected_ioqs;
 	/* Room for NVMEFS_NS_LIST_LEN: an asynchronous event appends in place
 	 * while the I/O path reads, so the arrays never move. */
 	struct nvmefs_ns_cache *ns;
@@ -259,7 +266,24 @@ struct nvmefs_ctrl {
 	uint32_t max_xfer;		/* bytes per I/O command */
 	uint32_t inline_size;		/* in-capsule write data per command */
 	_Atomic(struct nvmefs_mr *) mrs;
+	/* mr.c: every registration, and whether the device was let go of. */
+	pthread_mutex_t mr_lock;
+	struct nvmefs_mr *regions;
+	bool regions_released;
 };
+
+/* mr.c */
+/* Register @addr/@len without publishing it for lookup (a queue's pool);
+ * while the device is released, it is registered at the reconnect. */
+int nvmefs_mr_new(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp);
+void nvmefs_mr_free(struct nvmefs_mr *mr);
+/* With no queue left: deregister every region and release the transport's
+ * per-controller state (the protection domain), so that a device that is
+ * going away can go.  The regions stay known, for nvmefs_ctrl_register_again(). */
+void nvmefs_ctrl_release_device(struct nvmefs_ctrl *ctrl);
+/* After the admin queue is up again: register every region on its device,
+ * all or none; 0 if nothing was released. */
+int nvmefs_ctrl_register_again(struct nvmefs_ctrl *ctrl);
 
 /* recover.c */
 /* The controller failed: a live one starts recovering (the first failure

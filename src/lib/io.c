@@ -28,6 +28,7 @@
 #include <nvme/util.h>
 
 #include "internal.h"
+#include "io_priv.h"
 
 /* Connect data is the largest command payload an I/O queue sends from its
  * own slots (Dataset Management ranges are 16 bytes). */
@@ -49,58 +50,6 @@ enum io_op {
 	IO_DEALLOCATE = nvme_cmd_dsm,
 };
 
-struct nvmefs_io {
-	nvmefs_io_cb cb;
-	void *arg;
-	uint8_t op;
-	bool started;		/* the first command went out */
-	bool pending;		/* on the pending list, waiting for slots */
-	bool again;		/* sent again whole once its commands are back */
-	uint8_t retries;	/* NVMe statuses without DNR so far */
-	uint16_t outstanding;	/* commands in flight */
-	int status;		/* the first failure */
-	int64_t not_before_ms;	/* a retry waits for the controller's CRD */
-	uint32_t nsid;
-	uint8_t lba_shift;
-	uint64_t slba;		/* next block to send */
-	uint32_t nlb_left;	/* blocks not sent yet */
-	uint8_t *buf;		/* where the next block's data is */
-	/* The whole I/O, to send it again after an outage or a retryable status. */
-	uint64_t first_slba;
-	uint32_t total_nlb;
-	uint8_t *first_buf;
-	struct nvmefs_mr *mr;
-	struct nvmefs_io *next;	/* free or pending list */
-};
-
-struct nvmefs_ioq {
-	struct nvmefs_queue q;
-	struct nvmefs_ctrl *ctrl;
-	uint16_t size;
-	/* nvmefs_ioq_fd(): the same descriptor across reconnects, watching the
-	 * transport's completion and event descriptors and wake_fd. */
-	int epfd;
-	/* Written by the controller at each state change, read by arm. */
-	int wake_fd;
-	unsigned int wake_seen;		/* ctrl->wake_seq when wake_fd was last read */
-	/* The failure (ctrl->gen) this queue was last stopped for; written by
-	 * its owner, read by the controller's thread. */
-	atomic_uint stopped_gen;
-	struct nvmefs_io *ios;
-	struct nvmefs_io *free_ios;
-	struct nvmefs_io *pending_head, *pending_tail;
-	unsigned int nr_ios_inflight;
-	unsigned int completed;
-	int64_t next_timeout_check;
-	/* The registered buffer pool. */
-	uint8_t *pool;
-	struct nvmefs_mr *pool_mr;
-	size_t buf_size;
-	unsigned int nr_bufs;
-	void **free_bufs;
-	unsigned int nr_free_bufs;
-};
-
 void nvmefs_io_opts_init(struct nvmefs_io_opts *opts)
 {
 	memset(opts, 0, sizeof(*opts));
@@ -113,74 +62,6 @@ void nvmefs_io_opts_init(struct nvmefs_io_opts *opts)
 /* ---------------------------------------------------------------------- */
 /* Registered memory                                                       */
 /* ---------------------------------------------------------------------- */
-
-/* Registers without publishing: a queue's pool is found through the queue. */
-static int mr_new(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp)
-{
-	struct nvmefs_mr *mr;
-	int ret;
-
-	if (!addr || !len)
-		return nvmefs_error(-EINVAL, "nothing to register (%zu bytes at %p)", len, addr);
-	mr = calloc(1, sizeof(*mr));
-	if (!mr)
-		return nvmefs_error(-ENOMEM, "out of memory");
-	mr->ctrl = ctrl;
-	mr->addr = addr;
-	mr->len = len;
-	ret = ctrl->ops->mr_reg(ctrl, mr);
-	if (ret < 0) {
-		free(mr);
-		return ret;
-	}
-	*mrp = mr;
-	return 0;
-}
-
-static void mr_free(struct nvmefs_mr *mr)
-{
-	if (!mr)
-		return;
-	mr->ctrl->ops->mr_dereg(mr);
-	free(mr);
-}
-
-int nvmefs_mr_reg(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp)
-{
-	struct nvmefs_mr *mr;
-	int ret;
-
-	ret = mr_new(ctrl, addr, len, &mr);
-	if (ret < 0)
-		return ret;
-	/* Queues look registrations up without a lock: publish it whole. */
-	mr->next = atomic_load(&ctrl->mrs);
-	while (!atomic_compare_exchange_weak(&ctrl->mrs, &mr->next, mr))
-		;
-	*mrp = mr;
-	return 0;
-}
-
-void nvmefs_mr_dereg(struct nvmefs_mr *mr)
-{
-	struct nvmefs_ctrl *ctrl;
-	struct nvmefs_mr *prev;
-
-	if (!mr)
-		return;
-	ctrl = mr->ctrl;
-	/* The caller guarantees no I/O uses it; unlinking needs no more. */
-	prev = atomic_load(&ctrl->mrs);
-	if (prev == mr) {
-		atomic_store(&ctrl->mrs, mr->next);
-	} else {
-		while (prev && prev->next != mr)
-			prev = prev->next;
-		if (prev)
-			prev->next = mr->next;
-	}
-	mr_free(mr);
-}
 
 static struct nvmefs_mr *find_mr(struct nvmefs_ioq *ioq, const void *buf, size_t len)
 {
@@ -225,7 +106,7 @@ size_t nvmefs_ioq_buf_size(const struct nvmefs_ioq *ioq)
 /* Submission and completion                                                */
 /* ---------------------------------------------------------------------- */
 
-static void io_finish(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
+void nvmefs_io_complete(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 {
 	nvmefs_io_cb cb = io->cb;
 	void *arg = io->arg;
@@ -238,7 +119,15 @@ static void io_finish(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 	cb(arg, status);
 }
 
-static void pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io);
+static void io_finish(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
+{
+	if (io->owner == ioq) {
+		nvmefs_io_complete(ioq, io);
+		return;
+	}
+	ioq->nr_carried--;
+	nvmefs_io_return(io);
+}
 
 /* Back to the start: the whole I/O goes out again (reads and writes may be
  * replayed), after the others already waiting. */
@@ -251,7 +140,7 @@ static void io_again(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 	io->nlb_left = io->total_nlb;
 	io->buf = io->first_buf;
 	if (!io->pending)
-		pending_push(ioq, io);
+		nvmefs_io_pending_push(ioq, io);
 }
 
 /* Linux retries a status without DNR, after the Command Retry Delay the
@@ -385,7 +274,7 @@ static int io_pump(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 	return 0;
 }
 
-static void pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
+void nvmefs_io_pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 {
 	io->pending = true;
 	io->next = NULL;
@@ -452,6 +341,7 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 {
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
 	const struct nvmefs_ns_cache *ns;
+	struct nvmefs_ioq *host;
 	struct nvmefs_mr *mr;
 	struct nvmefs_io *io;
 	int failed = atomic_load(&ctrl->failed);
@@ -506,7 +396,13 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	if (ret == -EAGAIN && failed) {
 		/* Held through the outage, and sent once reconnected. */
 		ioq->nr_ios_inflight++;
-		pending_push(ioq, io);
+		nvmefs_io_pending_push(ioq, io);
+		return 0;
+	}
+	if (ret == -EAGAIN && ioq->q.failed && (host = atomic_load(&ioq->host))) {
+		/* No connection of our own: another queue's owner sends it. */
+		ioq->nr_ios_inflight++;
+		nvmefs_io_forward(host, io);
 		return 0;
 	}
 	if (ret < 0 && !io->started) {
@@ -521,7 +417,7 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	}
 	ioq->nr_ios_inflight++;
 	if (io->nlb_left)
-		pending_push(ioq, io);
+		nvmefs_io_pending_push(ioq, io);
 	return 0;
 }
 
@@ -585,7 +481,9 @@ static int ioq_outage(struct nvmefs_ioq *ioq, int failed, int timeout_ms)
 	}
 	gen = atomic_load(&ctrl->gen);
 	if (atomic_load_explicit(&ioq->stopped_gen, memory_order_relaxed) != gen) {
-		nvmefs_queue_stop(&ioq->q, failed);
+		/* A queue without a connection of its own has nothing to stop. */
+		if (ioq->q.tp)
+			nvmefs_queue_stop(&ioq->q, failed);
 		atomic_store(&ioq->stopped_gen, gen);
 		nvmefs_ctrl_queue_stopped(ctrl);
 	}
@@ -644,9 +542,20 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 	int ret, failed;
 
 	for (;;) {
+		struct nvmefs_ioq *host;
 		int wait = 0;
 
+		if (atomic_load_explicit(&ioq->mail, memory_order_relaxed))
+			nvmefs_io_take_mail(ioq);
 		failed = atomic_load(&ioq->ctrl->failed);
+		if (!failed && ioq->q.failed && (host = atomic_load(&ioq->host))) {
+			/* Live, through another queue: what was held goes there. */
+			nvmefs_io_forward_held(ioq, host);
+			if (timeout_ms && ioq->completed == before && ioq->nr_ios_inflight &&
+			    !atomic_load(&ioq->mail))
+				wait_wake(ioq, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
+			goto next;
+		}
 		if (failed || ioq->q.failed) {
 			ioq_outage(ioq, failed, timeout_ms);
 			/* Once I/O fails, so does polling, after every callback. */
@@ -676,7 +585,8 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 		housekeeping(ioq, nvmefs_now_ms());
 		pump_pending(ioq);
 next:
-		if (ioq->completed != before || timeout_ms == 0 || !ioq->nr_ios_inflight)
+		if (ioq->completed != before || timeout_ms == 0 ||
+		    !(ioq->nr_ios_inflight + ioq->nr_carried))
 			break;
 		if (timeout_ms > 0 && nvmefs_now_ms() - start >= timeout_ms)
 			break;
@@ -701,6 +611,11 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 		eventfd_read(ioq->wake_fd, &v);
 		ioq->wake_seen = seq;
 	}
+	/* I/O to send for another queue, or ours back from one. */
+	if (atomic_load_explicit(&ioq->mail, memory_order_relaxed))
+		return 1;
+	if (!atomic_load(&ctrl->failed) && ioq->q.failed && atomic_load(&ioq->host))
+		return ioq->pending_head ? 1 : 0;
 	if (atomic_load(&ctrl->failed) || ioq->q.failed) {
 		/* Something for poll to do: stop the queue, or end held I/O. */
 		if (atomic_load_explicit(&ioq->stopped_gen, memory_order_relaxed) !=
@@ -722,7 +637,7 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq)
 {
-	return ioq->nr_ios_inflight;
+	return ioq->nr_ios_inflight + ioq->nr_carried;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -844,7 +759,7 @@ static void ioq_destroy(struct nvmefs_ioq *ioq)
 		return;
 	ioq_disconnect(ioq);
 	nvmefs_queue_fini(&ioq->q);
-	mr_free(ioq->pool_mr);
+	nvmefs_mr_free(ioq->pool_mr);
 	if (ioq->epfd >= 0)
 		close(ioq->epfd);
 	if (ioq->wake_fd >= 0)
@@ -852,6 +767,7 @@ static void ioq_destroy(struct nvmefs_ioq *ioq)
 	free(ioq->pool);
 	free(ioq->free_bufs);
 	free(ioq->ios);
+	pthread_mutex_destroy(&ioq->mail_lock);
 	free(ioq);
 }
 
@@ -873,6 +789,7 @@ static int ioq_create(struct nvmefs_ctrl *ctrl, uint16_t qid, const struct nvmef
 		return nvmefs_error(-ENOMEM, "out of memory");
 	ioq->ctrl = ctrl;
 	ioq->size = params.size;
+	pthread_mutex_init(&ioq->mail_lock, NULL);
 	ioq->epfd = epoll_create1(EPOLL_CLOEXEC);
 	ioq->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	atomic_init(&ioq->stopped_gen, atomic_load(&ctrl->gen));
@@ -902,10 +819,12 @@ static int ioq_create(struct nvmefs_ctrl *ctrl, uint16_t qid, const struct nvmef
 				   ioq->nr_bufs, ioq->buf_size, qid);
 		goto fail;
 	}
-	for (i = 0; i < ioq->q.nr_reqs; i++)
+	for (i = 0; i < ioq->q.nr_reqs; i++) {
 		ioq->ios[i].next = i + 1 < ioq->q.nr_reqs ? &ioq->ios[i + 1] : NULL;
+		ioq->ios[i].owner = ioq;
+	}
 	ioq->free_ios = ioq->ios;
-	ret = mr_new(ctrl, ioq->pool, ioq->buf_size * ioq->nr_bufs, &ioq->pool_mr);
+	ret = nvmefs_mr_new(ctrl, ioq->pool, ioq->buf_size * ioq->nr_bufs, &ioq->pool_mr);
 	if (ret < 0)
 		goto fail;
 	for (i = 0; i < ioq->nr_bufs; i++)
@@ -918,7 +837,9 @@ fail:
 	return ret;
 }
 
-static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr)
+/* Asks for @nr I/O queues; the controller may grant fewer, which is an
+ * error unless @granted takes the count. */
+static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int *granted)
 {
 	union nvmefs_cmd cmd;
 	struct nvmefs_cqe cqe;
@@ -936,6 +857,12 @@ static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr)
 		return ret;
 	nsq = (nvmefs_cqe_dw0(&cqe) & 0xffff) + 1;
 	ncq = (nvmefs_cqe_dw0(&cqe) >> 16) + 1;
+	if (granted) {
+		*granted = nsq < ncq ? nsq : ncq;
+		if (*granted > nr)
+			*granted = nr;
+		return 0;
+	}
 	if (nsq < nr || ncq < nr)
 		return nvmefs_error(-ENOSPC, "%s grants only %u I/O queues, fewer than the %u asked "
 				    "for: ask for at most %u (-i)", ctrl->subnqn, nsq < ncq ? nsq : ncq,
@@ -1117,18 +1044,35 @@ out:
 	return ret;
 }
 
+/*
+ * Every I/O queue connected again, or, if the target now grants fewer (as
+ * Linux remaps its CPUs onto the hardware queues that remain), the first
+ * ones, each of the rest sending its I/O through one of those.
+ */
 int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl)
 {
+	unsigned int granted = 0, i;
 	int ret = 0;
 
 	pthread_mutex_lock(&ctrl->io_lock);
 	if (!ctrl->nr_ioqs)
 		goto out;
-	ret = set_nr_queues(ctrl, ctrl->nr_ioqs);
+	ret = set_nr_queues(ctrl, ctrl->nr_ioqs, &granted);
 	if (ret == 0)
 		ret = recheck_namespaces(ctrl);
-	for (unsigned int i = 0; ret == 0 && i < ctrl->nr_ioqs; i++)
-		ret = ioq_connect(ctrl->ioqs[i]);
+	for (i = 0; ret == 0 && i < ctrl->nr_ioqs; i++) {
+		struct nvmefs_ioq *ioq = ctrl->ioqs[i];
+
+		if (i < granted) {
+			ret = ioq_connect(ioq);
+			atomic_store(&ioq->host, NULL);
+		} else {
+			ioq->q.failed = -ENOTCONN;
+			atomic_store(&ioq->host, ctrl->ioqs[i % granted]);
+		}
+	}
+	if (ret == 0)
+		ctrl->nr_connected_ioqs = granted;
 out:
 	pthread_mutex_unlock(&ctrl->io_lock);
 	return ret;
@@ -1192,7 +1136,7 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	if (!ctrl->id.icdoff && nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 > sizeof(struct nvmefs_sqe))
 		ctrl->inline_size = nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 - sizeof(struct nvmefs_sqe);
 
-	ret = set_nr_queues(ctrl, opts->nr_queues);
+	ret = set_nr_queues(ctrl, opts->nr_queues, NULL);
 	if (ret == 0)
 		ret = scan_namespaces(ctrl);
 	if (ret < 0)
@@ -1211,6 +1155,7 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	pthread_mutex_lock(&ctrl->io_lock);
 	ctrl->ioqs = ioqs;
 	ctrl->nr_ioqs = nr;
+	ctrl->nr_connected_ioqs = nr;
 	pthread_mutex_unlock(&ctrl->io_lock);
 	return 0;
 fail:
@@ -1236,6 +1181,7 @@ void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
 	nsids = ctrl->nsids;
 	ctrl->ioqs = NULL;
 	ctrl->nr_ioqs = 0;
+	ctrl->nr_connected_ioqs = 0;
 	ctrl->ns = NULL;
 	ctrl->nsids = NULL;
 	ctrl->nr_ns = 0;

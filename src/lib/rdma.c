@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,17 +101,111 @@ static int no_device_error(void)
 			    "rdma-core provider");
 }
 
-static int check_devices(void)
+/*
+ * The device contexts our controllers' protection domains are on, for
+ * letting go of a device that is removed.  librdmacm opens every device it
+ * resolves to once and keeps it open until it sees the device missing from
+ * a non-empty device list: when the removed device was the only one (a
+ * soft-RoCE device re-created, a single NIC reset), it never closes it.
+ * Where the driver cannot detach user contexts (soft-RoCE), the kernel
+ * removes the device only once every process has closed it, so the one open
+ * context would block the removal, and the reconnect, for good.  Once none
+ * of our controllers has anything on a context and its device is no longer
+ * listed, its descriptors are pointed at /dev/null: the kernel's file goes,
+ * and librdmacm later closes descriptors that are harmless to close.
+ */
+struct used_context {
+	struct ibv_context *verbs;
+	unsigned int pds;		/* controllers with a protection domain on it */
+};
+
+#define MAX_USED_CONTEXTS 16
+static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct used_context contexts[MAX_USED_CONTEXTS];
+
+static void context_use(struct ibv_context *verbs)
+{
+	struct used_context *free_slot = NULL;
+
+	pthread_mutex_lock(&contexts_lock);
+	for (unsigned int i = 0; i < MAX_USED_CONTEXTS; i++) {
+		if (contexts[i].verbs == verbs) {
+			contexts[i].pds++;
+			goto out;
+		}
+		if (!contexts[i].verbs && !free_slot)
+			free_slot = &contexts[i];
+	}
+	/* More devices than slots: such a context is just never let go of early. */
+	if (free_slot)
+		*free_slot = (struct used_context){ .verbs = verbs, .pds = 1 };
+out:
+	pthread_mutex_unlock(&contexts_lock);
+}
+
+static void context_unuse(struct ibv_context *verbs)
+{
+	pthread_mutex_lock(&contexts_lock);
+	for (unsigned int i = 0; i < MAX_USED_CONTEXTS; i++)
+		if (contexts[i].verbs == verbs && contexts[i].pds)
+			contexts[i].pds--;
+	pthread_mutex_unlock(&contexts_lock);
+}
+
+static bool device_listed(struct ibv_device **list, int n, const struct ibv_device *dev)
+{
+	for (int i = 0; i < n; i++)
+		if (list[i] == dev)
+			return true;
+	return false;
+}
+
+/* Lets go of the contexts nothing of ours uses whose device was removed. */
+static void release_removed_contexts(struct ibv_device **list, int n)
+{
+	int devnull;
+
+	pthread_mutex_lock(&contexts_lock);
+	for (unsigned int i = 0; i < MAX_USED_CONTEXTS; i++) {
+		struct ibv_context *verbs = contexts[i].verbs;
+
+		if (!verbs || contexts[i].pds || device_listed(list, n, verbs->device))
+			continue;
+		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (devnull < 0)
+			break;
+		if (verbs->cmd_fd >= 0)
+			dup3(devnull, verbs->cmd_fd, O_CLOEXEC);
+		if (verbs->async_fd >= 0)
+			dup3(devnull, verbs->async_fd, O_CLOEXEC);
+		close(devnull);
+		contexts[i].verbs = NULL;
+	}
+	pthread_mutex_unlock(&contexts_lock);
+}
+
+/* How many devices there are (-errno if they cannot be listed), after
+ * letting go of removed ones. */
+static int list_devices(void)
 {
 	struct ibv_device **list;
 	int n = 0;
 
 	list = ibv_get_device_list(&n);
-	if (list)
-		ibv_free_device_list(list);
-	if (!list && errno != ENOSYS)
-		return nvmefs_error(-errno, "listing RDMA devices failed: %s: check /sys/class/infiniband "
-				    "and the rdma-core installation", strerror(errno));
+	if (!list)
+		return errno == ENOSYS ? 0 : -errno;
+	release_removed_contexts(list, n);
+	ibv_free_device_list(list);
+	return n;
+}
+
+static int check_devices(void)
+{
+	int n = list_devices();
+
+	if (n < 0)
+		return nvmefs_error(n, "listing RDMA devices failed: %s: check /sys/class/infiniband "
+				    "and the rdma-core installation", strerror(-n));
 	if (n == 0)
 		return no_device_error();
 	return 0;
@@ -293,6 +388,7 @@ static int ctrl_pd(struct nvmefs_queue *q, struct ibv_pd **pdp)
 			return nvmefs_error(-errno, "allocating an RDMA protection domain on %s failed: %s",
 					    ibv_get_device_name(rq->id->verbs->device), strerror(errno));
 		rc->verbs = rq->id->verbs;
+		context_use(rc->verbs);
 	} else if (rc->verbs != rq->id->verbs) {
 		return nvmefs_error(-EXDEV, "queue %u of %s resolved to RDMA device %s, the admin queue "
 				    "to %s: all queues of a controller must use one device; pin it with -w",
@@ -925,10 +1021,14 @@ static void rdma_ctrl_release(struct nvmefs_ctrl *ctrl)
 
 	if (!rc)
 		return;
-	if (rc->pd)
+	if (rc->pd) {
 		ibv_dealloc_pd(rc->pd);
+		context_unuse(rc->verbs);
+	}
 	free(rc);
 	ctrl->tp = NULL;
+	/* A device being removed can go now, if this was its last user. */
+	list_devices();
 }
 
 const struct nvmefs_transport_ops nvmefs_rdma_ops = {

@@ -28,6 +28,9 @@
 
 /* The first attempt goes at once, then the pause doubles from this. */
 #define FIRST_BACKOFF_MS 250
+/* While the target refuses at once, it is looked at again this soon, or
+ * after four times what the refused attempt took if that is longer. */
+#define REFUSED_PROBE_MS 100
 /* How often the thread looks at the queues' owners while they stop. */
 #define STOP_CHECK_MS 100
 /* How often a live controller's admin queue is looked at: for connection
@@ -54,6 +57,7 @@ void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_stat
 	pthread_mutex_lock(&ctrl->state_lock);
 	*st = ctrl->status;
 	st->io_failing = atomic_load(&ctrl->io_failing);
+	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
 	pthread_mutex_unlock(&ctrl->state_lock);
 }
 
@@ -284,6 +288,9 @@ static void reset(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&ctrl->state_lock);
 	nvmefs_io_disconnect(ctrl);
 	nvmefs_ctrl_admin_down(ctrl);
+	/* A removed device goes only once every user has let go of it. */
+	if (atomic_load(&ctrl->failed) == -ENODEV)
+		nvmefs_ctrl_release_device(ctrl);
 	pthread_mutex_lock(&ctrl->state_lock);
 	if (ctrl->status.state == NVMEFS_CTRL_RESETTING) {
 		set_state(ctrl, NVMEFS_CTRL_CONNECTING);
@@ -314,10 +321,19 @@ static int reconnect(struct nvmefs_ctrl *ctrl)
 					   ctrl->subnqn);
 	}
 	if (ret == 0)
+		ret = nvmefs_ctrl_register_again(ctrl);
+	if (ret == 0)
 		ret = nvmefs_io_reconnect(ctrl);
 	if (ret < 0) {
 		nvmefs_io_disconnect(ctrl);
 		nvmefs_ctrl_admin_down(ctrl);
+		/*
+		 * An outage that outlasts an attempt may be the device itself
+		 * going (a link down can break it for good, and a NIC reset
+		 * re-creates it), and its removal waits for our registrations:
+		 * let go of it until an attempt gets through.
+		 */
+		nvmefs_ctrl_release_device(ctrl);
 	}
 	free(id);
 	return ret;
@@ -337,9 +353,10 @@ static int64_t backoff_ms(const struct nvmefs_ctrl *ctrl, unsigned int n)
 /* Connecting: one attempt when it is due.  Called and returns with state_lock held. */
 static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 {
-	int64_t now = nvmefs_now_ms(), next = deadlines(ctrl), outage;
-	unsigned int attempt;
-	char msg[512];
+	int64_t now = nvmefs_now_ms(), next = deadlines(ctrl), outage, took, pause, probe;
+	unsigned int attempt, connected;
+	char msg[512], fewer[128] = "";
+	bool repeat;
 	int ret;
 
 	if (ctrl->status.state != NVMEFS_CTRL_CONNECTING || ctrl->svc_stop)
@@ -353,6 +370,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 	ret = reconnect(ctrl);
 	snprintf(msg, sizeof(msg), "%s", ret < 0 ? nvmefs_errmsg() : "");
 	pthread_mutex_lock(&ctrl->state_lock);
+	took = nvmefs_now_ms() - now;
 	if (ret == 0 && ctrl->status.state != NVMEFS_CTRL_CONNECTING) {
 		/* Given up while the attempt ran: what it connected goes again. */
 		pthread_mutex_unlock(&ctrl->state_lock);
@@ -362,6 +380,10 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		return;
 	}
 	if (ret == 0) {
+		connected = atomic_load(&ctrl->nr_connected_ioqs);
+		if (connected < ctrl->nr_ioqs)
+			snprintf(fewer, sizeof(fewer), "; the target grants only %u of the %u I/O "
+				 "queues: the others' I/O goes through them", connected, ctrl->nr_ioqs);
 		outage = nvmefs_now_ms() - ctrl->outage_start_ms;
 		ctrl->status.reconnects++;
 		if (outage > ctrl->status.longest_outage_ms)
@@ -371,10 +393,10 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		set_state(ctrl, NVMEFS_CTRL_LIVE);
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_io_wake(ctrl);
-		emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms%s",
+		emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms%s%s",
 		     ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->cntlid, attempt,
 		     attempt == 1 ? "" : "s", (long long)outage,
-		     ctrl->nr_ioqs ? "; held I/O is sent again" : "");
+		     ctrl->nr_ioqs ? "; held I/O is sent again" : "", fewer);
 		/* What changed while we were away raised no event for us. */
 		nvmefs_aen_enable(ctrl);
 		if (!ctrl->discovery)
@@ -384,6 +406,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		pthread_mutex_lock(&ctrl->state_lock);
 		return;
 	}
+	repeat = strcmp(msg, ctrl->status.reason) == 0;
 	set_reason(ctrl, msg);
 	if (ret == -ESTALE) {
 		/* Not the same subsystem: nothing may be written to it. */
@@ -394,10 +417,33 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		pthread_mutex_lock(&ctrl->state_lock);
 		return;
 	}
-	*next_attempt = nvmefs_now_ms() + backoff_ms(ctrl, attempt + 1);
+	now = nvmefs_now_ms();
+	pause = backoff_ms(ctrl, attempt + 1);
+	/*
+	 * Refused at once (nothing listens on the port, or the target turned
+	 * the Connect down): the target's host is up and only its port or
+	 * subsystem is not back yet, which costs it nothing to tell us again.
+	 * Looking again soon, rather than a whole pause later, is what lets a
+	 * restarted target be used as soon as it listens; the pause stays at
+	 * least four times the attempt, so probing takes a fifth of the time
+	 * at most.
+	 */
+	if (ret == -ECONNREFUSED) {
+		probe = took * 4 > REFUSED_PROBE_MS ? took * 4 : REFUSED_PROBE_MS;
+		if (probe < pause)
+			pause = probe;
+	}
+	*next_attempt = now + pause;
+	/* The same failure again is told once per pause of the schedule. */
+	if (repeat && now < ctrl->next_report_ms) {
+		pthread_mutex_unlock(&ctrl->state_lock);
+		return;
+	}
+	ctrl->next_report_ms = now + backoff_ms(ctrl, attempt + 1);
 	pthread_mutex_unlock(&ctrl->state_lock);
-	emit(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s", ctrl->subnqn,
-	     nvmefs_ctrl_where(ctrl), attempt, msg, (double)backoff_ms(ctrl, attempt + 1) / 1000);
+	emit(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s%s", ctrl->subnqn,
+	     nvmefs_ctrl_where(ctrl), attempt, msg, (double)pause / 1000,
+	     pause < backoff_ms(ctrl, attempt + 1) ? ", and as often while refused at once" : "");
 	pthread_mutex_lock(&ctrl->state_lock);
 }
 

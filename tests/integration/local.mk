@@ -24,10 +24,5 @@ INTEGRATION_TESTS += \
 	tests/integration/test-outage-timeouts.sh \
 	tests/integration/test-outage-ns-replaced.sh \
 	tests/integration/test-outage-loop.sh \
+	tests/integration/test-outage-fewer-queues.sh \
 	tests/integration/test-outage-vs-kernel.sh
-
-# Expected to fail until nvmefs handles the RDMA device going away: in this testbed a link down
-# leaves soft-RoCE's connection-handling QP in the error state for good, the only repair is to
-# re-create rxe0, and that waits for every user of the device to let go of it, which nvmefs does
-# not do yet (RDMA_CM_EVENT_DEVICE_REMOVAL).  The kernel initiator does not recover either.
-XFAIL_TESTS = tests/integration/test-outage-link.sh

@@ -6,10 +6,10 @@
 # the mounted file, the kernel on its block device, both with a reconnect delay of 1 s
 # (nvme connect -c 1 -l 60, nvmefs mount -c 1 -l 60). Each initiator's stall is fio's longest
 # completion latency. Prints a table; nvmefs's stall across the port drop must not be longer than
-# the kernel's. An initiator that has not recovered from the link going down 20 s after it came
-# back is recorded as such, not failed: in this testbed the link going down breaks soft-RoCE's GSI
-# queue pair (see rxe_recreate in lib.sh), which only re-creating the device repairs, and the
-# kernel initiator stays stuck reconnecting for minutes.
+# the kernel's, and nvmefs must recover from the link going down. In this testbed that breaks
+# soft-RoCE's GSI queue pair (see rxe_recreate in lib.sh), which only re-creating the device
+# repairs: nvmefs lets go of the device and reconnects on the new one; the kernel initiator stays
+# stuck reconnecting for minutes, which is recorded, not failed.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 syslog_start
@@ -34,10 +34,12 @@ cleanup() {
 trap cleanup EXIT
 cd /tmp
 outage_s=8 fio_s=20 recover_s=20
-# Tolerance: one reconnect delay (1 s), since where each initiator's retry timer stands when the
-# port comes back decides whether its next attempt comes at once or up to 1 s later, and 250 ms
-# for the emulated guest's scheduling. (Seen over 4 boots: nvmefs 0.66 to 0.90 s behind.)
-tolerance_ms=1250
+# Tolerance: 250 ms for the emulated guest's scheduling. While the port is gone the target refuses
+# at once, and nvmefs tries again every 0.1 s or so (doc/RELIABILITY.md, the reconnect schedule),
+# so the port's return is seen within that, where the kernel's next attempt is up to its reconnect
+# delay away. (Before nvmefs probed a refusing target, it stalled 0.66 to 0.90 s longer than the
+# kernel here, with a tolerance of one delay.)
+tolerance_ms=250
 declare -A stall=()
 
 # recovered NAME: waits up to recover_s for the initiator NAME (nvmefs, kernel) to be live.
@@ -75,22 +77,12 @@ run() {
 	if ! recovered "$who"; then
 		log "$who has not recovered $recover_s s after $restore: $(if [[ $who == nvmefs ]]; then jq -c .controller "$mnt/stats"; else kernel_ctrl_state "$nqn"; dmesg | grep 'nvme nvme' | tail -n 2 | tr '\n' ' '; fi)"
 		stall[$name]="did not recover within $((outage_s + recover_s)) s"
-		if [[ $who == kernel ]]; then
-			# fio cannot exit while the kernel holds its I/O: left behind.
-			kernel_stuck=1
-			disown "${load_pids[$name]}" 2>/dev/null || true
-			kill -KILL "${load_pids[$name]}" 2>/dev/null || true
-			unset "load_pids[$name]"
-		else
-			# SIGTERM during an outage: the daemon fails what it holds and exits, and
-			# lets go of the RDMA device, which can then be re-created.
-			pid=$(nvmefs_pid "$mnt")
-			kill -TERM "$pid"
-			wait_gone "$pid" 30000 || fail "the nvmefs daemon still runs 30 s after SIGTERM during an outage"
-			load_wait "$name" 30 || true
-			! mountpoint -q "$mnt" || fusermount3 -u -z "$mnt"
-			[[ -z $rxe_delete_pid ]] || rxe_recreate 30 || fail "the RDMA device is still not deleted 30 s after nvmefs exited"
-		fi
+		[[ $who == kernel ]] || fail "nvmefs has not recovered $recover_s s after $restore"
+		# fio cannot exit while the kernel holds its I/O: left behind.
+		kernel_stuck=1
+		disown "${load_pids[$name]}" 2>/dev/null || true
+		kill -KILL "${load_pids[$name]}" 2>/dev/null || true
+		unset "load_pids[$name]"
 		return 0
 	fi
 	log "$who is live again $(($(now_ms) - start)) ms after the $fault"
@@ -99,17 +91,9 @@ run() {
 	if [[ $who == nvmefs ]]; then nvmefs_unmount "$mnt"; else kernel_disconnect "$nqn"; fi
 }
 
-# link_restore_try: link_up, and the device re-created if the link going down broke it, without
-# waiting for its users to let go of it (run() finishes the job if they do not).
-link_restore_try() {
-	link_up
-	[[ $(rxe_gsi_state) == ERR ]] || return 0
-	rxe_recreate 5 || log "the RDMA device is not deleted yet: $(rdma_device_users)still hold it"
-}
-
 run nvmefs port_unlink\ "$nqn" port_link\ "$nqn"
 run kernel port_unlink\ "$nqn" port_link\ "$nqn"
-run nvmefs link_down link_restore_try
+run nvmefs link_down link_restore
 # Last, since the kernel initiator stays stuck after it; the link only comes up again (re-creating
 # the device would make the kernel delete its controller, which is no recovery either).
 run kernel link_down link_up

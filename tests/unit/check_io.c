@@ -1447,22 +1447,23 @@ static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
 	return ctrl;
 }
 
-/* What the controller's thread does to reconnect one I/O queue of @size,
- * namespace 1 identifying as @id. */
-static void script_reconnect(unsigned int size, const struct nvme_id_ns *id)
+/* A reconnect attempt that gets through for @asked I/O queues of @size, of
+ * which the controller now grants @granted, namespace 1 identifying as @id. */
+static void script_attempt_queues(unsigned int size, const struct nvme_id_ns *id,
+				  unsigned int asked, unsigned int granted)
 {
 	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
 				 .mdts = MDTS_1M, .io = true };
 	static uint32_t list[NVMEFS_NS_LIST_LEN];
 	struct fake_step *s;
 
-	fake_expect_destroy();		/* I/O queue 1 */
-	fake_expect_destroy();		/* the admin queue */
 	fake_script_connect_kato(TRADDR, "4420", &t, 0);
-	fake_expect_set_nr_queues(1, 0);
-	s = fake_expect_create(NULL, NULL);
-	s->qid = 1;
-	fake_expect_io_connect(1, (uint16_t)(size - 1), CNTLID);
+	fake_expect_set_nr_queues(asked, (granted - 1) | (granted - 1) << 16);
+	for (uint16_t qid = 1; qid <= granted; qid++) {
+		s = fake_expect_create(NULL, NULL);
+		s->qid = qid;
+		fake_expect_io_connect(qid, (uint16_t)(size - 1), CNTLID);
+	}
 	/* Namespace 1 is identified twice: checked before the I/O queue comes
 	 * back, and looked at again with the active list once live, while the
 	 * held I/O goes out, at its own pace. */
@@ -1475,6 +1476,20 @@ static void script_reconnect(unsigned int size, const struct nvme_id_ns *id)
 	memset(list, 0, sizeof(list));
 	list[0] = nvmefs_cpu_to_le32(1);
 	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list)));
+}
+
+static void script_attempt(unsigned int size, const struct nvme_id_ns *id)
+{
+	script_attempt_queues(size, id, 1, 1);
+}
+
+/* What the controller's thread does to reconnect one I/O queue of @size,
+ * namespace 1 identifying as @id: tear both queues down, then an attempt. */
+static void script_reconnect(unsigned int size, const struct nvme_id_ns *id)
+{
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	script_attempt(size, id);
 }
 
 /* Polls @q as a FUSE worker does, without waiting, until @r is called. */
@@ -1670,6 +1685,245 @@ START_TEST(test_outage_namespace_replaced)
 }
 END_TEST
 
+/*
+ * The RDMA device goes away (a NIC reset, soft-RoCE re-created), which the
+ * kernel completes only once every user has let go of it: the controller
+ * deregisters every region and releases its protection domain before it
+ * reconnects, then registers the same memory again, and the held write goes
+ * out again from the caller's region under its new key.
+ */
+START_TEST(test_outage_device_removed)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvmefs_mr *mr;
+	struct nvme_id_ns id;
+	struct fake_step *s, *again;
+	uint32_t old_rkey;
+	uint8_t *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = reg_buf(ctrl, 65536, 0x5a, &mr);
+	old_rkey = mr->rkey;
+	s = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	s->hold = true;
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_reconnect(32, &id);
+	again = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &a), 0);
+	fake_device_removed(1);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(fake_stats.bare_releases, 1);
+	/* The pool and the caller's region, each registered again. */
+	ck_assert_uint_eq(fake_stats.mr_regs - fake_stats.mr_deregs, 2);
+	ck_assert_uint_ne(mr->rkey, old_rkey);
+	ck_assert_ptr_eq(again->seen_mr, mr);
+	assert_keyed(&again->seen_sgl, buf, 4096, mr->rkey);
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * An attempt that fails lets go of the device as well: a link that went
+ * down can take the device with it, and its removal would wait for us for
+ * as long as the outage lasts.  The attempt that gets through registers the
+ * pool again, and the held read lands in it under its new key.
+ */
+START_TEST(test_outage_failed_attempt_lets_go)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_ctrl_status st;
+	struct cb_rec a = { 0 }, b = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s, *refused, *again;
+	uint32_t old_rkey;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 1000), 1);
+	old_rkey = s->seen_mr->rkey;
+
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	s->hold = true;
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	refused = fake_expect_create(TRADDR, "4420");
+	refused->create_ret = -ECONNREFUSED;
+	snprintf(refused->create_msg, sizeof(refused->create_msg), "nobody listens (scripted)");
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_attempt(32, &id);
+	again = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &b), 0);
+	fake_disconnect(1);
+	poll_until(q, &b, 5000);
+	ck_assert_int_eq(b.status, 0);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_uint_eq(st.attempts, 2);
+	ck_assert_uint_eq(fake_stats.bare_releases, 1);
+	ck_assert_uint_eq(fake_stats.mr_regs - fake_stats.mr_deregs, 1);
+	ck_assert_uint_ne(again->seen_mr->rkey, old_rkey);
+	assert_keyed(&again->seen_sgl, buf, 4096, again->seen_mr->rkey);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+static void count_failed_attempts(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	(void)st;
+	if (strstr(msg, "reconnect attempt"))
+		(*(unsigned int *)arg)++;
+}
+
+/*
+ * A target that refuses at once (its port not listening yet: a restart) is
+ * looked at again within a fraction of the schedule's pause, so I/O resumes
+ * as soon as it listens; the repeated refusals are reported once.
+ */
+START_TEST(test_outage_refused_probed_soon)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_ctrl_status st;
+	struct cb_rec a = { 0 };
+	unsigned int reported = 0;
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s, *refused;
+	int64_t start;
+	void *buf;
+
+	nvmefs_ctrl_set_event_cb(ctrl, count_failed_attempts, &reported);
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	s->hold = true;
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	for (int i = 0; i < 3; i++) {
+		refused = fake_expect_create(TRADDR, "4420");
+		refused->create_ret = -ECONNREFUSED;
+		snprintf(refused->create_msg, sizeof(refused->create_msg), "nobody listens (scripted)");
+	}
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_attempt(32, &id);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	start = now_ms();
+	fake_disconnect(1);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, 0);
+	/* The schedule alone would wait 0.25 + 0.5 + 1 s before the fourth attempt. */
+	ck_assert_int_lt(now_ms() - start, 1000);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_uint_eq(st.attempts, 4);
+	ck_assert_uint_eq(reported, 1);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* Polls @a and @b as their two owners would, without waiting, until @r is called. */
+static void poll_both_until(struct nvmefs_ioq *a, struct nvmefs_ioq *b, const struct cb_rec *r,
+			    int max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+
+	while (!r->calls && now_ms() < end) {
+		nvmefs_ioq_poll(a, 0);
+		nvmefs_ioq_poll(b, 0);
+		usleep(1000);
+	}
+	ck_assert_msg(r->calls, "the I/O did not complete within %d ms", max_ms);
+}
+
+/*
+ * The target grants one I/O queue where there were two (nvmet's
+ * attr_qid_max lowered while we were away): the controller comes back with
+ * one, and the second queue's I/O, held and new, goes out on the first
+ * one's connection, while its caller is still called from the second
+ * queue's poll.  Once the target grants two again, each has its own.
+ */
+START_TEST(test_outage_fewer_queues_shared)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct cb_rec a = { 0 }, b = { 0 }, c = { 0 };
+	struct nvmefs_ctrl_status st;
+	struct nvmefs_ioq *q1, *q2;
+	struct nvme_id_ns id;
+	struct fake_step *s, *again, *fresh;
+	void *buf;
+
+	create_ioqs(ctrl, 2, 32, 0);
+	q1 = nvmefs_ctrl_io_queue(ctrl, 0);
+	q2 = nvmefs_ctrl_io_queue(ctrl, 1);
+	buf = nvmefs_ioq_buf_get(q2);
+	s = fake_expect_rw(2, nvme_cmd_read, 1, 0, 8, 4096);
+	s->hold = true;
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* I/O queue 2 */
+	fake_expect_destroy();		/* the admin queue */
+	script_attempt_queues(32, &id, 2, 1);
+	again = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q2, 1, 0, 8, buf, on_io, &a), 0);
+	fake_disconnect(2);
+	poll_both_until(q1, q2, &a, 5000);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(again->posted, 1);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_LIVE);
+	ck_assert_uint_eq(st.io_queues, 1);
+
+	/* New I/O on the second queue: sent by the first queue's owner, its
+	 * caller called by the second's. */
+	fresh = fake_expect_rw(1, nvme_cmd_read, 1, 8, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q2, 1, 8, 8, buf, on_io, &b), 0);
+	for (int i = 0; i < 50 && !fresh->posted; i++)
+		nvmefs_ioq_poll(q1, 10);
+	ck_assert_uint_eq(fresh->posted, 1);
+	nvmefs_ioq_poll(q1, 10);
+	ck_assert_uint_eq(b.calls, 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q2, 1000), 1);
+	ck_assert_uint_eq(b.calls, 1);
+	ck_assert_int_eq(b.status, 0);
+
+	/* The target grants two again: each queue has its own connection. */
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	script_attempt_queues(32, &id, 2, 2);
+	fresh = fake_expect_rw(2, nvme_cmd_read, 1, 16, 8, 4096);
+	fake_disconnect(1);
+	for (int i = 0; i < 500; i++) {
+		nvmefs_ioq_poll(q1, 0);
+		nvmefs_ioq_poll(q2, 0);
+		nvmefs_ctrl_status(ctrl, &st);
+		if (st.reconnects == 2 && st.state == NVMEFS_CTRL_LIVE)
+			break;
+		usleep(10000);
+	}
+	ck_assert_uint_eq(st.reconnects, 2);
+	ck_assert_uint_eq(st.io_queues, 2);
+	ck_assert_int_eq(nvmefs_ioq_read(q2, 1, 16, 8, buf, on_io, &c), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q2, 1000), 1);
+	ck_assert_int_eq(c.status, 0);
+	ck_assert_uint_eq(fresh->posted, 1);
+	nvmefs_ioq_buf_put(q2, buf);
+	disconnect_io(ctrl, 2, false);
+}
+END_TEST
+
 /* A status without DNR is retried (as Linux does); with DNR it is not. */
 START_TEST(test_retry_without_dnr)
 {
@@ -1759,6 +2013,10 @@ static Suite *io_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_outage_unposted_never_sent);
 	tcase_add_test(tc, test_outage_buffer_back_after_stop);
+	tcase_add_test(tc, test_outage_device_removed);
+	tcase_add_test(tc, test_outage_failed_attempt_lets_go);
+	tcase_add_test(tc, test_outage_refused_probed_soon);
+	tcase_add_test(tc, test_outage_fewer_queues_shared);
 	tcase_add_test(tc, test_outage_disconnect_noticed);
 	tcase_add_test(tc, test_outage_reconnect_requeues);
 	tcase_add_test(tc, test_outage_namespace_replaced);

@@ -979,8 +979,18 @@ static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 
 static void fake_ctrl_release(struct nvmefs_ctrl *ctrl)
 {
+	bool bare;
+
 	(void)ctrl;
-	stat_inc(&fake_stats.releases);
+	pthread_mutex_lock(&fake_lock);
+	fake_stats.releases++;
+	/* A device goes only once nothing of ours is left on it. */
+	bare = fake_stats.mr_regs == fake_stats.mr_deregs;
+	for (unsigned int i = 0; i < FAKE_MAX_QUEUES; i++)
+		bare = bare && !queues[i];
+	if (bare)
+		fake_stats.bare_releases++;
+	pthread_mutex_unlock(&fake_lock);
 }
 
 /* Keys that tell registrations apart: lkey 0x1000 + n, rkey 0x2000 + n. */
@@ -1075,13 +1085,23 @@ static int fake_queue_event_fd(struct nvmefs_queue *q)
 	return fq->cm_efd;
 }
 
-void fake_disconnect(uint16_t qid)
+static void cm_event(uint16_t qid, int err)
 {
 	uint64_t one = 1;
 
-	ck_assert_msg(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u to disconnect", qid);
-	queues[qid]->cm_error = -ECONNRESET;
+	ck_assert_msg(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u for a CM event", qid);
+	queues[qid]->cm_error = err;
 	ck_assert_int_eq(write(queues[qid]->cm_efd, &one, sizeof(one)), (int)sizeof(one));
+}
+
+void fake_disconnect(uint16_t qid)
+{
+	cm_event(qid, -ECONNRESET);
+}
+
+void fake_device_removed(uint16_t qid)
+{
+	cm_event(qid, -ENODEV);
 }
 
 bool fake_queue_stopped(uint16_t qid)

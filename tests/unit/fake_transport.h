@@ -287,6 +287,7 @@ struct fake_stats {
 	unsigned int creates;		/* queue_create calls that succeeded */
 	unsigned int destroys;
 	unsigned int releases;		/* ctrl_release calls */
+	unsigned int bare_releases;	/* ... with no queue and no registration left */
 	unsigned int submits;
 	unsigned int process_calls;
 	unsigned int timeouts;		/* process() calls that slept it out */
@@ -306,6 +307,9 @@ extern bool fake_defer_posts;
 /* The target closes queue @qid: its event descriptor becomes readable and
  * queue_check() (and process() when it waits) report the loss. */
 void fake_disconnect(uint16_t qid);
+/* The RDMA device of queue @qid is being removed (RDMA_CM_EVENT_DEVICE_REMOVAL):
+ * queue_check() reports -ENODEV. */
+void fake_device_removed(uint16_t qid);
 /* Whether queue @qid was stopped (queue_stop) since it was created: the
  * target can no longer reach its buffers. */
 bool fake_queue_stopped(uint16_t qid);

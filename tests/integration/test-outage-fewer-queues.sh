@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# testbed: --ns-size 64M
+# The target grants fewer I/O queues at a reconnect, as blktests nvme/048 checks for the kernel:
+# lowering nvmet's attr_qid_max to 1 under load drops every controller of the subsystem, and the
+# reconnect gets one I/O queue where the mount has two (one per worker). The mount carries on, the
+# second worker's I/O going through the first queue: fio writing and verifying (crc32c) through
+# the file sees no error, and both workers keep doing I/O. attr_qid_max raised again forces
+# another reconnect, which brings both queues back. Then the same under nvmefs perf --verify with
+# two queues on one thread, and, as the reference, the kernel initiator connected with two I/O
+# queues under the same fio job on its block device.
+. "$(dirname "$0")/lib.sh"
+require_nvmefs
+syslog_start
+nqn=${subnqns[0]}
+mnt=/tmp/nvmefs-fewer
+qid_max=$NVMEFS_TEST_NVMET/subsystems/$nqn/attr_qid_max
+[[ -w $qid_max ]] || fail "$qid_max is missing: this nvmet has no attr_qid_max"
+orig=$(cat "$qid_max")
+((orig >= 2)) || fail "$qid_max is $orig: the test needs a target that grants 2 I/O queues"
+trap 'load_cleanup; echo "$orig" >"$qid_max" 2>/dev/null; nvmefs_cleanup; kernel_disconnect_all' EXIT
+cd /tmp
+
+# set_qid_max N: nvmet takes the new limit and drops the subsystem's controllers, which reconnect.
+set_qid_max() {
+	echo "$1" >"$qid_max" || fail "writing $1 to $qid_max failed"
+	log "attr_qid_max is $1"
+}
+
+# wait_io_queues DIR N: waits (20 s at most) for the mount's controller to be live with N I/O
+# queues of its own.
+wait_io_queues() {
+	local dir=$1 want=$2 start
+	start=$(now_ms)
+	while (($(now_ms) - start < 20000)); do
+		[[ $(jq -r '"\(.controller.state) \(.controller.io_queues)"' "$dir/stats") == "live $want" ]] &&
+			return 0
+		sleep 0.2
+	done
+	fail "the mount is not live with $want I/O queues after 20 s: $(jq -c .controller "$dir/stats")"
+}
+
+# worker_ios DIR: each worker's reads and writes so far, one line per worker.
+worker_ios() { jq -r '.queues[] | .reads + .writes' "$1/stats"; }
+
+log "fio through the mount (2 workers) while the target grants 1 I/O queue, then 2 again"
+nvmefs_mount "$nqn" "$mnt" -c 1 -i 2
+wait_io_queues "$mnt" 2
+fio_load_start mount "$mnt/n1" 25
+sleep 4
+set_qid_max 1
+wait_io_queues "$mnt" 1
+log "live with 1 I/O queue: $(jq -c .controller "$mnt/stats")"
+mapfile -t before < <(worker_ios "$mnt")
+sleep 5
+mapfile -t after < <(worker_ios "$mnt")
+((${#after[@]} == 2)) || fail "the mount's stats list ${#after[@]} workers, not 2: $(jq -c .queues "$mnt/stats")"
+for i in 0 1; do
+	((after[i] > before[i])) ||
+		fail "worker $i did no I/O while the target granted one queue: ${before[*]} -> ${after[*]}"
+done
+log "each worker's I/O over 5 s with one queue: $((after[0] - before[0])), $((after[1] - before[1]))"
+load_running mount || fail "fio ended with one queue: $(cat /tmp/fio-mount.err)"
+set_qid_max "$orig"
+wait_io_queues "$mnt" 2
+fio_load_check mount 120
+errors=$(nvmefs_stats "$mnt" .total.errors)
+[[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests: $(jq -c 'del(.queues)' "$mnt/stats")"
+reconnects=$(nvmefs_ctrl_stat "$mnt" reconnects)
+((reconnects >= 2)) || fail "the mount reconnected $reconnects times, not twice: $(jq -c .controller "$mnt/stats")"
+nvmefs_unmount "$mnt"
+
+log "nvmefs perf --verify (2 queues, 1 thread) while the target grants 1 I/O queue, then 2 again"
+perf_load_start fewer 20 -c 1
+wait_progress "${load_pids[fewer]}" /tmp/perf-fewer.err 3
+set_qid_max 1
+sleep 6
+set_qid_max "$orig"
+perf_load_check fewer 120 2
+grep -q "grants only 1 of the 2 I/O queues" /tmp/perf-fewer.err ||
+	fail "perf did not report reconnecting with fewer queues: $(cat /tmp/perf-fewer.err)"
+[[ $(jq -r .controller.io_queues /tmp/perf-fewer.json) == 2 ]] ||
+	fail "perf ended with $(jq -r .controller.io_queues /tmp/perf-fewer.json) I/O queues, not 2"
+
+log "the kernel initiator (2 I/O queues) under fio while the target grants 1, then 2 again"
+dev=$(kernel_connect "$nqn" 1 -i 2 -c 1)
+ctrl=$(kernel_ctrl "$nqn")
+# The kernel's queue_count counts the admin queue too.
+kernel_queues() { echo $(($(<"/sys/class/nvme/$ctrl/queue_count") - 1)); }
+[[ $(kernel_queues) == 2 ]] || fail "the kernel connected with $(kernel_queues) I/O queues, not 2"
+fio_load_start kernel "$dev" 20
+sleep 3
+set_qid_max 1
+for ((t = 0; t < 100; t++)); do
+	[[ $(kernel_ctrl_state "$nqn") == live && $(kernel_queues) == 1 ]] && break
+	sleep 0.2
+done
+log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queue(s)"
+sleep 3
+set_qid_max "$orig"
+fio_load_check kernel 120
+log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queues at the end"
+kernel_disconnect "$nqn"
+echo "PASS: the target granting 1 of 2 I/O queues and then 2 again under fio verify through the mount and perf --verify: no I/O or verify error (the kernel initiator beside: the same)"
