@@ -51,6 +51,8 @@ struct nvmefs_ctrl;
 #define NVMEFS_DEFAULT_TRSVCID "4420"
 /** Default for connect and per-command timeouts, in milliseconds. */
 #define NVMEFS_DEFAULT_TIMEOUT_MS 5000
+/** The longest timeout, admin or I/O, in milliseconds: an hour. */
+#define NVMEFS_MAX_TIMEOUT_MS 3600000
 /** Default keep-alive timeout of an NVM subsystem's controller. */
 #define NVMEFS_DEFAULT_KATO_MS 5000
 /** Longest pause between reconnect attempts, in seconds (nvme-cli's -c). */
@@ -406,13 +408,23 @@ int nvmefs_ioq_write(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
 /** Flush: completes once everything written before it is durable. */
 int nvmefs_ioq_flush(struct nvmefs_ioq *ioq, uint32_t nsid,
 		     nvmefs_io_cb cb, void *arg);
-/** Write Zeroes over @nlb blocks from @slba. */
+/** Write Zeroes over @nlb blocks from @slba, in as many commands as it takes. */
 int nvmefs_ioq_write_zeroes(struct nvmefs_ioq *ioq, uint32_t nsid,
-			    uint64_t slba, uint32_t nlb,
+			    uint64_t slba, uint64_t nlb,
 			    nvmefs_io_cb cb, void *arg);
-/** Dataset Management, deallocate @nlb blocks from @slba. */
+/**
+ * Punch a hole: @nlb blocks from @slba read as zeros afterwards, and the
+ * controller may free them.  Write Zeroes, with Deallocate where the
+ * namespace says it deallocates that way (DLFEAT bit 3), as Linux does;
+ * never Dataset Management alone, which the specification makes advisory.
+ */
+int nvmefs_ioq_punch(struct nvmefs_ioq *ioq, uint32_t nsid,
+		     uint64_t slba, uint64_t nlb,
+		     nvmefs_io_cb cb, void *arg);
+/** Dataset Management, deallocate @nlb blocks from @slba, in as many
+ * commands as it takes.  Advisory: the blocks may still read as before. */
 int nvmefs_ioq_deallocate(struct nvmefs_ioq *ioq, uint32_t nsid,
-			  uint64_t slba, uint32_t nlb,
+			  uint64_t slba, uint64_t nlb,
 			  nvmefs_io_cb cb, void *arg);
 
 /**

@@ -118,7 +118,8 @@ enum {
 	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
 	"  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n" \
 	"  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds\n" \
-	"      --timeout=MS          connect and per-command timeout in milliseconds\n" \
+	"      --timeout=MS          connect and per-command timeout in milliseconds, 1 to\n" \
+	"                            3600000 (default 5000)\n" \
 	"                            (default 5000)\n" \
 	RECONNECT_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \

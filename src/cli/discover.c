@@ -28,7 +28,7 @@
 #include <nvme/types.h>
 
 #include "cli.h"
-#include "util_histogram.h"
+#include "../common/histogram.h"
 
 static const char *const cmd = "discover";
 

@@ -6,8 +6,10 @@ bin_PROGRAMS += src/cli/nvmefs
 # The formatters need libnvme's types and string tables but not libnvmefs,
 # so the unit test builds them on their own.
 CLI_OUTPUT_SOURCES = \
-	src/cli/output_json.c \
-	src/cli/output_json.h \
+	src/common/text.c \
+	src/common/text.h \
+	src/common/json.c \
+	src/common/json.h \
 	src/cli/output.c \
 	src/cli/output.h
 
@@ -18,8 +20,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/opts_connect.c \
 	src/cli/discover.c \
 	src/cli/identify.c \
-	src/cli/util_histogram.c \
-	src/cli/util_histogram.h \
+	src/common/histogram.c \
+	src/common/histogram.h \
 	src/cli/util_parse.c \
 	src/cli/util_parse.h \
 	src/cli/perf.c \

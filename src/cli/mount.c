@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,9 +106,55 @@ static int add_fuse_option(struct mount_args *m, const char *opt)
 	return EXIT_OK;
 }
 
+/* Mount's numbers, each an option and an -o key: one range for both. */
+struct mount_number {
+	int opt;
+	const char *key;
+	const char *name;	/* the option as --help spells it */
+	const char *unit;	/* "" or " of milliseconds" */
+	unsigned int min, max;
+	size_t field;		/* offsetof(struct nvmefs_fs_opts, ...) */
+};
+
+static const struct mount_number mount_numbers[] = {
+	{ 'i', "nr_io_queues", "-i/--nr-io-queues", "", 1, 64,
+	  offsetof(struct nvmefs_fs_opts, workers) },
+	{ 'Q', "queue_size", "-Q/--queue-size", "", 2, 4096,
+	  offsetof(struct nvmefs_fs_opts, queue_size) },
+	{ OPT_DEPTH, "depth", "--depth", "", 1, 1024, offsetof(struct nvmefs_fs_opts, depth) },
+	{ OPT_IO_TIMEOUT, "io_timeout", "--io-timeout", " of milliseconds", 1,
+	  NVMEFS_MAX_TIMEOUT_MS, offsetof(struct nvmefs_fs_opts, io_timeout_ms) },
+};
+
+/* Sets @n from @value, given as the option (@as_key false) or the -o key. */
+static int mount_number_set(struct mount_args *m, const struct mount_number *n, bool as_key,
+			    const char *value)
+{
+	uint64_t v;
+
+	if (!value || parse_uint(value, n->min, n->max, &v)) {
+		if (as_key)
+			return usage_error(cmd, "-o %s=%s: give a number%s from %u to %u", n->key,
+					   value ? value : "", n->unit, n->min, n->max);
+		return usage_error(cmd, "%s '%s' is not a number%s from %u to %u", n->name, value,
+				   n->unit, n->min, n->max);
+	}
+	*(unsigned int *)((char *)&m->fs + n->field) = (unsigned int)v;
+	return EXIT_OK;
+}
+
+static const struct mount_number *mount_number_find(int opt, const char *key)
+{
+	for (size_t i = 0; i < sizeof(mount_numbers) / sizeof(mount_numbers[0]); i++)
+		if (key ? !strcmp(key, mount_numbers[i].key) : opt == mount_numbers[i].opt)
+			return &mount_numbers[i];
+	return NULL;
+}
+
 /* The keys of -o that are ours; the rest goes to FUSE. */
 static int mount_option(struct mount_args *m, char *opt)
 {
+	const struct mount_number *number;
 	static const char *const connect_keys[][2] = {
 		{ "traddr", "-a" }, { "trsvcid", "-s" }, { "host_traddr", "-w" },
 		{ "hostnqn", "-q" }, { "hostid", "-I" }, { "keep_alive_tmo", "-k" },
@@ -160,27 +207,9 @@ static int mount_option(struct mount_args *m, char *opt)
 		m->fs.max_io = v;
 		return EXIT_OK;
 	}
-	if (!strcmp(opt, "nr_io_queues") || !strcmp(opt, "queue_size") || !strcmp(opt, "depth") ||
-	    !strcmp(opt, "io_timeout")) {
-		/* The same ranges as -i, -Q, --depth and --io-timeout. */
-		uint64_t min = !strcmp(opt, "queue_size") ? 2 : 1;
-		uint64_t max = !strcmp(opt, "io_timeout") ? 3600000 : !strcmp(opt, "nr_io_queues") ? 64
-			       : !strcmp(opt, "queue_size") ? 4096 : 1024;
-
-		if (!value || parse_uint(value, min, max, &v))
-			return usage_error(cmd, "-o %s=%s: give a number from %llu to %llu", opt,
-					   value ? value : "", (unsigned long long)min,
-					   (unsigned long long)max);
-		if (!strcmp(opt, "nr_io_queues"))
-			m->fs.workers = (unsigned int)v;
-		else if (!strcmp(opt, "queue_size"))
-			m->fs.queue_size = (unsigned int)v;
-		else if (!strcmp(opt, "depth"))
-			m->fs.depth = (unsigned int)v;
-		else
-			m->fs.io_timeout_ms = (unsigned int)v;
-		return EXIT_OK;
-	}
+	number = mount_number_find(0, opt);
+	if (number)
+		return mount_number_set(m, number, true, value);
 	if (value)
 		value[-1] = '=';
 	return add_fuse_option(m, opt);
@@ -299,7 +328,9 @@ static int daemonize_and_serve(struct mount_args *m)
 	ssize_t n, len = 0;
 	pid_t pid;
 
-	if (pipe(fds) < 0) {
+	/* Close-on-exec: a helper the daemon runs (fusermount3 for auto_unmount
+	 * stays for the life of the mount) must not hold the parent's EOF back. */
+	if (pipe2(fds, O_CLOEXEC) < 0) {
 		fprintf(stderr, "nvmefs %s: creating a pipe failed: %s\n", cmd, strerror(errno));
 		return EXIT_FAIL;
 	}
@@ -317,9 +348,13 @@ static int daemonize_and_serve(struct mount_args *m)
 		exit(serve(m));
 	}
 	close(fds[1]);
-	/* One byte: live.  A line: why not.  Nothing: the child died. */
-	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0)
+	/* One byte: live.  A line: why not.  Nothing: the child died.  Either
+	 * answer is whole at its first byte or its newline, EOF or not. */
+	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0) {
 		len += n;
+		if (buf[0] == '\0' || memchr(buf, '\n', (size_t)len))
+			break;
+	}
 	close(fds[0]);
 	if (len == 1 && buf[0] == '\0')
 		return EXIT_OK;
@@ -362,7 +397,6 @@ int cmd_mount(int argc, char **argv)
 	struct mount_args *m;
 	const char *mountpoint = NULL;
 	bool handled;
-	uint64_t v;
 	int opt, ret = EXIT_USAGE;
 
 	m = calloc(1, sizeof(*m));
@@ -418,33 +452,11 @@ int cmd_mount(int argc, char **argv)
 			m->conn.opts.subnqn = optarg;
 			break;
 		case 'i':
-			if (parse_uint(optarg, 1, 64, &v)) {
-				usage_error(cmd, "-i/--nr-io-queues '%s' is not a number from 1 to 64", optarg);
-				goto out;
-			}
-			m->fs.workers = (unsigned int)v;
-			break;
 		case 'Q':
-			if (parse_uint(optarg, 2, 4096, &v)) {
-				usage_error(cmd, "-Q/--queue-size '%s' is not a number from 2 to 4096", optarg);
-				goto out;
-			}
-			m->fs.queue_size = (unsigned int)v;
-			break;
 		case OPT_DEPTH:
-			if (parse_uint(optarg, 1, 1024, &v)) {
-				usage_error(cmd, "--depth '%s' is not a number from 1 to 1024", optarg);
-				goto out;
-			}
-			m->fs.depth = (unsigned int)v;
-			break;
 		case OPT_IO_TIMEOUT:
-			if (parse_uint(optarg, 1, 3600000, &v)) {
-				usage_error(cmd, "--io-timeout '%s' is not a number of milliseconds from 1 "
-					    "to 3600000", optarg);
+			if (mount_number_set(m, mount_number_find(opt, NULL), false, optarg))
 				goto out;
-			}
-			m->fs.io_timeout_ms = (unsigned int)v;
 			break;
 		case 'f':
 			m->foreground = true;

@@ -83,9 +83,9 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 		c->opts.kato_ms = (int)v * 1000;
 		return EXIT_OK;
 	case OPT_TIMEOUT:
-		if (parse_uint(arg, 1, UINT_MAX, &v))
+		if (parse_uint(arg, 1, NVMEFS_MAX_TIMEOUT_MS, &v))
 			return usage_error(cmd, "--timeout '%s' is not a number of milliseconds "
-					   "from 1 to %u", arg, UINT_MAX);
+					   "from 1 to %d", arg, NVMEFS_MAX_TIMEOUT_MS);
 		c->opts.timeout_ms = (unsigned int)v;
 		return EXIT_OK;
 	case 'c':

@@ -27,8 +27,9 @@
 #include <nvme/types.h>
 #include <nvme/util.h>
 
-#include "output_json.h"
+#include "../common/json.h"
 #include "output.h"
+#include "../common/text.h"
 
 int output_format_parse(const char *name, enum output_format *fmt)
 {
@@ -96,6 +97,7 @@ static void disc_normal(FILE *out, const struct nvmf_discovery_log *log, uint64_
 {
 	char trsvcid[NVMF_TRSVCID_SIZE + 1], subnqn[NVME_NQN_LENGTH + 1];
 	char traddr[NVMF_TRADDR_SIZE + 1];
+	char safe[TEXT_ESCAPED_SIZE(NVME_NQN_LENGTH)];
 
 	fprintf(out, "\nDiscovery Log Number of Records %d, Generation counter %" PRIu64 "\n",
 		(int)nrec, le64toh(log->genctr));
@@ -112,9 +114,12 @@ static void disc_normal(FILE *out, const struct nvmf_discovery_log *log, uint64_
 		fprintf(out, "subtype: %s\n", nvmf_subtype_str(e->subtype));
 		fprintf(out, "treq:    %s\n", nvmf_treq_str(e->treq));
 		fprintf(out, "portid:  %d\n", le16toh(e->portid));
-		fprintf(out, "trsvcid: %s\n", trsvcid);
-		fprintf(out, "subnqn:  %s\n", subnqn);
-		fprintf(out, "traddr:  %s\n", traddr);
+		text_escape(safe, sizeof(safe), trsvcid, sizeof(trsvcid));
+		fprintf(out, "trsvcid: %s\n", safe);
+		text_escape(safe, sizeof(safe), subnqn, sizeof(subnqn));
+		fprintf(out, "subnqn:  %s\n", safe);
+		text_escape(safe, sizeof(safe), traddr, sizeof(traddr));
+		fprintf(out, "traddr:  %s\n", safe);
 		fprintf(out, "eflags:  %s\n", nvmf_eflags_str(le16toh(e->eflags)));
 		switch (e->trtype) {
 		case NVMF_TRTYPE_RDMA:
@@ -236,14 +241,18 @@ static unsigned int nr_power_states(const struct nvme_id_ctrl *id)
 static void id_ctrl_normal(FILE *out, const struct nvme_id_ctrl *id)
 {
 	char buf[JSON_U128_STRLEN], fguid[NVME_UUID_LEN_STRING];
+	char safe[TEXT_ESCAPED_SIZE(sizeof(id->subnqn))];
 
 	uuid_str(id->fguid, fguid);
 	fprintf(out, "NVME Identify Controller:\n");
 	fprintf(out, "vid       : %#x\n", le16toh(id->vid));
 	fprintf(out, "ssvid     : %#x\n", le16toh(id->ssvid));
-	fprintf(out, "sn        : %-.*s\n", (int)sizeof(id->sn), id->sn);
-	fprintf(out, "mn        : %-.*s\n", (int)sizeof(id->mn), id->mn);
-	fprintf(out, "fr        : %-.*s\n", (int)sizeof(id->fr), id->fr);
+	text_escape(safe, sizeof(safe), id->sn, sizeof(id->sn));
+	fprintf(out, "sn        : %s\n", safe);
+	text_escape(safe, sizeof(safe), id->mn, sizeof(id->mn));
+	fprintf(out, "mn        : %s\n", safe);
+	text_escape(safe, sizeof(safe), id->fr, sizeof(id->fr));
+	fprintf(out, "fr        : %s\n", safe);
 	fprintf(out, "rab       : %d\n", id->rab);
 	fprintf(out, "ieee      : %02x%02x%02x\n", id->ieee[2], id->ieee[1], id->ieee[0]);
 	fprintf(out, "cmic      : %#x\n", id->cmic);
@@ -317,7 +326,8 @@ static void id_ctrl_normal(FILE *out, const struct nvme_id_ctrl *id)
 	fprintf(out, "mnan      : %u\n", le32toh(id->mnan));
 	fprintf(out, "maxdna    : %s\n", u128(id->maxdna, buf));
 	fprintf(out, "maxcna    : %u\n", le32toh(id->maxcna));
-	fprintf(out, "subnqn    : %-.*s\n", (int)sizeof(id->subnqn), id->subnqn);
+	text_escape(safe, sizeof(safe), id->subnqn, sizeof(id->subnqn));
+	fprintf(out, "subnqn    : %s\n", safe);
 	fprintf(out, "ioccsz    : %u\n", le32toh(id->ioccsz));
 	fprintf(out, "iorcsz    : %u\n", le32toh(id->iorcsz));
 	fprintf(out, "icdoff    : %d\n", le16toh(id->icdoff));

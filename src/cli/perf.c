@@ -30,8 +30,8 @@
 #include <nvme/util.h>
 
 #include "cli.h"
-#include "util_histogram.h"
-#include "output_json.h"
+#include "../common/histogram.h"
+#include "../common/json.h"
 
 static const char *const cmd = "perf";
 
@@ -982,9 +982,9 @@ int cmd_perf(int argc, char **argv)
 			a.event_mode = !strcmp(optarg, "event");
 			break;
 		case OPT_IO_TIMEOUT:
-			if (parse_uint(optarg, 1, 3600000, &v))
+			if (parse_uint(optarg, 1, NVMEFS_MAX_TIMEOUT_MS, &v))
 				return usage_error(cmd, "--io-timeout '%s' is not a number of milliseconds "
-						   "from 1 to 3600000", optarg);
+						   "from 1 to %d", optarg, NVMEFS_MAX_TIMEOUT_MS);
 			a.io_timeout_ms = (unsigned int)v;
 			break;
 		case 'h':

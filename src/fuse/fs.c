@@ -47,15 +47,16 @@
 
 #include "fs.h"
 #include "fs_priv.h"
-#include "../cli/util_histogram.h"
-#include "../cli/output_json.h"
+#include "../common/histogram.h"
+#include "../common/json.h"
+#include "../common/text.h"
 
 /* Room past the payload: the request headers, or the partial blocks that
  * round an unaligned read out to whole blocks. */
 #define BUF_SLACK 8192
 
 enum fop { FOP_READ, FOP_WRITE, FOP_FLUSH, FOP_ZERO, FOP_PUNCH };
-enum sub_kind { SUB_READ, SUB_WRITE, SUB_ZEROES, SUB_DEALLOC, SUB_FLUSH };
+enum sub_kind { SUB_READ, SUB_WRITE, SUB_ZEROES, SUB_PUNCH, SUB_FLUSH };
 
 struct worker;
 
@@ -63,7 +64,9 @@ struct worker;
 struct sub_io {
 	uint8_t kind;		/* enum sub_kind */
 	bool waiting;		/* refused with -EAGAIN: submit again after a poll */
-	uint32_t nlb;
+	/* Past 2^32 only for zeroing and punching: a read or write is at most
+	 * one FUSE request's max_write. */
+	uint64_t nlb;
 	uint64_t slba;
 	uint8_t *buf;
 };
@@ -311,18 +314,18 @@ static void sub_submit(struct freq *f, unsigned int i)
 
 	switch (s->kind) {
 	case SUB_READ:
-		ret = nvmefs_ioq_read(w->q, nsid, s->slba, s->nlb, s->buf, sub_done, f);
+		ret = nvmefs_ioq_read(w->q, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
 		break;
 	case SUB_WRITE:
-		ret = nvmefs_ioq_write(w->q, nsid, s->slba, s->nlb, s->buf, sub_done, f);
+		ret = nvmefs_ioq_write(w->q, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
 		break;
 	case SUB_ZEROES:
 		ret = nvmefs_ioq_write_zeroes(w->q, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
 			atomic_fetch_add_explicit(&st->write_zeroes, 1, memory_order_relaxed);
 		break;
-	case SUB_DEALLOC:
-		ret = nvmefs_ioq_deallocate(w->q, nsid, s->slba, s->nlb, sub_done, f);
+	case SUB_PUNCH:
+		ret = nvmefs_ioq_punch(w->q, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
 			atomic_fetch_add_explicit(&st->deallocates, 1, memory_order_relaxed);
 		break;
@@ -341,7 +344,7 @@ static void sub_submit(struct freq *f, unsigned int i)
 }
 
 static void sub_add(struct freq *f, unsigned int i, enum sub_kind kind, uint64_t slba,
-		    uint32_t nlb, uint8_t *buf)
+		    uint64_t nlb, uint8_t *buf)
 {
 	f->sub[i] = (struct sub_io){ .kind = (uint8_t)kind, .slba = slba, .nlb = nlb, .buf = buf };
 	sub_submit(f, i);
@@ -450,12 +453,12 @@ static bool write_start(struct freq *f)
 	mfirst = head ? first + 1 : first;
 	mend = tail ? last : last + 1;
 	if (mfirst < mend) {
-		uint32_t nlb = (uint32_t)(mend - mfirst);
+		uint64_t nlb = mend - mfirst;
 
 		if (f->op == FOP_WRITE)
 			sub_add(f, 2, SUB_WRITE, mfirst, nlb, (uint8_t *)f->data + ((mfirst << shift) - a));
-		else if (f->op == FOP_PUNCH && f->ns->dealloc_reads_zeroes)
-			sub_add(f, 2, SUB_DEALLOC, mfirst, nlb, NULL);
+		else if (f->op == FOP_PUNCH)
+			sub_add(f, 2, SUB_PUNCH, mfirst, nlb, NULL);
 		else
 			sub_add(f, 2, SUB_ZEROES, mfirst, nlb, NULL);
 	}
@@ -879,15 +882,13 @@ static const char *const xattr_names[] = {
 };
 #define NR_XATTRS (sizeof(xattr_names) / sizeof(xattr_names[0]))
 
-/* Identify strings are space padded. */
+/* Identify strings are space padded; what the target put in them is
+ * escaped, since getfattr prints it on a terminal. */
 static void trimmed(char *dst, size_t size, const char *src, size_t len)
 {
 	while (len && (src[len - 1] == ' ' || !src[len - 1]))
 		len--;
-	if (len >= size)
-		len = size - 1;
-	memcpy(dst, src, len);
-	dst[len] = '\0';
+	text_escape(dst, size, src, len);
 }
 
 static void xattr_value(struct fs *fs, const struct ns_file *ns, unsigned int i, char *v, size_t size)
@@ -901,7 +902,7 @@ static void xattr_value(struct fs *fs, const struct ns_file *ns, unsigned int i,
 	case 3: snprintf(v, size, "%s", ns->eui64); break;
 	case 4: snprintf(v, size, "%u", ns->lba_size); break;
 	case 5: snprintf(v, size, "%" PRIu64, ns->size); break;
-	case 6: snprintf(v, size, "%s", nvmefs_ctrl_subnqn(fs->ctrl)); break;
+	case 6: text_escape(v, size, nvmefs_ctrl_subnqn(fs->ctrl), NVMF_NQN_SIZE); break;
 	case 7: trimmed(v, size, id->mn, sizeof(id->mn)); break;
 	case 8: trimmed(v, size, id->sn, sizeof(id->sn)); break;
 	default: trimmed(v, size, id->fr, sizeof(id->fr)); break;

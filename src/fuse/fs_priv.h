@@ -30,8 +30,6 @@ struct ns_file {
 	_Atomic uint64_t size;
 	/* Removed or replaced on the target: no longer listed, its I/O fails. */
 	atomic_bool gone;
-	/* DLFEAT promises zeros when reading deallocated blocks. */
-	bool dealloc_reads_zeroes;
 	char name[16];
 	char nguid[33];
 	char eui64[17];

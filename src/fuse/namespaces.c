@@ -57,7 +57,6 @@ static int ns_file_init(struct fs *fs, struct ns_file *ns, uint32_t nsid, struct
 	ns->lba_shift = (uint8_t)__builtin_ctz(info.lba_size);
 	atomic_init(&ns->size, info.nlb * info.lba_size);
 	atomic_init(&ns->gone, false);
-	ns->dealloc_reads_zeroes = (sc->id->dlfeat & 7) == 1;
 	snprintf(ns->name, sizeof(ns->name), "n%u", ns->nsid);
 	hex(ns->nguid, sc->id->nguid, sizeof(sc->id->nguid));
 	hex(ns->eui64, sc->id->eui64, sizeof(sc->id->eui64));

@@ -236,6 +236,9 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	if (ret == 0)
 		ret = copy_opt(ctrl->subnqn, sizeof(ctrl->subnqn),
 			       opts->subnqn ? opts->subnqn : NVME_DISC_SUBSYS_NAME, "subsystem NQN");
+	if (ret == 0 && ctrl->opts.timeout_ms > NVMEFS_MAX_TIMEOUT_MS)
+		ret = nvmefs_error(-EINVAL, "a timeout of %u ms: give at most %u ms",
+				   ctrl->opts.timeout_ms, NVMEFS_MAX_TIMEOUT_MS);
 	if (ret == 0 && opts->reconnect_delay_s < 1)
 		ret = nvmefs_error(-EINVAL, "a reconnect delay of %d s: give 1 s or more",
 				   opts->reconnect_delay_s);
@@ -421,15 +424,23 @@ int nvmefs_identify_ns_descs(struct nvmefs_ctrl *ctrl, uint32_t nsid, void *buf)
 	return identify(ctrl, NVME_IDENTIFY_CNS_NS_DESC_LIST, nsid, buf, what);
 }
 
+uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max)
+{
+	/* MDTS counts in minimum pages (2^(12 + CAP.MPSMIN) bytes); 0 means no
+	 * limit, and neither does one of 4 GiB or more (the shift can reach
+	 * 12 + 15 + 255), since no transfer here is described in more than
+	 * 32 bits. */
+	unsigned int shift = 12 + (unsigned int)NVME_CAP_MPSMIN(ctrl->cap) + ctrl->id.mdts;
+
+	if (ctrl->id.mdts && shift < 32 && ((uint32_t)1 << shift) < max)
+		return (uint32_t)1 << shift;
+	return max;
+}
+
 uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl)
 {
-	uint32_t max = ctrl->admin.nr_reqs ? ctrl->admin.reqs[0].data_slot_size : 0;
-	uint32_t mps_min = 1u << (12 + NVME_CAP_MPSMIN(ctrl->cap));
-
-	/* MDTS counts in minimum pages; 0 means no limit. */
-	if (ctrl->id.mdts && ctrl->id.mdts < 20 && (mps_min << ctrl->id.mdts) < max)
-		max = mps_min << ctrl->id.mdts;
-	return max;
+	return nvmefs_ctrl_limit_xfer(ctrl, ctrl->admin.nr_reqs ?
+				      ctrl->admin.reqs[0].data_slot_size : 0);
 }
 
 int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,

@@ -171,6 +171,7 @@ struct nvmefs_ns_cache {
 	uint64_t nlb;
 	uint32_t lba_size;
 	uint8_t lba_shift;
+	uint8_t dlfeat;			/* Identify Namespace DLFEAT */
 	/* Its identity, checked again after every reconnect. */
 	uint8_t nguid[16];
 	uint8_t eui64[8];
@@ -356,6 +357,8 @@ int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 /* The controller's largest transfer in one command, from MDTS and the
  * admin queue's data slots. */
 uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl);
+/* @max, or less if the controller's MDTS says so. */
+uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max);
 /* The connect path with the transport chosen: unit tests pass a scripted one. */
 int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 			     const struct nvmefs_connect_opts *opts,

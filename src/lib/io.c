@@ -36,6 +36,9 @@
 /* A keyed SGL describes at most 2^24 - 1 bytes: stay at a power of two. */
 #define SGL_MAX_XFER (8u << 20)
 #define MAX_IO_QUEUES 256
+/* Logical blocks from 512 bytes to 64 KiB (LBADS 9 to 16). */
+#define MIN_LBA_SHIFT 9
+#define MAX_LBA_SHIFT 16
 /* As Linux's nvme_max_retries: a status without DNR is tried this often more. */
 #define MAX_RETRIES 5
 /* NVMe status field bits above SCT/SC (the 15-bit form without the phase). */
@@ -48,6 +51,8 @@ enum io_op {
 	IO_FLUSH = nvme_cmd_flush,
 	IO_WRITE_ZEROES = nvme_cmd_write_zeroes,
 	IO_DEALLOCATE = nvme_cmd_dsm,
+	/* Write Zeroes, deallocating where the namespace says it can (not an opcode). */
+	IO_PUNCH = 0x100,
 };
 
 void nvmefs_io_opts_init(struct nvmefs_io_opts *opts)
@@ -200,7 +205,7 @@ static uint32_t chunk_blocks(const struct nvmefs_ioq *ioq, const struct nvmefs_i
 	}
 	if (io->op == IO_DEALLOCATE)
 		max = UINT32_MAX;
-	return io->nlb_left < max ? io->nlb_left : max;
+	return io->nlb_left < max ? (uint32_t)io->nlb_left : max;
 }
 
 /*
@@ -239,7 +244,8 @@ static int io_pump(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 		case IO_WRITE_ZEROES:
 			sqe->cdw10 = nvmefs_cpu_to_le32((uint32_t)io->slba);
 			sqe->cdw11 = nvmefs_cpu_to_le32((uint32_t)(io->slba >> 32));
-			sqe->cdw12 = nvmefs_cpu_to_le32(nlb - 1);
+			sqe->cdw12 = nvmefs_cpu_to_le32((io->deac ? (uint32_t)NVME_IO_DEAC << 16 : 0) |
+							(nlb - 1));
 			break;
 		case IO_DEALLOCATE: {
 			struct nvme_dsm_range *range = req->data_slot;
@@ -337,7 +343,7 @@ static bool ioq_deleted(const struct nvmefs_ctrl *ctrl)
 }
 
 static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
-		     uint32_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
+		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
 {
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
 	const struct nvmefs_ns_cache *ns;
@@ -392,6 +398,10 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	io->nlb_left = io->total_nlb = op == IO_FLUSH ? 0 : nlb;
 	io->buf = io->first_buf = buf;
 	io->mr = mr;
+	/* DLFEAT bit 3: Write Zeroes may deallocate, and the blocks still read as zeros. */
+	io->deac = op == IO_PUNCH && (ns->dlfeat & NVME_NS_DLFEAT_WRITE_ZEROES);
+	if (op == IO_PUNCH)
+		io->op = IO_WRITE_ZEROES;
 	ret = io_pump(ioq, io);
 	if (ret == -EAGAIN && failed) {
 		/* Held through the outage, and sent once reconnected. */
@@ -438,13 +448,19 @@ int nvmefs_ioq_flush(struct nvmefs_ioq *ioq, uint32_t nsid, nvmefs_io_cb cb, voi
 	return io_submit(ioq, IO_FLUSH, nsid, 0, 0, NULL, cb, arg);
 }
 
-int nvmefs_ioq_write_zeroes(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+int nvmefs_ioq_write_zeroes(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			    nvmefs_io_cb cb, void *arg)
 {
 	return io_submit(ioq, IO_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
 }
 
-int nvmefs_ioq_deallocate(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+int nvmefs_ioq_punch(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint64_t nlb,
+		     nvmefs_io_cb cb, void *arg)
+{
+	return io_submit(ioq, IO_PUNCH, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmefs_ioq_deallocate(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			  nvmefs_io_cb cb, void *arg)
 {
 	return io_submit(ioq, IO_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
@@ -890,7 +906,7 @@ static int identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns
 	ns->nsid = nsid;
 	ns->nlb = nvmefs_le64_to_cpu(id->nsze);
 	ns->lba_shift = id->lbaf[fmt].ds;
-	ns->lba_size = 1u << id->lbaf[fmt].ds;
+	ns->dlfeat = id->dlfeat;
 	memcpy(ns->nguid, id->nguid, sizeof(ns->nguid));
 	memcpy(ns->eui64, id->eui64, sizeof(ns->eui64));
 	memset(ns->uuid, 0, sizeof(ns->uuid));
@@ -905,6 +921,21 @@ static int identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns
 			off += 4 + nidl;
 		}
 	}
+	/* Checked before any of it sizes a shift or a transfer. */
+	if (fmt > id->nlbaf)
+		ret = nvmefs_error(-EPROTO, "namespace %u of %s is in LBA format %u, but it has only "
+				   "%u: its Identify data is wrong; report it to the target's vendor",
+				   nsid, ctrl->subnqn, fmt, id->nlbaf + 1);
+	else if (ns->lba_shift < MIN_LBA_SHIFT || ns->lba_shift > MAX_LBA_SHIFT)
+		ret = nvmefs_error(-EPROTO, "namespace %u of %s has blocks of 2^%u bytes (LBADS %u): "
+				   "nvmefs handles 512 bytes to 64 KiB; reformat it (nvme format -l)",
+				   nsid, ctrl->subnqn, ns->lba_shift, ns->lba_shift);
+	else if (ns->nlb > UINT64_MAX >> ns->lba_shift)
+		ret = nvmefs_error(-EPROTO, "namespace %u of %s claims %llu blocks of %u bytes, more "
+				   "than 2^64 bytes: its Identify data is wrong",
+				   nsid, ctrl->subnqn, (unsigned long long)ns->nlb, 1u << ns->lba_shift);
+	else
+		ns->lba_size = 1u << ns->lba_shift;
 out:
 	free(id);
 	free(descs);
@@ -1109,7 +1140,6 @@ void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
 int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_io_opts *opts)
 {
 	unsigned int mqes = (unsigned int)NVME_CAP_MQES(ctrl->cap) + 1;
-	uint32_t mps_min = 1u << (12 + NVME_CAP_MPSMIN(ctrl->cap));
 	struct nvmefs_ioq **ioqs = NULL;
 	unsigned int i, nr = 0;
 	int ret;
@@ -1127,10 +1157,11 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 				    opts->queue_size, ctrl->subnqn, mqes);
 	if (!opts->buf_size)
 		return nvmefs_error(-EINVAL, "pool buffers of 0 bytes");
+	if (opts->timeout_ms > NVMEFS_MAX_TIMEOUT_MS)
+		return nvmefs_error(-EINVAL, "an I/O timeout of %u ms: give at most %u ms",
+				    opts->timeout_ms, NVMEFS_MAX_TIMEOUT_MS);
 
-	ctrl->max_xfer = SGL_MAX_XFER;
-	if (ctrl->id.mdts && ctrl->id.mdts < 20 && (mps_min << ctrl->id.mdts) < ctrl->max_xfer)
-		ctrl->max_xfer = mps_min << ctrl->id.mdts;
+	ctrl->max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
 	/* In-capsule data starts right after the SQE only when ICDOFF is 0. */
 	ctrl->inline_size = 0;
 	if (!ctrl->id.icdoff && nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 > sizeof(struct nvmefs_sqe))

@@ -15,6 +15,7 @@ struct nvmefs_io {
 	bool started;		/* the first command went out */
 	bool pending;		/* on the pending list, waiting for slots */
 	bool again;		/* sent again whole once its commands are back */
+	bool deac;		/* Write Zeroes that also deallocates */
 	uint8_t retries;	/* NVMe statuses without DNR so far */
 	uint16_t outstanding;	/* commands in flight */
 	int status;		/* the first failure */
@@ -22,11 +23,11 @@ struct nvmefs_io {
 	uint32_t nsid;
 	uint8_t lba_shift;
 	uint64_t slba;		/* next block to send */
-	uint32_t nlb_left;	/* blocks not sent yet */
+	uint64_t nlb_left;	/* blocks not sent yet */
 	uint8_t *buf;		/* where the next block's data is */
 	/* The whole I/O, to send it again after an outage or a retryable status. */
 	uint64_t first_slba;
-	uint32_t total_nlb;
+	uint64_t total_nlb;
 	uint8_t *first_buf;
 	struct nvmefs_mr *mr;
 	struct nvmefs_io *next;	/* free, pending or mail list */

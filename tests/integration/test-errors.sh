@@ -27,6 +27,24 @@ expect_failure "memlock limit too low" 'RLIMIT_MEMLOCK\) is 64 KiB.*ulimit -l' 6
 	setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock bash -c \
 	'ulimit -l 64 && exec "$0" "$@"' "$NVMEFS" discover -t rdma -a "$addr" -s "$port" "${to[@]}"
 
+expect_failure "--timeout past an hour" "--timeout '4294967295' is not a number of milliseconds from 1 to 3600000" 2000 -- \
+	"$NVMEFS" discover -t rdma -a "$addr" -s "$port" --timeout 4294967295
+expect_failure "--io-timeout past an hour" "--io-timeout '3600001' is not a number of milliseconds from 1 to 3600000" 2000 -- \
+	"$NVMEFS" perf -t rdma -a "$addr" -s "$port" -n "${subnqns[0]}" --io-timeout 3600001
+
+# mount's numbers take the same range as options and as -o keys (one table in mount.c): both
+# refuse one past each end, with a usage error, before connecting.
+for spec in "-i nr_io_queues 1 64" "-Q queue_size 2 4096" "--depth depth 1 1024" \
+	"--io-timeout io_timeout 1 3600000"; do
+	read -r flag key min max <<<"$spec"
+	for v in $((min - 1)) $((max + 1)); do
+		expect_failure "mount $flag $v" "is not a number.* from $min to $max" 2000 -- \
+			"$NVMEFS" mount -a "$addr" -n "${subnqns[0]}" "$flag" "$v" /tmp
+		expect_failure "mount -o $key=$v" "-o $key=$v: give a number.* from $min to $max" 2000 -- \
+			"$NVMEFS" mount -a "$addr" -n "${subnqns[0]}" -o "$key=$v" /tmp
+	done
+done
+
 expect_failure "unknown transport" "transport 'tcp'.*rdma" 2000 -- \
 	"$NVMEFS" discover -t tcp -a "$addr"
 

@@ -6,7 +6,9 @@
 #   write that succeeded is on the target; in the foreground (-f), SIGINT unmounts and the command
 #   exits 0; idle after I/O, the daemon sleeps rather than using CPU;
 # - kill -9 of the daemon leaves a mount on which ls and stat fail at once with "Transport
-#   endpoint is not connected", and fusermount3 -u clears it;
+#   endpoint is not connected", and fusermount3 -u clears it; with -o auto_unmount, 'nvmefs mount'
+#   still returns once live (fusermount3, which stays for the life of the mount, once inherited
+#   the readiness pipe and held the command until unmount), and kill -9 unmounts by itself;
 # - the fstab way: mount -t fuse.nvmefs SUBNQN DIR -o traddr=...,trsvcid=... (mount.fuse3 runs
 #   nvmefs, found in the default PATH), and an /etc/fstab line with _netdev,noauto;
 # - 50 mount/unmount cycles (daemon + fusermount3 -u, -f + fusermount3 -u): afterwards, and after
@@ -131,6 +133,19 @@ rm -f "$mnt.pid"
 nvmefs_mount "$nqn" "$mnt"
 io_check "$mnt"
 nvmefs_unmount "$mnt"
+
+log "-o auto_unmount"
+start=$(now_ms)
+timeout 20 "$NVMEFS" mount "${mount_args[@]}" --pidfile "$mnt.pid" -o auto_unmount "$mnt" \
+	>/tmp/life-au 2>&1 || fail "nvmefs mount -o auto_unmount did not return within 20 s (exit $?): $(cat /tmp/life-au)"
+log "nvmefs mount -o auto_unmount returned after $(($(now_ms) - start)) ms"
+mountpoint -q "$mnt" || fail "nvmefs mount -o auto_unmount returned 0 but $mnt is not mounted"
+io_check "$mnt"
+pid=$(nvmefs_pid "$mnt")
+kill -KILL "$pid"
+wait_gone "$pid" 5000 || fail "the daemon survived kill -9"
+wait_unmounted "$mnt" 10000 || fail "$mnt is still mounted 10 s after kill -9 of a daemon mounted with auto_unmount"
+rm -f "$mnt.pid"
 
 log "mount -t fuse.nvmefs through mount.fuse3"
 fmnt=/tmp/nvmefs-fstab

@@ -222,9 +222,15 @@ START_TEST(test_connect_bad_opts)
 	opts.subnqn = longnqn;
 	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
 	ck_assert_ptr_null(ctrl);
-	/* The last two got as far as a handle: released once each, with
+	/* A timeout past what poll() takes (an int of ms) would wait forever. */
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.timeout_ms = 3000000000u;
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("3000000000 ms");
+	ck_assert_ptr_null(ctrl);
+	/* The last three got as far as a handle: released once each, with
 	 * no queue ever created. */
-	ck_assert_uint_eq(fake_stats.releases, 2);
+	ck_assert_uint_eq(fake_stats.releases, 3);
 	ck_assert_uint_eq(fake_stats.creates, 0);
 }
 END_TEST

@@ -372,6 +372,30 @@ START_TEST(test_log_chunking)
 }
 END_TEST
 
+/*
+ * MDTS counts in minimum pages: with 64 KiB ones (CAP.MPSMIN 4) an MDTS of
+ * 16 is 4 GiB, which wrapped to 0 in 32 bits and made the log page loop
+ * ask for 0 bytes forever.  Any limit from 4 GiB up is no limit here.
+ */
+START_TEST(test_mdts_large_pages)
+{
+	static const struct fake_target t = { .cntlid = 1, .cap = 4ull << 48, .mdts = 16 };
+	static const struct fake_target t2 = { .cntlid = 1, .cap = 15ull << 48, .mdts = 255 };
+	static const struct fake_target t3 = { .cntlid = 1, .cap = 4ull << 48, .mdts = 1 };
+	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", &t, 0);
+
+	ck_assert_uint_eq(nvmefs_ctrl_admin_max_xfer(ctrl), 4096);
+	disconnect(ctrl);
+	ctrl = fake_connect("192.0.2.1", &t2, 0);
+	ck_assert_uint_eq(nvmefs_ctrl_admin_max_xfer(ctrl), 4096);
+	disconnect(ctrl);
+	/* 2 pages of 64 KiB: more than the 4 KiB slot, which stays the limit. */
+	ctrl = fake_connect("192.0.2.1", &t3, 0);
+	ck_assert_uint_eq(nvmefs_ctrl_admin_max_xfer(ctrl), 4096);
+	disconnect(ctrl);
+}
+END_TEST
+
 /* Offsets beyond 4 GiB go in LPOU (cdw13); odd sizes are refused. */
 START_TEST(test_get_log_page_offsets)
 {
@@ -703,6 +727,7 @@ static Suite *discovery_suite(void)
 	tcase_add_test(tc, test_log_error_status);
 	tcase_add_test(tc, test_log_not_discovery);
 	tcase_add_test(tc, test_log_chunking);
+	tcase_add_test(tc, test_mdts_large_pages);
 	tcase_add_test(tc, test_get_log_page_offsets);
 	suite_add_tcase(s, tc);
 

@@ -334,6 +334,41 @@ START_TEST(test_create_granted_fewer)
 }
 END_TEST
 
+/* A namespace whose Identify data cannot be right: block sizes out of 512 B
+ * to 64 KiB (LBADS 41 once looked like 512: x86 masks the shift), a format
+ * index past NLBAF, a capacity past 2^64 bytes.  Refused, never used. */
+START_TEST(test_create_bad_lba_format)
+{
+	static const struct { uint8_t ds, flbas, nlbaf; uint64_t nsze; const char *msg; } bad[] = {
+		{ 41, 0, 0, 1 << 20, "LBADS 41" },
+		{ 8, 0, 0, 1 << 20, "LBADS 8" },
+		{ 17, 0, 0, 1 << 20, "LBADS 17" },
+		{ 9, 1, 0, 1 << 20, "format 1" },
+		{ 12, 0, 0, 1ull << 60, "more than 2^64 bytes" },
+	};
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	uint32_t list[NVMEFS_NS_LIST_LEN] = { 0 };
+	struct nvmefs_io_opts o;
+	struct nvme_id_ns id;
+
+	nvmefs_io_opts_init(&o);
+	list[0] = nvmefs_cpu_to_le32(1);
+	for (unsigned int i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fake_expect_set_nr_queues(1, 0);
+		fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
+		fake_id_ns(&id, bad[i].nsze, bad[i].ds);
+		id.flbas = bad[i].flbas;
+		id.nlbaf = bad[i].nlbaf;
+		fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, &id, sizeof(id));
+		fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
+		ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EPROTO);
+		assert_msg_has(bad[i].msg);
+		ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	}
+	disconnect_io(ctrl, 0, false);
+}
+END_TEST
+
 START_TEST(test_create_bad_opts)
 {
 	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_15, 0, 0);
@@ -355,6 +390,12 @@ START_TEST(test_create_bad_opts)
 	o.nr_queues = 1;
 	o.buf_size = 0;
 	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	/* An I/O timeout past what the deadlines can hold. */
+	nvmefs_io_opts_init(&o);
+	o.queue_size = 16;
+	o.timeout_ms = 3000000000u;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EINVAL);
+	assert_msg_has("3000000000 ms");
 	ck_assert_uint_eq(fake_stats.submits, submits);
 	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
 
@@ -511,6 +552,27 @@ START_TEST(test_read_split_mdts)
 
 	nvmefs_mr_dereg(mr);
 	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* 64 KiB minimum pages and MDTS 16: 4 GiB, no limit below the SGL's, not
+ * the 0 that 32 bits made of it, which failed every I/O. */
+START_TEST(test_mdts_large_pages)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(16, CAP_MQES_1023 | 4ull << 48, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(ioq);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(ioq, 1, 0, 8, buf, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
+	nvmefs_ioq_buf_put(ioq, buf);
 	disconnect_io(ctrl, 1, false);
 }
 END_TEST
@@ -679,6 +741,94 @@ START_TEST(test_deallocate)
 	/* No in-capsule data on this controller: the slot's keyed buffer. */
 	ck_assert_ptr_null(d->seen_mr);
 	assert_keyed(&d->seen_sgl, d->seen_data, 16, FAKE_SLOT_RKEY);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * Ranges past 2^32 blocks (3 TiB of 512-byte blocks, punched or zeroed
+ * through the mount) are split, not cut to 32 bits: Deallocate in ranges of
+ * at most 2^32 - 1 blocks, Write Zeroes in commands of 65536.
+ */
+START_TEST(test_ranges_past_32_bits)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	const uint64_t nlb = (1ull << 32) + 100;
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct fake_step *d[2];
+	uint8_t want[16] = { 0 };
+
+	create_ioqs(ctrl, 1, 128, 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	for (int i = 0; i < 2; i++) {
+		d[i] = fake_expect_io(1, nvme_cmd_dsm, 1);
+		d[i]->match |= FAKE_M_LEN;
+		d[i]->len = 16;
+		d[i]->dir = NVMEFS_DIR_TO_CTRL;
+	}
+	ck_assert_int_eq(nvmefs_ioq_deallocate(ioq, 1, 0, nlb, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
+	/* Range: cattr, NLB (le32), SLBA (le64). */
+	memset(want + 4, 0xff, 4);
+	ck_assert_mem_eq(d[0]->captured, want, 16);
+	memset(want, 0, sizeof(want));
+	want[4] = 101;
+	memset(want + 8, 0xff, 4);
+	ck_assert_mem_eq(d[1]->captured, want, 16);
+
+	/* Write Zeroes: the last of 65537 commands carries the 100 left over. */
+	d[0] = fake_expect_io(1, nvme_cmd_write_zeroes, 1);
+	d[0]->match |= FAKE_M_CDW12;
+	d[0]->cdw12 = 0xffff;
+	fake_repeat(d[0], 65536, 65536);
+	fake_expect_rw(1, nvme_cmd_write_zeroes, 1, 1ull << 32, 100, 0);
+	rec.calls = 0;
+	ck_assert_int_eq(nvmefs_ioq_write_zeroes(ioq, 1, 0, nlb, on_io, &rec), 0);
+	while (!rec.calls)
+		ck_assert_int_ge(nvmefs_ioq_poll(ioq, 1000), 0);
+	ck_assert_int_eq(rec.status, 0);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * Punching a hole must leave blocks that read as zeros, and Deallocate alone
+ * promises nothing (the specification makes it advisory, whatever DLFEAT
+ * says it reads back).  As Linux does: Write Zeroes, with Deallocate (DEAC,
+ * CDW12 bit 25) only where DLFEAT bit 3 says the namespace deallocates so.
+ */
+START_TEST(test_punch)
+{
+	static const struct fake_ns ns[] = {
+		{ .nsid = 1, .nsze = 1 << 20, .lba_shift = 9, .dlfeat = 0x09 },
+		{ .nsid = 2, .nsze = 1 << 20, .lba_shift = 9, .dlfeat = 0x01 },
+	};
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct nvmefs_ioq *ioq;
+	struct nvmefs_io_opts o;
+	struct fake_step *z;
+
+	nvmefs_io_opts_init(&o);
+	fake_script_io_queues(1, (uint16_t)o.queue_size, CNTLID, ns, 2);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	z = fake_expect_io(1, nvme_cmd_write_zeroes, 1);
+	z->match |= FAKE_M_CDW10 | FAKE_M_CDW12;
+	z->cdw10 = 4096;
+	z->cdw12 = 1u << 25 | (100 - 1);
+	ck_assert_int_eq(nvmefs_ioq_punch(ioq, 1, 4096, 100, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
+	z = fake_expect_io(1, nvme_cmd_write_zeroes, 2);
+	z->match |= FAKE_M_CDW10 | FAKE_M_CDW12;
+	z->cdw10 = 4096;
+	z->cdw12 = 100 - 1;
+	ck_assert_int_eq(nvmefs_ioq_punch(ioq, 2, 4096, 100, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
 	disconnect_io(ctrl, 1, false);
 }
 END_TEST
@@ -1962,6 +2112,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_create_sequence);
 	tcase_add_test(tc, test_create_granted_fewer);
 	tcase_add_test(tc, test_create_bad_opts);
+	tcase_add_test(tc, test_create_bad_lba_format);
 	tcase_add_test(tc, test_create_twice_and_again);
 	tcase_add_test(tc, test_create_fails_midway);
 	suite_add_tcase(s, tc);
@@ -1970,11 +2121,14 @@ static Suite *io_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_read_split_mdts);
+	tcase_add_test(tc, test_mdts_large_pages);
 	tcase_add_test(tc, test_read_split_error_stops);
 	tcase_add_test(tc, test_read_split_error_waits_for_all);
 	tcase_add_test(tc, test_write_split_4k_blocks);
 	tcase_add_test(tc, test_write_zeroes_split);
 	tcase_add_test(tc, test_deallocate);
+	tcase_add_test(tc, test_ranges_past_32_bits);
+	tcase_add_test(tc, test_punch);
 	tcase_add_test(tc, test_flush);
 	tcase_add_test(tc, test_slots_exhausted);
 	tcase_add_test(tc, test_pending_not_overtaken_from_callback);

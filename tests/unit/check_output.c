@@ -24,7 +24,7 @@
 #include <check.h>
 #include <nvme/types.h>
 
-#include "../../src/cli/output_json.h"
+#include "../../src/common/json.h"
 #include "../../src/cli/output.h"
 
 #ifndef TEST_DATA_DIR
@@ -487,6 +487,54 @@ START_TEST(test_id_ctrl_32bit_sign)
 }
 END_TEST
 
+/* Whether @s has a byte that a terminal acts on (besides the newline). */
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\n') || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/*
+ * Strings from the target reach the terminal escaped in text: control
+ * characters and bytes that are not UTF-8 as \xHH, a backslash doubled,
+ * well-formed UTF-8 as it is.  JSON keeps its own escaping.
+ */
+START_TEST(test_hostile_strings)
+{
+	struct nvme_id_ctrl *id = load_bin("id-ctrl.bin", sizeof(*id));
+	struct nvmf_discovery_log *log = load_bin("discover.bin", 5120);
+	struct capture c;
+	char *out;
+
+	memset(id->sn, ' ', sizeof(id->sn));
+	memcpy(id->sn, "\x1b[2J\xff\\", 6);
+	memset(id->mn, ' ', sizeof(id->mn));
+	memcpy(id->mn, "caf\xc3\xa9\r\x07", 7);
+	print_id_ctrl(capture_start(&c), id, OUTPUT_NORMAL);
+	capture_end(&c);
+	ck_assert_msg(!has_control(c.buf), "a control byte reached the text output");
+	ck_assert_ptr_nonnull(strstr(c.buf, "\nsn        : \\x1b[2J\\xff\\\\"));
+	ck_assert_ptr_nonnull(strstr(c.buf, "\nmn        : caf\xc3\xa9\\x0d\\x07"));
+	free(c.buf);
+	print_id_ctrl(capture_start(&c), id, OUTPUT_JSON);
+	capture_end(&c);
+	ck_assert_msg(!has_control(c.buf), "a control byte reached the JSON output");
+	free(c.buf);
+
+	memcpy(log->entries[0].subnqn, "nqn.\x1b]0;owned\x07", 14);
+	memcpy(log->entries[0].traddr, "10.0.0.1\n#", 10);
+	out = render_disc(log, 1, OUTPUT_NORMAL);
+	ck_assert_msg(!has_control(out), "a control byte reached the text output");
+	ck_assert_ptr_nonnull(strstr(out, "subnqn:  nqn.\\x1b]0;owned\\x07"));
+	ck_assert_ptr_nonnull(strstr(out, "traddr:  10.0.0.1\\x0a#"));
+	free(out);
+	free(log);
+	free(id);
+}
+END_TEST
+
 /* Power state scales and flags; an empty subnqn leaves the JSON key out. */
 START_TEST(test_id_ctrl_power_states)
 {
@@ -754,6 +802,7 @@ static Suite *output_suite(void)
 	tcase_add_test(tc, test_discover_json_line);
 	tcase_add_test(tc, test_discover_empty);
 	tcase_add_test(tc, test_id_ctrl_32bit_sign);
+	tcase_add_test(tc, test_hostile_strings);
 	tcase_add_test(tc, test_id_ctrl_power_states);
 	tcase_add_test(tc, test_id_ns_lbafs);
 	tcase_add_test(tc, test_ns_descs_all_types);

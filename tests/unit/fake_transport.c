@@ -373,6 +373,7 @@ void fake_script_io_queues_at(int line, unsigned int nr, uint16_t size, uint16_t
 	fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
 	for (i = 0; i < nr_ns; i++) {
 		fake_id_ns(&id, ns[i].nsze, ns[i].lba_shift);
+		id.dlfeat = ns[i].dlfeat;
 		fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS, ns[i].nsid, &id, sizeof(id));
 		/* No identification descriptors: no UUID. */
 		fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS_DESC_LIST, ns[i].nsid, NULL, 0);

@@ -159,6 +159,7 @@ struct fake_ns {
 	uint32_t nsid;
 	uint64_t nsze;
 	uint8_t lba_shift;		/* LBA format 0's data size */
+	uint8_t dlfeat;			/* Identify Namespace DLFEAT */
 };
 
 /* Forget every step and counter; frees what the last script held. */

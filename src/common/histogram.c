@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <math.h>
 
-#include "util_histogram.h"
+#include "histogram.h"
 
 #define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
 

@@ -14,8 +14,8 @@
  * whitespace at all, as `jq -c` prints them: for JSON Lines output, one
  * document per line.
  */
-#ifndef NVMEFS_CLI_OUTPUT_JSON_H
-#define NVMEFS_CLI_OUTPUT_JSON_H
+#ifndef NVMEFS_COMMON_JSON_H
+#define NVMEFS_COMMON_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,4 +65,4 @@ void json_uint128(struct json *j, const char *key, const uint8_t le[16]);
 const char *json_u128_str(const uint8_t le[16], const char *sep,
 			  char buf[JSON_U128_STRLEN]);
 
-#endif /* NVMEFS_CLI_OUTPUT_JSON_H */
+#endif /* NVMEFS_COMMON_JSON_H */

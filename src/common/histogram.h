@@ -5,8 +5,8 @@
  * adds to a histogram; others may read it at any time (relaxed atomics: a
  * snapshot may be a few samples behind, never torn).
  */
-#ifndef NVMEFS_CLI_UTIL_HISTOGRAM_H
-#define NVMEFS_CLI_UTIL_HISTOGRAM_H
+#ifndef NVMEFS_COMMON_HISTOGRAM_H
+#define NVMEFS_COMMON_HISTOGRAM_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -39,4 +39,4 @@ double hist_mean(const struct histogram *h);
 uint64_t hist_min(const struct histogram *h);
 uint64_t hist_max(const struct histogram *h);
 
-#endif /* NVMEFS_CLI_UTIL_HISTOGRAM_H */
+#endif /* NVMEFS_COMMON_HISTOGRAM_H */

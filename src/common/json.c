@@ -10,7 +10,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "output_json.h"
+#include "json.h"
 
 void json_init(struct json *j, FILE *out)
 {

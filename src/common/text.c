@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <stdio.h>
+#include <string.h>
+
+#include "text.h"
+
+/* The length of the well-formed UTF-8 sequence at @s (at most @n bytes),
+ * or 0: no overlongs, no surrogates, nothing past U+10FFFF (RFC 3629). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	unsigned int cp;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+void text_escape(char *dst, size_t size, const char *src, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)src;
+	size_t o = 0, n = strnlen(src, len);
+
+	if (!size)
+		return;
+	for (size_t i = 0; i < n;) {
+		char piece[5];
+		size_t step = utf8_len(s + i, n - i), plen = step;
+
+		if (step) {
+			memcpy(piece, s + i, plen);
+		} else {
+			step = 1;
+			if (s[i] == '\\') {
+				memcpy(piece, "\\\\", 2);
+				plen = 2;
+			} else if (s[i] >= 0x20 && s[i] < 0x7f) {
+				piece[0] = (char)s[i];
+				plen = 1;
+			} else {
+				snprintf(piece, sizeof(piece), "\\x%02x", s[i]);
+				plen = 4;
+			}
+		}
+		if (o + plen >= size)
+			break;
+		memcpy(dst + o, piece, plen);
+		o += plen;
+		i += step;
+	}
+	dst[o] = '\0';
+}

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Target strings made safe for a terminal, for the CLI and the mount alike. */
+#ifndef NVMEFS_COMMON_TEXT_H
+#define NVMEFS_COMMON_TEXT_H
+
+#include <stddef.h>
+
+/* The longest text_escape() makes of @len bytes, with its NUL. */
+#define TEXT_ESCAPED_SIZE(len) (4 * (len) + 1)
+
+/*
+ * Copies the bytes of @src up to @len or its first NUL into @dst (@size
+ * bytes, NUL-terminated), with printable ASCII and well-formed UTF-8 as they
+ * are and every other byte (control characters, a stray byte of a broken
+ * sequence) as \xHH, and a backslash as \\, so that nothing a target sends
+ * can move the cursor, clear the screen or pass for another string.
+ * Truncates at a whole character when @dst is too small.
+ */
+void text_escape(char *dst, size_t size, const char *src, size_t len);
+
+#endif /* NVMEFS_COMMON_TEXT_H */
