@@ -63,6 +63,8 @@ struct nvmefs_ctrl;
 #define NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE 32
 /** Entries in an Identify active namespace list. */
 #define NVMEFS_NS_LIST_LEN 1024
+/** The most namespaces of one controller that its I/O queues serve. */
+#define NVMEFS_MAX_NAMESPACES 4096
 /** Bytes of Identify data (controller, namespace, lists, descriptors). */
 #define NVMEFS_IDENTIFY_DATA_SIZE 4096
 
@@ -364,7 +366,9 @@ struct nvmefs_ns_info {
 int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid,
 		   struct nvmefs_ns_info *info);
 /** The NSIDs of the namespaces identified with the I/O queues or since
- *  (an asynchronous event adds to the list, never removes from it). */
+ *  (an asynchronous event adds to the list, never removes from it): every
+ *  page of the active list, up to NVMEFS_MAX_NAMESPACES.  One that could not
+ *  be identified is listed, and nvmefs_ns_info() says why it is not usable. */
 unsigned int nvmefs_ctrl_ns_list(const struct nvmefs_ctrl *ctrl,
 				 const uint32_t **nsids);
 

@@ -50,7 +50,7 @@ struct fs {
 	 * the target grants fewer queues. */
 	atomic_uint workers_left;
 	size_t bufsize;
-	/* Room for NVMEFS_NS_LIST_LEN: a namespace added on the target gets
+	/* Room for NVMEFS_MAX_NAMESPACES: a namespace added on the target gets
 	 * its file at the end while the workers read the array. */
 	struct ns_file *ns;
 	atomic_uint nr_ns;

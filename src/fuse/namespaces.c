@@ -93,17 +93,28 @@ int fs_scan_namespaces(struct fs *fs)
 	const uint32_t *nsids;
 	unsigned int n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
 	struct scratch sc;
+	unsigned int nr = 0;
 	int ret = 0;
 
-	fs->ns = calloc(NVMEFS_NS_LIST_LEN, sizeof(*fs->ns));
+	fs->ns = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*fs->ns));
 	if (scratch_get(&sc) || !fs->ns) {
 		ret = fs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	for (unsigned int i = 0; i < n && ret == 0; i++)
-		ret = ns_file_init(fs, &fs->ns[i], nsids[i], &sc);
+	for (unsigned int i = 0; i < n && ret == 0; i++) {
+		ret = ns_file_init(fs, &fs->ns[nr], nsids[i], &sc);
+		if (ret == 0) {
+			nr++;
+		} else if (ret == -EPROTO || ret == -EOPNOTSUPP || ret == -ENODEV) {
+			/* That namespace alone: the others are served. */
+			syslog(LOG_WARNING, "namespace %u is not served: %s", nsids[i],
+			       nvmefs_fs_errmsg());
+			memset(&fs->ns[nr], 0, sizeof(fs->ns[nr]));
+			ret = 0;
+		}
+	}
 	if (ret == 0)
-		atomic_store(&fs->nr_ns, n);
+		atomic_store(&fs->nr_ns, nr);
 out:
 	scratch_put(&sc);
 	return ret;
@@ -154,7 +165,7 @@ void fs_namespaces_changed(void *arg, enum nvmefs_ctrl_change what)
 		ns_file_update(fs, k);
 	if (scratch_get(&sc) == 0) {
 		n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
-		for (i = 0; i < n && nr < NVMEFS_NS_LIST_LEN; i++) {
+		for (i = 0; i < n && nr < NVMEFS_MAX_NAMESPACES; i++) {
 			for (k = 0; k < nr && fs->ns[k].nsid != nsids[i]; k++)
 				;
 			if (k < nr || ns_file_init(fs, &fs->ns[nr], nsids[i], &sc) < 0)

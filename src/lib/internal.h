@@ -180,6 +180,9 @@ struct nvmefs_ns_cache {
 	 * nothing is written to it.  Written by the recovery thread while the
 	 * I/O queues are stopped, read by their owners. */
 	atomic_bool gone;
+	/* Why it could not be identified when listed (it is gone from the
+	 * start), or NULL. */
+	char *unusable;
 };
 
 struct nvmefs_ctrl {
@@ -259,7 +262,7 @@ struct nvmefs_ctrl {
 	/* With a connection of their own; fewer than nr_ioqs while the target
 	 * grants fewer (io_forward.c). */
 	atomic_uint nr_connected_ioqs;
-	/* Room for NVMEFS_NS_LIST_LEN: an asynchronous event appends in place
+	/* Room for NVMEFS_MAX_NAMESPACES: an asynchronous event appends in place
 	 * while the I/O path reads, so the arrays never move. */
 	struct nvmefs_ns_cache *ns;
 	uint32_t *nsids;

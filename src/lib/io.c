@@ -361,9 +361,11 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	if (!ns)
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s", nsid, ctrl->subnqn);
 	if (atomic_load_explicit(&ns->gone, memory_order_relaxed))
-		return nvmefs_error(-ENODEV, "namespace %u of %s is gone or was replaced by another "
-				    "during an outage: nothing more is written to it", nsid,
-				    ctrl->subnqn);
+		return ns->unusable ? nvmefs_error(-ENODEV, "namespace %u of %s cannot be used: %s",
+						   nsid, ctrl->subnqn, ns->unusable)
+			: nvmefs_error(-ENODEV, "namespace %u of %s is gone or was replaced by another "
+				       "during an outage: nothing more is written to it", nsid,
+				       ctrl->subnqn);
 	if (op != IO_FLUSH && !nlb)
 		return nvmefs_error(-EINVAL, "an I/O of 0 blocks");
 	if ((op == IO_READ || op == IO_WRITE) && !(ctrl->max_xfer >> ns->lba_shift))
@@ -942,31 +944,80 @@ out:
 	return ret;
 }
 
-/* Caches what the I/O path needs of every active namespace. */
+/* Whether identifying one namespace failed for that namespace alone (an
+ * error status, data that cannot be right), not with the connection. */
+static bool ns_error_only(const struct nvmefs_ctrl *ctrl, int err)
+{
+	return (err == -ENOENT || err == -EIO || err == -EPROTO) && !ctrl->admin.failed;
+}
+
+/*
+ * The active NSIDs into @out (NVMEFS_MAX_NAMESPACES of them at most): every
+ * page of the list, each asked for from the last NSID of the one before, as
+ * a full page (1024) says there may be more.  The list is in increasing
+ * order; from an NSID that is not, nothing more is believed, which also
+ * ends a target that would answer the same page forever.
+ */
+static int active_nsids(struct nvmefs_ctrl *ctrl, uint32_t *out, unsigned int *np)
+{
+	uint32_t *page = malloc(NVMEFS_NS_LIST_LEN * sizeof(*page)), after = 0;
+	unsigned int n = 0, i;
+	int ret = 0;
+
+	if (!page)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	for (;;) {
+		ret = nvmefs_identify_active_ns(ctrl, after, page);
+		if (ret < 0)
+			break;
+		for (i = 0; i < NVMEFS_NS_LIST_LEN && page[i]; i++) {
+			if (page[i] <= after || n == NVMEFS_MAX_NAMESPACES)
+				goto out;
+			out[n++] = after = page[i];
+		}
+		if (i < NVMEFS_NS_LIST_LEN)
+			break;
+	}
+out:
+	free(page);
+	*np = n;
+	return ret;
+}
+
+/* Caches what the I/O path needs of every active namespace.  One that cannot
+ * be identified is kept, unusable, with the reason. */
 static int scan_namespaces(struct nvmefs_ctrl *ctrl)
 {
 	uint32_t *list;
 	unsigned int n = 0, i;
 	int ret;
 
-	list = malloc(NVMEFS_NS_LIST_LEN * sizeof(*list));
-	if (!list)
-		return nvmefs_error(-ENOMEM, "out of memory");
-	ret = nvmefs_identify_active_ns(ctrl, 0, list);
-	if (ret < 0)
-		goto out;
-	while (n < NVMEFS_NS_LIST_LEN && list[n])
-		n++;
-	ctrl->ns = calloc(NVMEFS_NS_LIST_LEN, sizeof(*ctrl->ns));
-	if (!ctrl->ns) {
+	list = malloc(NVMEFS_MAX_NAMESPACES * sizeof(*list));
+	ctrl->ns = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*ctrl->ns));
+	if (!list || !ctrl->ns) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
+	ret = active_nsids(ctrl, list, &n);
+	if (ret < 0)
+		goto out;
 	for (i = 0; i < n; i++) {
-		ret = identify_ns(ctrl, list[i], &ctrl->ns[i]);
-		if (ret < 0)
+		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
+
+		ret = identify_ns(ctrl, list[i], ns);
+		if (ret < 0 && !ns_error_only(ctrl, ret))
 			goto out;
+		ns->nsid = list[i];
+		if (ret < 0) {
+			ns->unusable = strdup(nvmefs_errmsg());
+			if (!ns->unusable) {
+				ret = nvmefs_error(-ENOMEM, "out of memory");
+				goto out;
+			}
+			atomic_store(&ns->gone, true);
+		}
 	}
+	ret = 0;
 	ctrl->nr_ns = n;
 	ctrl->nsids = list;
 	list = NULL;
@@ -1010,9 +1061,9 @@ static int recheck_namespaces(struct nvmefs_ctrl *ctrl)
 		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
 
 		ret = identify_ns(ctrl, ns->nsid, &now);
-		if (ret < 0 && ret != -ENOENT)
+		if (ret < 0 && !ns_error_only(ctrl, ret))
 			return ret;
-		ns_settle(ns, ret == 0 ? &now : NULL);
+		ns_settle(ns, ret == 0 && !ns->unusable ? &now : NULL);
 	}
 	return 0;
 }
@@ -1020,25 +1071,24 @@ static int recheck_namespaces(struct nvmefs_ctrl *ctrl)
 int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
 {
 	struct nvmefs_ns_cache *now = NULL, *cache;
-	uint32_t *list = malloc(NVMEFS_NS_LIST_LEN * sizeof(*list));
+	uint32_t *list = malloc(NVMEFS_MAX_NAMESPACES * sizeof(*list));
 	unsigned int n = 0, nr, i, k;
 	int ret;
 
 	/* The admin commands go without io_lock: a command that fails takes
 	 * it to wake the queues. */
-	now = calloc(NVMEFS_NS_LIST_LEN, sizeof(*now));
+	now = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*now));
 	if (!list || !now) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = nvmefs_identify_active_ns(ctrl, 0, list);
+	ret = active_nsids(ctrl, list, &n);
 	if (ret < 0)
 		goto out;
-	while (n < NVMEFS_NS_LIST_LEN && list[n])
-		n++;
 	for (i = 0; i < n; i++) {
 		ret = identify_ns(ctrl, list[i], &now[i]);
-		if (ret == -ENOENT)
+		/* Not there after all, or not identifiable: not a new one. */
+		if (ret < 0 && ns_error_only(ctrl, ret))
 			now[i].nsid = 0;
 		else if (ret < 0)
 			goto out;
@@ -1052,10 +1102,10 @@ int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
 
 		for (k = 0; k < n && now[k].nsid != ns->nsid; k++)
 			;
-		ns_settle(ns, k < n ? &now[k] : NULL);
+		ns_settle(ns, k < n && !ns->unusable ? &now[k] : NULL);
 	}
 	/* New ones go at the end, whole before they are counted. */
-	for (k = 0; cache && k < n && nr < NVMEFS_NS_LIST_LEN; k++) {
+	for (k = 0; cache && k < n && nr < NVMEFS_MAX_NAMESPACES; k++) {
 		if (!now[k].nsid)
 			continue;
 		for (i = 0; i < nr && cache[i].nsid != now[k].nsid; i++)
@@ -1220,6 +1270,9 @@ void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
 	for (i = 0; ioqs && i < nr; i++)
 		ioq_destroy(ioqs[i]);
 	free(ioqs);
+	/* Every slot, listed or not yet: a scan that failed half-way fills some. */
+	for (i = 0; ns && i < NVMEFS_MAX_NAMESPACES; i++)
+		free(ns[i].unusable);
 	free(ns);
 	free(nsids);
 }
@@ -1241,6 +1294,9 @@ int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_
 	if (!ns)
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s: see 'nvmefs identify'",
 				    nsid, ctrl->subnqn);
+	if (ns->unusable)
+		return nvmefs_error(-EPROTO, "namespace %u of %s cannot be used: %s", nsid,
+				    ctrl->subnqn, ns->unusable);
 	if (atomic_load(&ns->gone))
 		return nvmefs_error(-ENODEV, "namespace %u of %s was removed or replaced by another",
 				    nsid, ctrl->subnqn);

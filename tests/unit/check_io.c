@@ -336,7 +336,8 @@ END_TEST
 
 /* A namespace whose Identify data cannot be right: block sizes out of 512 B
  * to 64 KiB (LBADS 41 once looked like 512: x86 masks the shift), a format
- * index past NLBAF, a capacity past 2^64 bytes.  Refused, never used. */
+ * index past NLBAF, a capacity past 2^64 bytes.  Listed as unusable, with
+ * the reason, and never used; the queues come up for the others. */
 START_TEST(test_create_bad_lba_format)
 {
 	static const struct { uint8_t ds, flbas, nlbaf; uint64_t nsze; const char *msg; } bad[] = {
@@ -348,8 +349,11 @@ START_TEST(test_create_bad_lba_format)
 	};
 	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
 	uint32_t list[NVMEFS_NS_LIST_LEN] = { 0 };
+	struct nvmefs_ns_info info;
+	struct cb_rec rec = { 0 };
 	struct nvmefs_io_opts o;
 	struct nvme_id_ns id;
+	struct fake_step *s;
 
 	nvmefs_io_opts_init(&o);
 	list[0] = nvmefs_cpu_to_le32(1);
@@ -361,11 +365,104 @@ START_TEST(test_create_bad_lba_format)
 		id.nlbaf = bad[i].nlbaf;
 		fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, &id, sizeof(id));
 		fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
-		ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EPROTO);
+		s = fake_expect_create(NULL, NULL);
+		s->qid = 1;
+		fake_expect_io_connect(1, (uint16_t)(o.queue_size - 1), CNTLID);
+		ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+		ck_assert_int_eq(nvmefs_ns_info(ctrl, 1, &info), -EPROTO);
+		assert_msg_has("cannot be used");
 		assert_msg_has(bad[i].msg);
-		ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+		ck_assert_int_eq(nvmefs_ioq_write_zeroes(nvmefs_ctrl_io_queue(ctrl, 0), 1, 0, 8,
+							 on_io, &rec), -ENODEV);
+		assert_msg_has(bad[i].msg);
+		ck_assert_uint_eq(rec.calls, 0);
+		fake_expect_destroy();
+		nvmefs_ctrl_delete_io_queues(ctrl);
 	}
 	disconnect_io(ctrl, 0, false);
+}
+END_TEST
+
+/*
+ * More than one page of active NSIDs is walked (CNS 02h from the last one
+ * seen), and a list that stops increasing (a duplicate) is believed no
+ * further: before, only the first 1024 were used.
+ */
+START_TEST(test_namespace_pages)
+{
+	static uint32_t page1[NVMEFS_NS_LIST_LEN], page2[NVMEFS_NS_LIST_LEN];
+	static const uint32_t tail[] = { 1025, 1026, 1026, 1030 };
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	const uint32_t *nsids;
+	struct nvmefs_ns_info info;
+	struct nvmefs_io_opts o;
+	struct nvme_id_ns id;
+	struct fake_step *s;
+
+	nvmefs_io_opts_init(&o);
+	for (uint32_t i = 0; i < NVMEFS_NS_LIST_LEN; i++)
+		page1[i] = nvmefs_cpu_to_le32(i + 1);
+	for (uint32_t i = 0; i < 4; i++)
+		page2[i] = nvmefs_cpu_to_le32(tail[i]);
+	fake_expect_set_nr_queues(1, 0);
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, page1, sizeof(page1));
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 1024, page2, sizeof(page2));
+	fake_id_ns(&id, 1 << 20, 9);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 0, &id, sizeof(id));
+	s->match &= ~FAKE_M_NSID;
+	fake_float(s);
+	fake_repeat(s, 1026, 1026);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 0, NULL, 0);
+	s->match &= ~FAKE_M_NSID;
+	fake_float(s);
+	fake_repeat(s, 1026, 1026);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, (uint16_t)(o.queue_size - 1), CNTLID);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	ck_assert_uint_eq(nvmefs_ctrl_ns_list(ctrl, &nsids), 1026);
+	ck_assert_uint_eq(nsids[1023], 1024);
+	ck_assert_uint_eq(nsids[1025], 1026);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 1026, &info), 0);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 1030, &info), -ENOENT);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* One namespace that cannot be identified is reported and skipped; the
+ * others, and the queues, come up (before, it failed them all). */
+START_TEST(test_namespace_identify_fails)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	uint32_t list[NVMEFS_NS_LIST_LEN] = { 0 };
+	struct nvmefs_ns_info info;
+	struct nvmefs_io_opts o;
+	struct nvme_id_ns id;
+	struct fake_step *s;
+
+	nvmefs_io_opts_init(&o);
+	for (uint32_t i = 0; i < 3; i++)
+		list[i] = nvmefs_cpu_to_le32(i + 1);
+	fake_expect_set_nr_queues(1, 0);
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
+	fake_id_ns(&id, 1 << 20, 9);
+	for (uint32_t nsid = 1; nsid <= 3; nsid++) {
+		s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, nsid, &id, sizeof(id));
+		if (nsid == 2) {
+			fake_step_status(s, 0, 0x06, true);	/* Internal Error */
+			continue;
+		}
+		fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, nsid, NULL, 0);
+	}
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, (uint16_t)(o.queue_size - 1), CNTLID);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 1, &info), 0);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 3, &info), 0);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 2, &info), -EPROTO);
+	assert_msg_has("namespace 2 of " SUBNQN " cannot be used: Identify Namespace 2");
+	disconnect_io(ctrl, 1, false);
 }
 END_TEST
 
@@ -2113,6 +2210,8 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_create_granted_fewer);
 	tcase_add_test(tc, test_create_bad_opts);
 	tcase_add_test(tc, test_create_bad_lba_format);
+	tcase_add_test(tc, test_namespace_pages);
+	tcase_add_test(tc, test_namespace_identify_fails);
 	tcase_add_test(tc, test_create_twice_and_again);
 	tcase_add_test(tc, test_create_fails_midway);
 	suite_add_tcase(s, tc);
