@@ -379,7 +379,12 @@ unsigned int nvmefs_ctrl_ns_list(const struct nvmefs_ctrl *ctrl,
  */
 int nvmefs_mr_reg(struct nvmefs_ctrl *ctrl, void *addr, size_t len,
 		  struct nvmefs_mr **mrp);
-/** Release a registration; no I/O may be using it. */
+/**
+ * Release a registration; no I/O may be using it.  Other threads may go on
+ * doing I/O with other regions, and registering and releasing them,
+ * meanwhile: lookups take no lock, so the handle's memory is kept until
+ * the controller goes (some 100 bytes a registration).
+ */
 void nvmefs_mr_dereg(struct nvmefs_mr *mr);
 
 /** A buffer of nvmefs_ioq_buf_size() bytes from @ioq's registered pool, or NULL if all are taken. */

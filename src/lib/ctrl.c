@@ -136,6 +136,7 @@ static void release(struct nvmefs_ctrl *ctrl)
 	nvmefs_queue_fini(&ctrl->admin);
 	if (ctrl->ops->ctrl_release)
 		ctrl->ops->ctrl_release(ctrl);
+	nvmefs_mr_free_retired(ctrl);
 	pthread_cond_destroy(&ctrl->state_cond);
 	pthread_mutex_destroy(&ctrl->state_lock);
 	pthread_mutex_destroy(&ctrl->io_lock);

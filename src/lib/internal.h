@@ -49,7 +49,8 @@ struct nvmefs_mr {
 	uint32_t lkey;
 	uint32_t rkey;
 	void *tp;			/* the transport's registration; NULL while released */
-	struct nvmefs_mr *next;		/* the callers' regions, for lookup without a lock */
+	/* The callers' regions, for lookup without a lock (mr.c). */
+	_Atomic(struct nvmefs_mr *) next;
 	/* Every region of the controller, pools too, under mr_lock (mr.c). */
 	struct nvmefs_mr *region_next, *region_prev;
 };
@@ -270,10 +271,12 @@ struct nvmefs_ctrl {
 	uint32_t max_xfer;		/* bytes per I/O command */
 	uint32_t inline_size;		/* in-capsule write data per command */
 	_Atomic(struct nvmefs_mr *) mrs;
-	/* mr.c: every registration, and whether the device was let go of. */
+	/* mr.c: every registration, and whether the device was let go of;
+	 * the callers' regions deregistered while the controller lives. */
 	pthread_mutex_t mr_lock;
 	struct nvmefs_mr *regions;
 	bool regions_released;
+	struct nvmefs_mr *retired;
 };
 
 /* mr.c */
@@ -281,6 +284,11 @@ struct nvmefs_ctrl {
  * while the device is released, it is registered at the reconnect. */
 int nvmefs_mr_new(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp);
 void nvmefs_mr_free(struct nvmefs_mr *mr);
+/* The caller's region that holds @len bytes at @buf, or NULL; safe while
+ * other threads register and deregister regions. */
+struct nvmefs_mr *nvmefs_mr_find(struct nvmefs_ctrl *ctrl, const void *buf, size_t len);
+/* Frees the regions deregistered while the controller lived. */
+void nvmefs_mr_free_retired(struct nvmefs_ctrl *ctrl);
 /* With no queue left: deregister every region and release the transport's
  * per-controller state (the protection domain), so that a device that is
  * going away can go.  The regions stay known, for nvmefs_ctrl_register_again(). */

@@ -75,10 +75,7 @@ static struct nvmefs_mr *find_mr(struct nvmefs_ioq *ioq, const void *buf, size_t
 
 	if (mr && p >= mr->addr && p + len <= mr->addr + mr->len)
 		return mr;
-	for (mr = atomic_load(&ioq->ctrl->mrs); mr; mr = mr->next)
-		if (p >= mr->addr && p + len <= mr->addr + mr->len)
-			return mr;
-	return NULL;
+	return nvmefs_mr_find(ioq->ctrl, buf, len);
 }
 
 /* ---------------------------------------------------------------------- */

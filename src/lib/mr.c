@@ -11,6 +11,7 @@
  * the same; only their keys change, while no queue can use them.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -77,6 +78,14 @@ void nvmefs_mr_free(struct nvmefs_mr *mr)
 	free(mr);
 }
 
+/*
+ * The callers' regions are looked up without a lock, on every I/O, by any
+ * queue's owner, while another thread may register or deregister a region.
+ * Writers take mr_lock and publish with release stores; a reader follows
+ * the list with acquire loads.  A deregistered region is unlinked at once
+ * but its record is kept until the controller goes, since a reader may be
+ * standing on it on its way down the list; its registration goes at once.
+ */
 int nvmefs_mr_reg(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp)
 {
 	struct nvmefs_mr *mr;
@@ -85,33 +94,64 @@ int nvmefs_mr_reg(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmef
 	ret = nvmefs_mr_new(ctrl, addr, len, &mr);
 	if (ret < 0)
 		return ret;
-	/* Queues look registrations up without a lock: publish it whole. */
-	mr->next = atomic_load(&ctrl->mrs);
-	while (!atomic_compare_exchange_weak(&ctrl->mrs, &mr->next, mr))
-		;
+	pthread_mutex_lock(&ctrl->mr_lock);
+	atomic_store_explicit(&mr->next, atomic_load_explicit(&ctrl->mrs, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&ctrl->mrs, mr, memory_order_release);
+	pthread_mutex_unlock(&ctrl->mr_lock);
 	*mrp = mr;
 	return 0;
 }
 
+struct nvmefs_mr *nvmefs_mr_find(struct nvmefs_ctrl *ctrl, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	for (struct nvmefs_mr *mr = atomic_load_explicit(&ctrl->mrs, memory_order_acquire); mr;
+	     mr = atomic_load_explicit(&mr->next, memory_order_acquire))
+		if (p >= mr->addr && len <= mr->len && (size_t)(p - mr->addr) <= mr->len - len)
+			return mr;
+	return NULL;
+}
+
 void nvmefs_mr_dereg(struct nvmefs_mr *mr)
 {
+	_Atomic(struct nvmefs_mr *) *link;
 	struct nvmefs_ctrl *ctrl;
-	struct nvmefs_mr *prev;
+	struct nvmefs_mr *cur;
 
 	if (!mr)
 		return;
 	ctrl = mr->ctrl;
-	/* The caller guarantees no I/O uses it; unlinking needs no more. */
-	prev = atomic_load(&ctrl->mrs);
-	if (prev == mr) {
-		atomic_store(&ctrl->mrs, mr->next);
-	} else {
-		while (prev && prev->next != mr)
-			prev = prev->next;
-		if (prev)
-			prev->next = mr->next;
+	pthread_mutex_lock(&ctrl->mr_lock);
+	for (link = &ctrl->mrs; (cur = atomic_load_explicit(link, memory_order_relaxed));
+	     link = &cur->next) {
+		if (cur == mr) {
+			atomic_store_explicit(link, atomic_load_explicit(&mr->next,
+									 memory_order_relaxed),
+					      memory_order_release);
+			break;
+		}
 	}
-	nvmefs_mr_free(mr);
+	region_unlink(ctrl, mr);
+	if (mr->tp)
+		ctrl->ops->mr_dereg(mr);
+	mr->tp = NULL;
+	/* Its next stays as it was: a reader on it still finds the rest. */
+	mr->region_next = ctrl->retired;
+	ctrl->retired = mr;
+	pthread_mutex_unlock(&ctrl->mr_lock);
+}
+
+void nvmefs_mr_free_retired(struct nvmefs_ctrl *ctrl)
+{
+	struct nvmefs_mr *mr, *next;
+
+	for (mr = ctrl->retired; mr; mr = next) {
+		next = mr->region_next;
+		free(mr);
+	}
+	ctrl->retired = NULL;
 }
 
 void nvmefs_ctrl_release_device(struct nvmefs_ctrl *ctrl)

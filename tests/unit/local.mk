@@ -64,3 +64,25 @@ tests_unit_san_check_queue_SOURCES = $(tests_unit_check_queue_SOURCES)
 tests_unit_san_check_queue_CFLAGS = $(tests_unit_check_queue_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_queue_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_queue_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+# The registry of registered memory under threads: plain, ASan, and TSan,
+# which needs the library built for it too.
+TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer
+noinst_LIBRARIES += src/lib/libnvmefs-tsan.a
+src_lib_libnvmefs_tsan_a_SOURCES = $(src_lib_libnvmefs_a_SOURCES)
+src_lib_libnvmefs_tsan_a_CFLAGS = $(src_lib_libnvmefs_a_CFLAGS) $(TSAN_FLAGS)
+MR_UNIT_TESTS = tests/unit/check_mr tests/unit/san/check_mr tests/unit/tsan/check_mr
+check_PROGRAMS += $(MR_UNIT_TESTS)
+UNIT_TESTS += $(MR_UNIT_TESTS)
+tests_unit_check_mr_SOURCES = tests/unit/check_mr.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_mr_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_mr_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_mr_SOURCES = $(tests_unit_check_mr_SOURCES)
+tests_unit_san_check_mr_CFLAGS = $(tests_unit_check_mr_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_mr_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_mr_LDADD = $(UNIT_FAKE_SAN_LDADD)
+tests_unit_tsan_check_mr_SOURCES = $(tests_unit_check_mr_SOURCES)
+tests_unit_tsan_check_mr_CFLAGS = $(tests_unit_check_mr_CFLAGS) $(TSAN_FLAGS)
+tests_unit_tsan_check_mr_LDFLAGS = $(TSAN_FLAGS)
+tests_unit_tsan_check_mr_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) \
+	$(IBVERBS_LIBS) $(CHECK_LIBS)
