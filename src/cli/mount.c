@@ -200,6 +200,10 @@ static int mount_option(struct mount_args *m, char *opt)
 		m->fs.cached = !strcmp(opt, "cached");
 		return EXIT_OK;
 	}
+	/* FUSE's max_read is ours to set, from max_io: another one makes the
+	 * kernel's INIT fail after the mount is made. */
+	if (!strcmp(opt, "max_read"))
+		return usage_error(cmd, "-o max_read is set by nvmefs: give -o max_io=SIZE instead");
 	if (!strcmp(opt, "max_io")) {
 		if (!value || parse_size(value, 4096, 1u << 20, &v) || v % 4096)
 			return usage_error(cmd, "-o max_io=%s: give a multiple of 4k from 4k to 1M",

@@ -570,6 +570,7 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	struct fs *fs = userdata;
 	unsigned int inflight = fs->opts.workers * fs->opts.depth;
 
+	atomic_store(&fs->init_called, true);
 	/* Requests come into our registered buffers, never through pipes. */
 	conn->want &= ~(unsigned int)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE);
 	conn->want |= conn->capable & (FUSE_CAP_ASYNC_DIO | FUSE_CAP_ASYNC_READ | FUSE_CAP_ATOMIC_O_TRUNC);
@@ -1109,6 +1110,27 @@ static int build_info(struct fs *fs)
 
 /* Reads one request into a free buffer and dispatches it.  Returns whether
  * one came. */
+/*
+ * The kernel's INIT went through fs_init(); libfuse may still have refused
+ * it (options it cannot meet), and then ended the session: only a session
+ * still running is a live mount to tell the caller about.
+ */
+static void init_answered(struct fs *fs)
+{
+	if (atomic_exchange(&fs->ready_told, true))
+		return;
+	if (fuse_session_exited(fs->se)) {
+		fs->init_error = fs_error(-EPROTO, "FUSE refused the mount when the kernel started "
+					  "it (INIT): a -o option it cannot meet; mount without the "
+					  "FUSE options added, or see the system log");
+		atomic_store(&fs->stopping, true);
+		eventfd_write(fs->stop_fd, 1);
+		return;
+	}
+	if (fs->opts.ready)
+		fs->opts.ready(fs->opts.ready_arg);
+}
+
 static bool receive(struct worker *w)
 {
 	struct fs *fs = w->fs;
@@ -1135,6 +1157,8 @@ static bool receive(struct worker *w)
 	cur_freq = f;
 	fuse_session_process_buf(fs->se, &fb);
 	cur_freq = NULL;
+	if (atomic_load(&fs->init_called) && !atomic_load(&fs->ready_told))
+		init_answered(fs);
 	/* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
 	 * request take() claimed is returned by freq_put(), even when it finished
 	 * before fuse_session_process_buf() returned (a submission that failed). */
@@ -1428,10 +1452,11 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 			break;
 		}
 	}
-	if (started == opts->workers && opts->ready)
-		opts->ready(opts->ready_arg);
+	/* Ready is told by the worker that sees INIT through (init_answered). */
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(fs->workers[i].thread, NULL);
+	if (ret == 0 && fs->init_error)
+		ret = fs->init_error;
 	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
 	flush_all(fs);
 	fuse_session_unmount(fs->se);

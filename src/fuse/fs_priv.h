@@ -49,6 +49,11 @@ struct fs {
 	 * worker keeps polling its queue, which may carry another's I/O while
 	 * the target grants fewer queues. */
 	atomic_uint workers_left;
+	/* The kernel's INIT reached fs_init(); its outcome was looked at (the
+	 * caller told the mount is live, or init_error set). */
+	atomic_bool init_called;
+	atomic_bool ready_told;
+	int init_error;
 	size_t bufsize;
 	/* Room for NVMEFS_MAX_NAMESPACES: a namespace added on the target gets
 	 * its file at the end while the workers read the array. */

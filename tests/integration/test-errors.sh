@@ -45,6 +45,9 @@ for spec in "-i nr_io_queues 1 64" "-Q queue_size 2 4096" "--depth depth 1 1024"
 	done
 done
 
+expect_failure "mount -o max_read" "max_read is set by nvmefs: give -o max_io" 2000 -- \
+	"$NVMEFS" mount -a "$addr" -n "${subnqns[0]}" -o max_read=65536 /tmp
+
 expect_failure "unknown transport" "transport 'tcp'.*rdma" 2000 -- \
 	"$NVMEFS" discover -t tcp -a "$addr"
 
