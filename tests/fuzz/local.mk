@@ -1,0 +1,47 @@
+# libFuzzer harnesses of what a target or the kernel hands us, built with
+# clang when configured with --enable-fuzz.  `make check` runs each for
+# FUZZ_SECONDS (10 by default); `make fuzz` for longer (FUZZ_SECONDS, 600 by
+# default, each), keeping what it finds in tests/fuzz/artifacts/.
+
+FUZZ_BINARIES = tests/fuzz/fuzz_output tests/fuzz/fuzz_wire tests/fuzz/fuzz_queue
+CLEANFILES = $(FUZZ_BINARIES)
+EXTRA_DIST += \
+	tests/fuzz/check-fuzz \
+	tests/fuzz/fuzz_output.c \
+	tests/fuzz/fuzz_wire.c \
+	tests/fuzz/fuzz_queue.c \
+	tests/fuzz/corpus
+
+if FUZZ
+FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
+	-I$(top_builddir) -I$(top_srcdir)/include -I$(top_srcdir)/src/lib -pthread \
+	$(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS)
+# The library's C sources (its headers are in src_lib_libnvmefs_a_SOURCES too).
+FUZZ_LIB_C = src/lib/error.c src/lib/queue.c src/lib/ctrl.c src/lib/aen.c src/lib/fabrics.c \
+	src/lib/discovery.c src/lib/io.c src/lib/io_forward.c src/lib/mr.c src/lib/rdma.c \
+	src/lib/recover.c src/lib/wire.c
+FUZZ_LIB_LIBS = $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) -lpthread
+
+tests/fuzz/fuzz_output: tests/fuzz/fuzz_output.c src/cli/output.c src/common/json.c \
+		src/common/text.c
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(LIBNVME_LIBS)
+tests/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c $(FUZZ_LIB_C)
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
+tests/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_LIB_C)
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
+
+check_SCRIPTS = $(FUZZ_BINARIES)
+FUZZ_TESTS = tests/fuzz/check-fuzz
+
+fuzz: $(FUZZ_BINARIES)
+	top_srcdir=$(abs_top_srcdir) top_builddir=$(abs_top_builddir) \
+		FUZZ_SECONDS=$${FUZZ_SECONDS:-600} $(top_srcdir)/tests/fuzz/check-fuzz
+else
+FUZZ_TESTS =
+fuzz:
+	@echo "make fuzz: configure with --enable-fuzz (it needs clang) first" >&2; exit 1
+endif
+.PHONY: fuzz
