@@ -3,13 +3,15 @@
 # FUZZ_SECONDS (10 by default); `make fuzz` for longer (FUZZ_SECONDS, 600 by
 # default, each), keeping what it finds in tests/fuzz/artifacts/.
 
-FUZZ_BINARIES = tests/fuzz/fuzz_output tests/fuzz/fuzz_wire tests/fuzz/fuzz_queue
+FUZZ_BINARIES = tests/fuzz/fuzz_output tests/fuzz/fuzz_wire tests/fuzz/fuzz_queue \
+	tests/fuzz/fuzz_discovery
 CLEANFILES = $(FUZZ_BINARIES)
 EXTRA_DIST += \
 	tests/fuzz/check-fuzz \
 	tests/fuzz/fuzz_output.c \
 	tests/fuzz/fuzz_wire.c \
 	tests/fuzz/fuzz_queue.c \
+	tests/fuzz/fuzz_discovery.c \
 	tests/fuzz/corpus
 
 if FUZZ
@@ -30,6 +32,9 @@ tests/fuzz/fuzz_wire: tests/fuzz/fuzz_wire.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
 tests/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_LIB_C)
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
+tests/fuzz/fuzz_discovery: tests/fuzz/fuzz_discovery.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
 
