@@ -27,6 +27,9 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf.c \
 	src/cli/mount.c \
 	src/fuse/fs.c \
+	src/fuse/requests.c \
+	src/fuse/worker.c \
+	src/fuse/serve.c \
 	src/fuse/fs.h \
 	src/fuse/fs_priv.h \
 	src/fuse/namespaces.c

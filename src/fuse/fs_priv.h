@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Private to the FUSE side of `nvmefs mount`: what its files share.
- * fs.c has the FUSE operations, the workers and the mount's life;
- * namespaces.c the namespace files and how they follow the target.
+ * fs.c has the FUSE operations; requests.c how a request becomes NVMe
+ * commands; worker.c the workers; serve.c the mount's life; namespaces.c
+ * the namespace files and how they follow the target.
  */
 #ifndef NVMEFS_FUSE_FS_PRIV_H
 #define NVMEFS_FUSE_FS_PRIV_H
@@ -14,7 +15,13 @@
 #include <sys/types.h>
 #include <time.h>
 
+#ifndef FUSE_USE_VERSION
+#define FUSE_USE_VERSION 34
+#endif
+#include <fuse_lowlevel.h>
+
 #include "fs.h"
+#include "../common/histogram.h"
 
 #define INO_INFO 2
 #define INO_STATS 3
@@ -36,8 +43,76 @@ struct ns_file {
 	char uuid[37];
 };
 
-struct worker;
-struct resv;
+/* Room past the payload: the request headers, or the partial blocks that
+ * round an unaligned read out to whole blocks. */
+#define BUF_SLACK 8192
+
+enum fop { FOP_READ, FOP_WRITE, FOP_FLUSH, FOP_ZERO, FOP_PUNCH };
+enum sub_kind { SUB_READ, SUB_WRITE, SUB_ZEROES, SUB_PUNCH, SUB_FLUSH };
+
+
+/* One command a request needs, kept so that a full queue only delays it. */
+struct sub_io {
+	uint8_t kind;		/* enum sub_kind */
+	bool waiting;		/* refused with -EAGAIN: submit again after a poll */
+	/* Past 2^32 only for zeroing and punching: a read or write is at most
+	 * one FUSE request's max_write. */
+	uint64_t nlb;
+	uint64_t slba;
+	uint8_t *buf;
+};
+
+/* A FUSE request in flight, and its buffers. */
+struct freq {
+	struct worker *w;
+	fuse_req_t req;
+	uint8_t *buf;		/* the request as received; a read's data after */
+	uint8_t *edge;		/* two blocks for read-modify-write */
+	struct ns_file *ns;
+	uint8_t op;		/* enum fop */
+	uint8_t phase;		/* 0: edges being read, 1: writing */
+	bool busy;		/* owned by an asynchronous operation */
+	bool taken;		/* claimed by take(): freq_put() returns it, not receive() */
+	bool listed;		/* on the worker's retry list */
+	uint64_t off;
+	size_t size;
+	const uint8_t *data;	/* a write's payload, inside buf */
+	unsigned int pending;
+	int error;		/* first errno */
+	int resv;		/* write reservation, or -1 */
+	uint64_t start_ns;
+	struct sub_io sub[3];
+	struct freq *next;
+};
+
+struct queue_stats {
+	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes;
+	atomic_uint_fast64_t flushes, write_zeroes, deallocates, errors;
+	struct histogram lat;
+};
+
+struct worker {
+	struct fs *fs;
+	unsigned int idx;
+	pthread_t thread;
+	int epfd;
+	bool fuse_watched;	/* /dev/fuse is in epfd (only while a buffer is free) */
+	struct nvmefs_ioq *q;
+	struct nvmefs_mr *mr;
+	uint8_t *region;
+	struct freq *freqs;
+	struct freq *free;
+	unsigned int busy;
+	bool drained;		/* counted out of fs->workers_left */
+	struct freq *retry_head, *retry_tail;	/* deferred writes and waiting sub-I/Os */
+	struct queue_stats stats;
+};
+
+struct resv {
+	bool used;
+	uint32_t nsid;
+	uint64_t first, last;
+};
 
 struct fs {
 	struct nvmefs_ctrl *ctrl;
@@ -81,6 +156,30 @@ int fs_error(int err, const char *fmt, ...);
 int lib_error(int err);
 __attribute__((format(printf, 1, 2)))
 void fs_log(const char *fmt, ...);
+
+/* fs.c: the FUSE operations; the stats file's text and the info file. */
+extern const struct fuse_lowlevel_ops fs_lowlevel_ops;
+char *fs_stats_json(struct fs *fs, size_t *len);
+int fs_build_info(struct fs *fs);
+
+/* requests.c */
+/* The request a worker is dispatching, for fs_take(). */
+extern _Thread_local struct freq *fs_cur_freq;
+/* Takes the current request over for asynchronous completion. */
+struct freq *fs_take(fuse_req_t req, struct ns_file *ns, enum fop op, uint64_t off, size_t size);
+/* Starts a write or zeroing; false if its blocks are reserved by another. */
+bool fs_write_start(struct freq *f);
+void fs_retry_push(struct worker *w, struct freq *f);
+/* Adds sub-I/O @i of @f and submits it. */
+void fs_sub_add(struct freq *f, unsigned int i, enum sub_kind kind, uint64_t slba, uint64_t nlb,
+		uint8_t *buf);
+/* What to do once nothing of @f is in flight or waiting. */
+void fs_step(struct freq *f);
+/* Writes and sub-I/Os that waited: whether any of them got on. */
+bool fs_run_retries(struct worker *w);
+
+/* worker.c */
+void *fs_worker_main(void *arg);
 
 /* namespaces.c */
 /* A file for every active namespace, with its identity for xattrs and info. */

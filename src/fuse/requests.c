@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A FUSE request's NVMe commands: at most three sub-I/Os (the two partial
+ * edge blocks, read for read-modify-write, and the whole blocks between),
+ * sent on the worker's own queue and held on its retry list when the queue
+ * is full.  Workers share nothing on the I/O path but a table of write
+ * reservations: overlapping writes are serialized, so that the
+ * read-modify-write of an unaligned edge never loses another writer's data.
+ * A write that finds its blocks taken waits on its own worker's list and is
+ * retried there; no thread blocks.
+ */
+#define FUSE_USE_VERSION 34
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/falloc.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+#include <nvme/types.h>
+#include <nvme/util.h>
+
+#include "fs_priv.h"
+#include "../common/histogram.h"
+#include "../common/json.h"
+#include "../common/text.h"
+
+_Thread_local struct freq *fs_cur_freq;
+
+/* ---------------------------------------------------------------------- */
+/* Errors                                                                   */
+/* ---------------------------------------------------------------------- */
+
+/* An errno for FUSE from a completion status; each NVMe status is logged
+ * once, with what it hit. */
+static int status_errno(struct fs *fs, struct freq *f, int status)
+{
+	int err;
+
+	if (status < 0)
+		err = -status == ENOENT ? EIO : -status;
+	else
+		err = nvme_status_to_errno(status, false);
+	/* What the transport or an outage says is, to a file's user, an I/O
+	 * error, as the kernel initiator's block device reports it. */
+	if (!err || err == ETIMEDOUT || err == ECONNRESET || err == ENOTCONN || err == EPROTO ||
+	    err == ENODEV)
+		err = EIO;
+	pthread_mutex_lock(&fs->log_lock);
+	for (unsigned int i = 0; i < fs->nr_logged; i++) {
+		if (fs->logged[i] == status)
+			goto out;
+	}
+	if (fs->nr_logged < sizeof(fs->logged) / sizeof(fs->logged[0]))
+		fs->logged[fs->nr_logged++] = status;
+	fs_log("%s, %s at byte %" PRIu64 " (%zu bytes): %s; returning %s (logged once)",
+	       f->ns ? f->ns->name : "?",
+	       f->op == FOP_READ ? "read" : f->op == FOP_WRITE ? "write" : f->op == FOP_FLUSH ? "flush"
+	       : "fallocate", f->off, f->size,
+	       status > 0 ? nvme_status_to_string(status, false) : nvmefs_errmsg(), strerror(err));
+out:
+	pthread_mutex_unlock(&fs->log_lock);
+	return err;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Write reservations                                                       */
+/* ---------------------------------------------------------------------- */
+
+static int reserve(struct fs *fs, uint32_t nsid, uint64_t first, uint64_t last)
+{
+	int free_slot = -1;
+
+	pthread_mutex_lock(&fs->resv_lock);
+	for (unsigned int i = 0; i < fs->nr_resv; i++) {
+		struct resv *r = &fs->resv[i];
+
+		if (!r->used) {
+			if (free_slot < 0)
+				free_slot = (int)i;
+		} else if (r->nsid == nsid && r->first <= last && first <= r->last) {
+			free_slot = -1;
+			goto out;
+		}
+	}
+	if (free_slot >= 0)
+		fs->resv[free_slot] = (struct resv){ true, nsid, first, last };
+out:
+	pthread_mutex_unlock(&fs->resv_lock);
+	return free_slot;
+}
+
+static void release_resv(struct fs *fs, int idx)
+{
+	if (idx < 0)
+		return;
+	pthread_mutex_lock(&fs->resv_lock);
+	fs->resv[idx].used = false;
+	pthread_mutex_unlock(&fs->resv_lock);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Requests                                                                 */
+/* ---------------------------------------------------------------------- */
+
+void fs_retry_push(struct worker *w, struct freq *f)
+{
+	if (f->listed)
+		return;
+	f->listed = true;
+	f->next = NULL;
+	if (w->retry_tail)
+		w->retry_tail->next = f;
+	else
+		w->retry_head = f;
+	w->retry_tail = f;
+}
+
+static void freq_put(struct worker *w, struct freq *f)
+{
+	f->busy = false;
+	f->req = NULL;
+	f->next = w->free;
+	w->free = f;
+	w->busy--;
+}
+
+static void count_done(struct worker *w, struct freq *f)
+{
+	struct queue_stats *s = &w->stats;
+
+	hist_add(&s->lat, hist_now_ns() - f->start_ns);
+	if (f->error) {
+		atomic_fetch_add_explicit(&s->errors, 1, memory_order_relaxed);
+		return;
+	}
+	switch (f->op) {
+	case FOP_READ:
+		atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->read_bytes, f->size, memory_order_relaxed);
+		break;
+	case FOP_WRITE:
+		atomic_fetch_add_explicit(&s->writes, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&s->write_bytes, f->size, memory_order_relaxed);
+		break;
+	case FOP_FLUSH:
+		atomic_fetch_add_explicit(&s->flushes, 1, memory_order_relaxed);
+		break;
+	default:
+		break;
+	}
+}
+
+static void finish(struct freq *f)
+{
+	struct worker *w = f->w;
+
+	release_resv(w->fs, f->resv);
+	f->resv = -1;
+	count_done(w, f);
+	if (f->error)
+		fuse_reply_err(f->req, f->error);
+	else if (f->op == FOP_READ)
+		fuse_reply_buf(f->req, (const char *)f->buf + (f->off & (f->ns->lba_size - 1)), f->size);
+	else if (f->op == FOP_WRITE)
+		fuse_reply_write(f->req, f->size);
+	else
+		fuse_reply_err(f->req, 0);
+	freq_put(w, f);
+}
+
+static void sub_done(void *arg, int status);
+
+/* Submits sub-I/O @i of @f; a full queue only postpones it. */
+static void sub_submit(struct freq *f, unsigned int i)
+{
+	struct worker *w = f->w;
+	struct sub_io *s = &f->sub[i];
+	uint32_t nsid = f->ns->nsid;
+	struct queue_stats *st = &w->stats;
+	int ret;
+
+	switch (s->kind) {
+	case SUB_READ:
+		ret = nvmefs_ioq_read(w->q, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
+		break;
+	case SUB_WRITE:
+		ret = nvmefs_ioq_write(w->q, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
+		break;
+	case SUB_ZEROES:
+		ret = nvmefs_ioq_write_zeroes(w->q, nsid, s->slba, s->nlb, sub_done, f);
+		if (!ret)
+			atomic_fetch_add_explicit(&st->write_zeroes, 1, memory_order_relaxed);
+		break;
+	case SUB_PUNCH:
+		ret = nvmefs_ioq_punch(w->q, nsid, s->slba, s->nlb, sub_done, f);
+		if (!ret)
+			atomic_fetch_add_explicit(&st->deallocates, 1, memory_order_relaxed);
+		break;
+	default:
+		ret = nvmefs_ioq_flush(w->q, nsid, sub_done, f);
+		break;
+	}
+	s->waiting = ret == -EAGAIN;
+	if (ret == 0) {
+		f->pending++;
+	} else if (ret == -EAGAIN) {
+		fs_retry_push(w, f);
+	} else if (!f->error) {
+		f->error = status_errno(w->fs, f, ret);
+	}
+}
+
+void fs_sub_add(struct freq *f, unsigned int i, enum sub_kind kind, uint64_t slba,
+		    uint64_t nlb, uint8_t *buf)
+{
+	f->sub[i] = (struct sub_io){ .kind = (uint8_t)kind, .slba = slba, .nlb = nlb, .buf = buf };
+	sub_submit(f, i);
+}
+
+static bool subs_waiting(const struct freq *f)
+{
+	return f->sub[0].waiting || f->sub[1].waiting || f->sub[2].waiting;
+}
+
+static void write_phase(struct freq *f);
+
+/* What to do once nothing of @f is in flight or waiting. */
+void fs_step(struct freq *f)
+{
+	if (f->pending || subs_waiting(f))
+		return;
+	if (f->phase == 0 && (f->op == FOP_WRITE || f->op == FOP_ZERO || f->op == FOP_PUNCH) &&
+	    !f->error) {
+		write_phase(f);
+		if (f->pending || subs_waiting(f))
+			return;
+	}
+	finish(f);
+}
+
+static void sub_done(void *arg, int status)
+{
+	struct freq *f = arg;
+
+	f->pending--;
+	if (status && !f->error)
+		f->error = status_errno(f->w->fs, f, status);
+	fs_step(f);
+}
+
+/*
+ * Writes (and zeroing) in two phases.  Phase 0 reads the partial blocks at
+ * the edges while the whole blocks in the middle are already written
+ * (they are ours: the range is reserved).  Phase 1 lays the new bytes over
+ * the edge blocks and writes them back.
+ */
+static void write_phase(struct freq *f)
+{
+	uint32_t lba = f->ns->lba_size, mask = lba - 1;
+	uint8_t shift = f->ns->lba_shift;
+	uint64_t a = f->off, b = f->off + f->size;
+	uint64_t first = a >> shift, last = (b - 1) >> shift;
+	bool head = a & mask, tail = b & mask;
+
+	f->phase = 1;
+	if (head || tail) {
+		uint8_t *blk0 = f->edge, *blk1 = f->edge + MAX_LBA_SIZE;
+
+		if (first == last) {
+			/* Phase 0 read the one block into the slot of its partial edge. */
+			uint8_t *blk = head ? blk0 : blk1;
+
+			if (f->data)
+				memcpy(blk + (a & mask), f->data, f->size);
+			else
+				memset(blk + (a & mask), 0, f->size);
+			fs_sub_add(f, 0, SUB_WRITE, first, 1, blk);
+			return;
+		}
+		if (head) {
+			size_t n = lba - (a & mask);
+
+			if (f->data)
+				memcpy(blk0 + (a & mask), f->data, n);
+			else
+				memset(blk0 + (a & mask), 0, n);
+			fs_sub_add(f, 0, SUB_WRITE, first, 1, blk0);
+		}
+		if (tail) {
+			size_t n = b & mask;
+
+			if (f->data)
+				memcpy(blk1, f->data + ((last << shift) - a), n);
+			else
+				memset(blk1, 0, n);
+			fs_sub_add(f, 1, SUB_WRITE, last, 1, blk1);
+		}
+	}
+}
+
+/* Starts a write or zeroing: reserve, read the edges, write the middle. */
+bool fs_write_start(struct freq *f)
+{
+	struct worker *w = f->w;
+	uint32_t mask = f->ns->lba_size - 1;
+	uint8_t shift = f->ns->lba_shift;
+	uint64_t a = f->off, b = f->off + f->size;
+	uint64_t first = a >> shift, last = (b - 1) >> shift, mfirst, mend;
+	bool head = a & mask, tail = b & mask;
+
+	f->resv = reserve(w->fs, f->ns->nsid, first, last);
+	if (f->resv < 0)
+		return false;
+	f->phase = 0;
+	if (head)
+		fs_sub_add(f, 0, SUB_READ, first, 1, f->edge);
+	if (tail && (last != first || !head))
+		fs_sub_add(f, 1, SUB_READ, last, 1, f->edge + MAX_LBA_SIZE);
+	/* The whole blocks between the edges: [mfirst, mend). */
+	mfirst = head ? first + 1 : first;
+	mend = tail ? last : last + 1;
+	if (mfirst < mend) {
+		uint64_t nlb = mend - mfirst;
+
+		if (f->op == FOP_WRITE)
+			fs_sub_add(f, 2, SUB_WRITE, mfirst, nlb, (uint8_t *)f->data + ((mfirst << shift) - a));
+		else if (f->op == FOP_PUNCH)
+			fs_sub_add(f, 2, SUB_PUNCH, mfirst, nlb, NULL);
+		else
+			fs_sub_add(f, 2, SUB_ZEROES, mfirst, nlb, NULL);
+	}
+	fs_step(f);
+	return true;
+}
+
+/* Writes that found their blocks reserved, and sub-I/Os a full queue refused.
+ * Returns whether any of them got on: what still waits (on another write,
+ * on an outage) is not worth spinning for. */
+bool fs_run_retries(struct worker *w)
+{
+	struct freq *f = w->retry_head, *next;
+	unsigned int before = w->busy;
+	bool moved = false;
+
+	w->retry_head = w->retry_tail = NULL;
+	for (; f; f = next) {
+		next = f->next;
+		f->listed = false;
+		if (f->resv < 0 && f->op != FOP_READ && f->op != FOP_FLUSH) {
+			if (fs_write_start(f))
+				moved = true;
+			else
+				fs_retry_push(w, f);
+			continue;
+		}
+		for (unsigned int i = 0; i < 3; i++) {
+			if (f->sub[i].waiting)
+				sub_submit(f, i);
+		}
+		moved = moved || !subs_waiting(f);
+		fs_step(f);
+	}
+	return moved || w->busy != before;
+}
+
+/* Takes the current request over for asynchronous completion. */
+struct freq *fs_take(fuse_req_t req, struct ns_file *ns, enum fop op, uint64_t off, size_t size)
+{
+	struct freq *f = fs_cur_freq;
+
+	f->busy = true;
+	f->taken = true;
+	f->req = req;
+	f->ns = ns;
+	f->op = (uint8_t)op;
+	f->off = off;
+	f->size = size;
+	f->data = NULL;
+	f->pending = 0;
+	f->error = 0;
+	f->phase = 0;
+	f->resv = -1;
+	memset(f->sub, 0, sizeof(f->sub));
+	return f;
+}

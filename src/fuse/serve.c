@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The mount's life: buffers and workers set up, the FUSE session mounted,
+ * served until unmounted or signalled, everything written made durable and
+ * torn down.
+ */
+#define FUSE_USE_VERSION 34
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/falloc.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+#include <nvme/types.h>
+#include <nvme/util.h>
+
+#include "fs_priv.h"
+#include "../common/histogram.h"
+#include "../common/json.h"
+#include "../common/text.h"
+
+static struct fs *sig_fs;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (sig_fs) {
+		atomic_store(&sig_fs->stopping, true);
+		eventfd_write(sig_fs->stop_fd, 1);
+	}
+}
+
+/* Say what the buffers need before registering them fails halfway. */
+static int check_memlock(struct fs *fs)
+{
+	size_t need = (size_t)fs->opts.workers * fs->opts.depth * (fs->bufsize + 2 * MAX_LBA_SIZE);
+	struct rlimit rl;
+
+	/* Root may lock memory past the limit (CAP_IPC_LOCK). */
+	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need + (1u << 20))
+		return 0;
+	return fs_error(-ENOMEM, "the request buffers need %zu KiB of locked memory (%u queues x "
+			"--depth %u x max_io %zu KiB), more than RLIMIT_MEMLOCK allows (%llu KiB): "
+			"raise it ('ulimit -l %zu') or use fewer or smaller buffers (-i, --depth, "
+			"-o max_io)", need >> 10, fs->opts.workers, fs->opts.depth, fs->opts.max_io >> 10,
+			(unsigned long long)rl.rlim_cur >> 10, (need >> 10) + 1024);
+}
+
+static int setup_workers(struct fs *fs)
+{
+	size_t per_freq = fs->bufsize + 2 * MAX_LBA_SIZE;
+	int ret;
+
+	fs->workers = calloc(fs->opts.workers, sizeof(*fs->workers));
+	if (!fs->workers)
+		return fs_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < fs->opts.workers; i++)
+		fs->workers[i].epfd = -1;
+	for (unsigned int i = 0; i < fs->opts.workers; i++) {
+		struct worker *w = &fs->workers[i];
+		size_t len = per_freq * fs->opts.depth;
+
+		w->fs = fs;
+		w->idx = i;
+		w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
+		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
+		if (!w->freqs || posix_memalign((void **)&w->region, 4096, len))
+			return fs_error(-ENOMEM, "out of memory for %zu MiB of request buffers",
+					    len >> 20);
+		/* Registered once: requests arrive here and data moves from here. */
+		ret = nvmefs_mr_reg(fs->ctrl, w->region, len, &w->mr);
+		if (ret < 0)
+			return lib_error(ret);
+		for (unsigned int k = 0; k < fs->opts.depth; k++) {
+			struct freq *f = &w->freqs[k];
+
+			f->w = w;
+			f->buf = w->region + k * per_freq;
+			f->edge = f->buf + fs->bufsize;
+			f->resv = -1;
+			f->next = w->free;
+			w->free = f;
+		}
+	}
+	return 0;
+}
+
+/* What every worker sleeps on besides /dev/fuse: the end, and its queue. */
+static int watch_worker_fds(struct fs *fs)
+{
+	for (unsigned int i = 0; i < fs->opts.workers; i++) {
+		struct worker *w = &fs->workers[i];
+		struct epoll_event stop = { .events = EPOLLIN, .data.u32 = 0 };
+		struct epoll_event cq = { .events = EPOLLIN, .data.u32 = 1 };
+
+		w->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fs->stop_fd, &stop) ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, nvmefs_ioq_fd(w->q), &cq))
+			return fs_error(-errno, "setting up epoll for worker %u failed: %s", i,
+					strerror(errno));
+	}
+	return 0;
+}
+
+static void free_workers(struct fs *fs)
+{
+	for (unsigned int i = 0; fs->workers && i < fs->opts.workers; i++) {
+		if (fs->workers[i].epfd >= 0)
+			close(fs->workers[i].epfd);
+		nvmefs_mr_dereg(fs->workers[i].mr);
+		free(fs->workers[i].region);
+		free(fs->workers[i].freqs);
+	}
+	free(fs->workers);
+}
+
+/* Everything written is made durable before the mount goes away. */
+static void flush_all(struct fs *fs)
+{
+	struct nvmefs_ioq *q = nvmefs_ctrl_io_queue(fs->ctrl, 0);
+
+	for (unsigned int i = 0; q && i < fs->nr_ns && !nvmefs_ctrl_failed(fs->ctrl); i++) {
+		if (nvmefs_ioq_flush_sync(q, fs->ns[i].nsid) != 0)
+			fs_log("flushing %s before unmounting failed: %s", fs->ns[i].name,
+			       nvmefs_errmsg());
+	}
+}
+
+int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
+{
+	struct fs *fs;
+	struct nvmefs_io_opts io;
+	struct sigaction sa = { .sa_handler = on_signal };
+	char *mount_opts = NULL;
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	unsigned int started = 0;
+	int ret;
+
+	fs = calloc(1, sizeof(*fs));
+	if (!fs)
+		return fs_error(-ENOMEM, "out of memory");
+	fs->ctrl = ctrl;
+	fs->opts = *opts;
+	fs->uid = opts->uid >= 0 ? (uid_t)opts->uid : getuid();
+	fs->gid = opts->gid >= 0 ? (gid_t)opts->gid : getgid();
+	fs->mounted = time(NULL);
+	fs->stop_fd = -1;
+	pthread_mutex_init(&fs->resv_lock, NULL);
+	pthread_mutex_init(&fs->log_lock, NULL);
+	/* The request, or the blocks around an unaligned read of max_io bytes. */
+	fs->bufsize = opts->max_io + BUF_SLACK;
+
+	nvmefs_io_opts_init(&io);
+	io.nr_queues = opts->workers;
+	/* Each request needs up to three commands at once (two edges, the middle). */
+	io.queue_size = opts->queue_size ? opts->queue_size : opts->depth * 3 + 1;
+	io.bufs_per_queue = 1;
+	io.buf_size = 4096;
+	io.timeout_ms = opts->io_timeout_ms;
+	ret = nvmefs_ctrl_create_io_queues(ctrl, &io);
+	if (ret < 0) {
+		ret = lib_error(ret);
+		goto out;
+	}
+	ret = fs_scan_namespaces(fs);
+	if (ret == 0)
+		ret = fs_build_info(fs);
+	if (ret < 0)
+		goto out;
+	fs->nr_resv = opts->workers * opts->depth;
+	fs->resv = calloc(fs->nr_resv, sizeof(*fs->resv));
+	fs->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!fs->resv || fs->stop_fd < 0) {
+		ret = fs_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	ret = check_memlock(fs);
+	if (ret == 0)
+		ret = setup_workers(fs);
+	if (ret < 0)
+		goto out;
+
+	if (asprintf(&mount_opts, "fsname=nvmefs:%s,subtype=nvmefs,default_permissions,max_read=%zu%s%s",
+		     nvmefs_ctrl_subnqn(ctrl), opts->max_io, opts->fuse_options ? "," : "",
+		     opts->fuse_options ? opts->fuse_options : "") < 0 ||
+	    fuse_opt_add_arg(&args, "nvmefs") || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, mount_opts)) {
+		ret = fs_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	fs->se = fuse_session_new(&args, &fs_lowlevel_ops, sizeof(fs_lowlevel_ops), fs);
+	if (!fs->se) {
+		ret = fs_error(-EINVAL, "setting up FUSE failed (libfuse said why above): check the "
+				   "-o options");
+		goto out;
+	}
+	if (fuse_session_mount(fs->se, opts->mountpoint) != 0) {
+		ret = fs_error(-EIO, "mounting on %s failed (libfuse said why above): check that it "
+				   "is a directory you may mount on, and that /dev/fuse and fusermount3 "
+				   "are usable", opts->mountpoint);
+		goto out;
+	}
+	fcntl(fuse_session_fd(fs->se), F_SETFL, fcntl(fuse_session_fd(fs->se), F_GETFL) | O_NONBLOCK);
+	ret = watch_worker_fds(fs);
+	if (ret < 0) {
+		fuse_session_unmount(fs->se);
+		goto out;
+	}
+	/* Files follow the target's namespaces while the mount is live. */
+	nvmefs_ctrl_set_change_cb(ctrl, fs_namespaces_changed, fs);
+	sig_fs = fs;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	atomic_store(&fs->workers_left, opts->workers);
+	for (started = 0; started < opts->workers; started++) {
+		ret = pthread_create(&fs->workers[started].thread, NULL, fs_worker_main,
+				     &fs->workers[started]);
+		if (ret) {
+			ret = fs_error(-ret, "starting worker %u failed: %s", started, strerror(ret));
+			atomic_fetch_sub(&fs->workers_left, opts->workers - started);
+			atomic_store(&fs->stopping, true);
+			eventfd_write(fs->stop_fd, 1);
+			break;
+		}
+	}
+	/* Ready is told by the worker that sees INIT through (init_answered). */
+	for (unsigned int i = 0; i < started; i++)
+		pthread_join(fs->workers[i].thread, NULL);
+	if (ret == 0 && fs->init_error)
+		ret = fs->init_error;
+	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
+	flush_all(fs);
+	fuse_session_unmount(fs->se);
+	if (nvmefs_ctrl_failed(ctrl) && ret == 0)
+		ret = fs_error(nvmefs_ctrl_failed(ctrl), "the controller of %s failed while mounted and "
+			       "was not reconnected (%s), so file I/O failed with EIO: check the "
+			       "target and mount again", nvmefs_ctrl_subnqn(ctrl), nvmefs_errmsg());
+out:
+	sig_fs = NULL;
+	if (fs->se)
+		fuse_session_destroy(fs->se);
+	fuse_opt_free_args(&args);
+	free(mount_opts);
+	free_workers(fs);
+	nvmefs_ctrl_delete_io_queues(ctrl);
+	if (fs->stop_fd >= 0)
+		close(fs->stop_fd);
+	pthread_mutex_destroy(&fs->resv_lock);
+	pthread_mutex_destroy(&fs->log_lock);
+	free(fs->resv);
+	free(fs->ns);
+	free(fs->info);
+	free(fs);
+	return ret;
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The mount's workers.  Each owns one NVMe I/O queue and many requests in
+ * flight: it waits on /dev/fuse (shared, non-blocking) and on its queue's
+ * descriptor, and replies when the target completes, from the same thread.
+ */
+#define FUSE_USE_VERSION 34
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/falloc.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+#include <nvme/types.h>
+#include <nvme/util.h>
+
+#include "fs_priv.h"
+#include "../common/histogram.h"
+#include "../common/json.h"
+#include "../common/text.h"
+
+/* ---------------------------------------------------------------------- */
+/* Workers                                                                  */
+/* ---------------------------------------------------------------------- */
+
+/* Reads one request into a free buffer and dispatches it.  Returns whether
+ * one came. */
+/*
+ * The kernel's INIT went through fs_init(); libfuse may still have refused
+ * it (options it cannot meet), and then ended the session: only a session
+ * still running is a live mount to tell the caller about.
+ */
+void fs_init_answered(struct fs *fs)
+{
+	if (atomic_exchange(&fs->ready_told, true))
+		return;
+	if (fuse_session_exited(fs->se)) {
+		fs->init_error = fs_error(-EPROTO, "FUSE refused the mount when the kernel started "
+					  "it (INIT): a -o option it cannot meet; mount without the "
+					  "FUSE options added, or see the system log");
+		atomic_store(&fs->stopping, true);
+		eventfd_write(fs->stop_fd, 1);
+		return;
+	}
+	if (fs->opts.ready)
+		fs->opts.ready(fs->opts.ready_arg);
+}
+
+static bool receive(struct worker *w)
+{
+	struct fs *fs = w->fs;
+	struct freq *f = w->free;
+	struct fuse_buf fb = { 0 };
+	ssize_t n;
+
+	n = read(fuse_session_fd(fs->se), f->buf, fs->bufsize);
+	if (n <= 0) {
+		if (n < 0 && errno == ENODEV) {
+			/* Unmounted (fusermount3 -u, umount): time to go. */
+			atomic_store(&fs->stopping, true);
+			eventfd_write(fs->stop_fd, 1);
+		}
+		return false;
+	}
+	w->free = f->next;
+	w->busy++;
+	f->busy = false;
+	f->taken = false;
+	f->start_ns = hist_now_ns();
+	fb.mem = f->buf;
+	fb.size = (size_t)n;
+	fs_cur_freq = f;
+	fuse_session_process_buf(fs->se, &fb);
+	fs_cur_freq = NULL;
+	if (atomic_load(&fs->init_called) && !atomic_load(&fs->ready_told))
+		fs_init_answered(fs);
+	/* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
+	 * request fs_take() claimed is returned by freq_put(), even when it finished
+	 * before fuse_session_process_buf() returned (a submission that failed). */
+	if (!f->taken) {
+		f->next = w->free;
+		w->free = f;
+		w->busy--;
+	}
+	return true;
+}
+
+/*
+ * /dev/fuse is shared by every worker: watched with EPOLLEXCLUSIVE, a
+ * request wakes one of them, not all (who would then mostly read EAGAIN).
+ * A worker with no free buffer stops watching, so requests go to the others.
+ */
+static void watch_fuse(struct worker *w, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+	int fd = fuse_session_fd(w->fs->se);
+
+	if (on == w->fuse_watched)
+		return;
+	if (epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, on ? &ev : NULL) == 0)
+		w->fuse_watched = on;
+}
+
+void *fs_worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct fs *fs = w->fs;
+
+	while (!atomic_load(&fs->stopping)) {
+		struct epoll_event ev[3];
+		bool busy = false;
+
+		if (w->busy && nvmefs_ioq_poll(w->q, 0) > 0)
+			busy = true;
+		if (w->retry_head && fs_run_retries(w))
+			busy = true;
+		/* Take what has queued up, as long as there are buffers for it. */
+		while (w->free && receive(w))
+			busy = true;
+		watch_fuse(w, w->free != NULL);
+		if (busy)
+			continue;
+		/* Nothing to do: sleep until a request, a completion or the end.  Arm
+		 * even when idle: arming also takes the completion channel's pending
+		 * event, which would otherwise keep epoll_wait() returning at once. */
+		if (nvmefs_ioq_arm(w->q) > 0) {
+			/* Completions, or an outage: a worker with nothing in flight
+			 * must still stop its queue for the controller to recover. */
+			nvmefs_ioq_poll(w->q, 0);
+			continue;
+		}
+		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
+	}
+	/* Let what is in flight finish; a dead target fails it within the I/O
+	 * timeout, and I/O held by an outage fails as the mount goes. */
+	while (w->busy || nvmefs_ioq_inflight(w->q) || atomic_load(&fs->workers_left)) {
+		int ret;
+
+		if (!w->busy && !nvmefs_ioq_inflight(w->q) && !w->drained) {
+			w->drained = true;
+			atomic_fetch_sub(&fs->workers_left, 1);
+		}
+
+		/* Going away ends an outage's wait: what it holds fails now rather
+		 * than at ctrl_loss_tmo, as 'nvme disconnect' does while reconnecting. */
+		if (nvmefs_ctrl_failed(fs->ctrl))
+			nvmefs_ctrl_stop_reconnect(fs->ctrl);
+		ret = nvmefs_ioq_poll(w->q, 100);
+
+		fs_run_retries(w);
+		/* A failed queue has ended all its I/O: what is left waits on nothing. */
+		if (ret < 0) {
+			if (w->busy)
+				fs_log("worker %u: %u requests unanswered after the queue failed", w->idx,
+				       w->busy);
+			break;
+		}
+	}
+	if (!w->drained)
+		atomic_fetch_sub(&fs->workers_left, 1);
+	return NULL;
+}
