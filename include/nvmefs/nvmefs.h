@@ -417,6 +417,10 @@ int nvmefs_ioq_write(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
 /** Flush: completes once everything written before it is durable. */
 int nvmefs_ioq_flush(struct nvmefs_ioq *ioq, uint32_t nsid,
 		     nvmefs_io_cb cb, void *arg);
+/** Blocks one Write Zeroes command carries at most (its NLB field is 16 bits,
+ * 0's based): zeroing and punching take one command per this many blocks. */
+#define NVMEFS_MAX_ZEROES_BLOCKS 65536u
+
 /** Write Zeroes over @nlb blocks from @slba, in as many commands as it takes. */
 int nvmefs_ioq_write_zeroes(struct nvmefs_ioq *ioq, uint32_t nsid,
 			    uint64_t slba, uint64_t nlb,

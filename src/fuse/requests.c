@@ -188,6 +188,13 @@ static void finish(struct freq *f)
 
 static void sub_done(void *arg, int status);
 
+/* What the stats count for zeroing or punching @nlb blocks: the commands
+ * the library splits them into. */
+static uint64_t zeroes_commands(uint64_t nlb)
+{
+	return nlb / NVMEFS_MAX_ZEROES_BLOCKS + (nlb % NVMEFS_MAX_ZEROES_BLOCKS != 0);
+}
+
 /* Submits sub-I/O @i of @f; a full queue only postpones it. */
 static void sub_submit(struct freq *f, unsigned int i)
 {
@@ -207,12 +214,14 @@ static void sub_submit(struct freq *f, unsigned int i)
 	case SUB_ZEROES:
 		ret = nvmefs_ioq_write_zeroes(w->q, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
-			atomic_fetch_add_explicit(&st->write_zeroes, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&st->write_zeroes, zeroes_commands(s->nlb),
+						  memory_order_relaxed);
 		break;
 	case SUB_PUNCH:
 		ret = nvmefs_ioq_punch(w->q, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
-			atomic_fetch_add_explicit(&st->deallocates, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&st->deallocates, zeroes_commands(s->nlb),
+						  memory_order_relaxed);
 		break;
 	default:
 		ret = nvmefs_ioq_flush(w->q, nsid, sub_done, f);

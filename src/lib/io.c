@@ -192,7 +192,7 @@ static void cmd_done(struct nvmefs_req *req)
 /* Blocks of @io the next command carries. */
 static uint32_t chunk_blocks(const struct nvmefs_ioq *ioq, const struct nvmefs_io *io)
 {
-	uint32_t max = 65536;	/* NLB is a 16-bit, 0's based count */
+	uint32_t max = NVMEFS_MAX_ZEROES_BLOCKS;
 
 	if (io->op == IO_READ || io->op == IO_WRITE) {
 		uint32_t by_xfer = ioq->ctrl->max_xfer >> io->lba_shift;

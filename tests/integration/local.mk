@@ -15,6 +15,10 @@ INTEGRATION_TESTS += \
 	tests/integration/test-connect-cycles.sh \
 	tests/integration/test-discover-persistent.sh
 
+# Hardening (issue #12): what a 32-bit count would cut short, on a namespace of over 2^32 blocks.
+INTEGRATION_TESTS += \
+	tests/integration/test-mount-zero-huge.sh
+
 # Controller reconnect (issue #11): outages made on the target and the link under load, one boot
 # each (test-outage-vs-kernel.sh measures the kernel initiator beside nvmefs).
 INTEGRATION_TESTS += \
