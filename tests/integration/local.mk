@@ -19,6 +19,10 @@ INTEGRATION_TESTS += \
 INTEGRATION_TESTS += \
 	tests/integration/test-mount-zero-huge.sh
 
+# Security (issue #13): subsystems that require DH-HMAC-CHAP (the testbed's --dhchap-* options).
+INTEGRATION_TESTS += \
+	tests/integration/test-auth-required.sh
+
 # Controller reconnect (issue #11): outages made on the target and the link under load, one boot
 # each (test-outage-vs-kernel.sh measures the kernel initiator beside nvmefs).
 INTEGRATION_TESTS += \
