@@ -355,6 +355,10 @@ struct nvmefs_ns_info {
 	uint64_t nlb;
 	/** Bytes per logical block. */
 	uint32_t lba_size;
+	/** Blocks one Write Zeroes carries at most, NVMEFS_MAX_ZEROES_BLOCKS or
+	 *  the controller's Write Zeroes Size Limit: zeroing or punching N
+	 *  blocks takes N / max_zeroes_nlb commands, rounded up. */
+	uint32_t max_zeroes_nlb;
 };
 
 /**

@@ -32,6 +32,8 @@ struct ns_file {
 	uint32_t nsid;
 	uint32_t lba_size;
 	uint8_t lba_shift;
+	/* Blocks per Write Zeroes command, for the stats' count. */
+	uint32_t max_zeroes_nlb;
 	/* Bytes; follows a resize on the target (namespaces.c), read by every
 	 * worker. */
 	_Atomic uint64_t size;

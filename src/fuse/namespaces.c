@@ -55,6 +55,7 @@ static int ns_file_init(struct fs *fs, struct ns_file *ns, uint32_t nsid, struct
 	ns->nsid = info.nsid;
 	ns->lba_size = info.lba_size;
 	ns->lba_shift = (uint8_t)__builtin_ctz(info.lba_size);
+	ns->max_zeroes_nlb = info.max_zeroes_nlb;
 	atomic_init(&ns->size, info.nlb * info.lba_size);
 	atomic_init(&ns->gone, false);
 	snprintf(ns->name, sizeof(ns->name), "n%u", ns->nsid);

@@ -188,11 +188,11 @@ static void finish(struct freq *f)
 
 static void sub_done(void *arg, int status);
 
-/* What the stats count for zeroing or punching @nlb blocks: the commands
- * the library splits them into. */
-static uint64_t zeroes_commands(uint64_t nlb)
+/* What the stats count for zeroing or punching @nlb blocks of @ns: the
+ * commands the library splits them into. */
+static uint64_t zeroes_commands(const struct ns_file *ns, uint64_t nlb)
 {
-	return nlb / NVMEFS_MAX_ZEROES_BLOCKS + (nlb % NVMEFS_MAX_ZEROES_BLOCKS != 0);
+	return nlb / ns->max_zeroes_nlb + (nlb % ns->max_zeroes_nlb != 0);
 }
 
 /* Submits sub-I/O @i of @f; a full queue only postpones it. */
@@ -214,13 +214,13 @@ static void sub_submit(struct freq *f, unsigned int i)
 	case SUB_ZEROES:
 		ret = nvmefs_ioq_write_zeroes(w->q, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
-			atomic_fetch_add_explicit(&st->write_zeroes, zeroes_commands(s->nlb),
+			atomic_fetch_add_explicit(&st->write_zeroes, zeroes_commands(f->ns, s->nlb),
 						  memory_order_relaxed);
 		break;
 	case SUB_PUNCH:
 		ret = nvmefs_ioq_punch(w->q, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
-			atomic_fetch_add_explicit(&st->deallocates, zeroes_commands(s->nlb),
+			atomic_fetch_add_explicit(&st->deallocates, zeroes_commands(f->ns, s->nlb),
 						  memory_order_relaxed);
 		break;
 	default:

@@ -438,6 +438,45 @@ uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max)
 	return max;
 }
 
+int nvmefs_ctrl_read_nvm_limits(struct nvmefs_ctrl *ctrl)
+{
+	struct nvme_id_ctrl_nvm *id;
+	union nvmefs_cmd cmd;
+	struct nvmefs_cqe cqe;
+	unsigned int shift;
+	int ret;
+
+	ctrl->max_zeroes_bytes = 0;
+	ctrl->max_dealloc_blocks = 0;
+	/* CNS 06h came with NVMe 2.0; Linux asks nothing older either. */
+	if (NVME_VS_MJR(ctrl->vs) < 2)
+		return 0;
+	id = aligned_alloc(4096, sizeof(*id));
+	if (!id)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	nvmefs_sqe_init(&cmd.sqe, nvme_admin_identify, 0);
+	cmd.sqe.cdw10 = nvmefs_cpu_to_le32(NVME_IDENTIFY_CNS_CSI_CTRL);
+	cmd.sqe.cdw11 = nvmefs_cpu_to_le32((uint32_t)NVME_CSI_NVM << 24);
+	ret = nvmefs_admin_exec(ctrl, &cmd, id, NVMEFS_IDENTIFY_DATA_SIZE, NVMEFS_DIR_FROM_CTRL,
+				&cqe);
+	if (ret == -EREMOTEIO) {
+		/* Refused: a controller without these limits. */
+		ret = 0;
+		goto out;
+	}
+	if (ret < 0)
+		goto out;
+	/* WZSL counts in minimum pages, as a power of two; one past 2^63
+	 * bytes is no limit. */
+	shift = 12 + (unsigned int)NVME_CAP_MPSMIN(ctrl->cap) + id->wzsl;
+	if (id->wzsl && shift < 64)
+		ctrl->max_zeroes_bytes = (uint64_t)1 << shift;
+	ctrl->max_dealloc_blocks = nvmefs_le32_to_cpu(id->dmrsl);
+out:
+	free(id);
+	return ret;
+}
+
 uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl)
 {
 	return nvmefs_ctrl_limit_xfer(ctrl, ctrl->admin.nr_reqs ?

@@ -269,6 +269,10 @@ struct nvmefs_ctrl {
 	uint32_t *nsids;
 	atomic_uint nr_ns;
 	uint32_t max_xfer;		/* bytes per I/O command */
+	/* The NVM command set's limits (Identify CNS 06h), 0 where none:
+	 * bytes per Write Zeroes (WZSL), blocks per Deallocate range (DMRSL). */
+	uint64_t max_zeroes_bytes;
+	uint32_t max_dealloc_blocks;
 	uint32_t inline_size;		/* in-capsule write data per command */
 	_Atomic(struct nvmefs_mr *) mrs;
 	/* mr.c: every registration, and whether the device was let go of;
@@ -368,6 +372,9 @@ int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 /* The controller's largest transfer in one command, from MDTS and the
  * admin queue's data slots. */
 uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl);
+/* The NVM command set's Write Zeroes and Deallocate limits of an I/O
+ * controller, into max_zeroes_bytes and max_dealloc_blocks. */
+int nvmefs_ctrl_read_nvm_limits(struct nvmefs_ctrl *ctrl);
 /* @max, or less if the controller's MDTS says so. */
 uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max);
 /* The connect path with the transport chosen: unit tests pass a scripted one. */

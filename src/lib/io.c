@@ -189,19 +189,34 @@ static void cmd_done(struct nvmefs_req *req)
 		io_finish(ioq, io);
 }
 
+/* Blocks one Write Zeroes carries on @ctrl's namespaces of 2^@lba_shift-byte
+ * blocks.  A limit under one block still lets one through: a command carries
+ * whole blocks, and the controller's answer is then the caller's error. */
+static uint32_t zeroes_nlb(const struct nvmefs_ctrl *ctrl, uint8_t lba_shift)
+{
+	uint64_t by_limit = ctrl->max_zeroes_bytes >> lba_shift;
+
+	if (!ctrl->max_zeroes_bytes || by_limit >= NVMEFS_MAX_ZEROES_BLOCKS)
+		return NVMEFS_MAX_ZEROES_BLOCKS;
+	return by_limit ? (uint32_t)by_limit : 1;
+}
+
 /* Blocks of @io the next command carries. */
 static uint32_t chunk_blocks(const struct nvmefs_ioq *ioq, const struct nvmefs_io *io)
 {
+	const struct nvmefs_ctrl *ctrl = ioq->ctrl;
 	uint32_t max = NVMEFS_MAX_ZEROES_BLOCKS;
 
 	if (io->op == IO_READ || io->op == IO_WRITE) {
-		uint32_t by_xfer = ioq->ctrl->max_xfer >> io->lba_shift;
+		uint32_t by_xfer = ctrl->max_xfer >> io->lba_shift;
 
 		if (by_xfer < max)
 			max = by_xfer;
 	}
+	if (io->op == IO_WRITE_ZEROES)
+		max = zeroes_nlb(ctrl, io->lba_shift);
 	if (io->op == IO_DEALLOCATE)
-		max = UINT32_MAX;
+		max = ctrl->max_dealloc_blocks ? ctrl->max_dealloc_blocks : UINT32_MAX;
 	return io->nlb_left < max ? (uint32_t)io->nlb_left : max;
 }
 
@@ -1209,6 +1224,9 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 				    opts->timeout_ms, NVMEFS_MAX_TIMEOUT_MS);
 
 	ctrl->max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
+	ret = nvmefs_ctrl_read_nvm_limits(ctrl);
+	if (ret < 0)
+		return ret;
 	/* In-capsule data starts right after the SQE only when ICDOFF is 0. */
 	ctrl->inline_size = 0;
 	if (!ctrl->id.icdoff && nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 > sizeof(struct nvmefs_sqe))
@@ -1300,6 +1318,7 @@ int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_
 	info->nsid = ns->nsid;
 	info->nlb = ns->nlb;
 	info->lba_size = ns->lba_size;
+	info->max_zeroes_nlb = zeroes_nlb(ctrl, ns->lba_shift);
 	return 0;
 }
 

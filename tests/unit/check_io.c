@@ -137,12 +137,13 @@ static void on_io(void *arg, int status)
 	r->order = ++cb_seq;
 }
 
-/* Connect to an NVM subsystem: Keep Alive only when @kato_ms is not 0. */
-static struct nvmefs_ctrl *connect_io(uint8_t mdts, uint64_t cap, uint32_t ioccsz,
-				      uint32_t kato_ms)
+/* Connect to an NVM subsystem of version @vs: Keep Alive only when
+ * @kato_ms is not 0. */
+static struct nvmefs_ctrl *connect_io_vs(uint8_t mdts, uint64_t cap, uint32_t ioccsz,
+					 uint32_t kato_ms, uint32_t vs)
 {
 	struct fake_target t = {
-		.cntlid = CNTLID, .cap = cap, .vs = 0x10400, .mdts = mdts, .io = true,
+		.cntlid = CNTLID, .cap = cap, .vs = vs, .mdts = mdts, .io = true,
 		.ioccsz = ioccsz,
 	};
 	struct nvmefs_connect_opts opts;
@@ -156,6 +157,13 @@ static struct nvmefs_ctrl *connect_io(uint8_t mdts, uint64_t cap, uint32_t ioccs
 	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
 	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
 	return ctrl;
+}
+
+/* The same, NVMe 1.4: no Identify CNS 06h. */
+static struct nvmefs_ctrl *connect_io(uint8_t mdts, uint64_t cap, uint32_t ioccsz,
+				      uint32_t kato_ms)
+{
+	return connect_io_vs(mdts, cap, ioccsz, kato_ms, 0x10400);
 }
 
 /* @nr queues of @size entries on namespace 1 (512-byte blocks). */
@@ -887,6 +895,93 @@ START_TEST(test_ranges_past_32_bits)
 		ck_assert_int_ge(nvmefs_ioq_poll(ioq, 1000), 0);
 	ck_assert_int_eq(rec.status, 0);
 	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* An NVMe 2.0 controller's Identify CNS 06h (CSI 0, the NVM command set),
+ * answered with @id or refused (@id NULL) with Invalid Field. */
+static void expect_id_ctrl_nvm(const struct nvme_id_ctrl_nvm *id)
+{
+	struct fake_step *s = fake_expect_identify(NVME_IDENTIFY_CNS_CSI_CTRL, 0, id,
+						   id ? sizeof(*id) : 0);
+
+	s->cdw11 = (uint32_t)NVME_CSI_NVM << 24;
+	if (!id)
+		fake_step_status(s, 0, NVME_SC_INVALID_FIELD, true);
+}
+
+/*
+ * The controller's Write Zeroes Size Limit (WZSL, in minimum pages as a power
+ * of two) and Deallocate range size limit (DMRSL, blocks) split commands
+ * further than their fields do, as Linux follows them.
+ */
+START_TEST(test_nvm_limits)
+{
+	struct nvmefs_ctrl *ctrl = connect_io_vs(MDTS_1M, CAP_MQES_1023, 0, 0, 0x20000);
+	struct nvme_id_ctrl_nvm id = { .wzsl = 2, .dmrsl = nvmefs_cpu_to_le32(100) };
+	struct nvmefs_ns_info info;
+	struct cb_rec rec = { 0 };
+	struct nvmefs_io_opts o;
+	struct nvmefs_ioq *ioq;
+	struct fake_step *d[3];
+	uint8_t want[16] = { 0 };
+	int i;
+
+	nvmefs_io_opts_init(&o);
+	expect_id_ctrl_nvm(&id);
+	fake_script_io_queues(1, (uint16_t)o.queue_size, CNTLID, default_ns, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	ioq = nvmefs_ctrl_io_queue(ctrl, 0);
+	/* 2^2 pages of 4 KiB: 32 blocks of 512 bytes. */
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 1, &info), 0);
+	ck_assert_uint_eq(info.max_zeroes_nlb, 32);
+
+	for (i = 0; i < 3; i++)
+		fake_expect_rw(1, nvme_cmd_write_zeroes, 1, (uint64_t)i * 32, 32, 0);
+	fake_expect_rw(1, nvme_cmd_write_zeroes, 1, 96, 4, 0);
+	ck_assert_int_eq(nvmefs_ioq_write_zeroes(ioq, 1, 0, 100, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
+
+	for (i = 0; i < 3; i++) {
+		d[i] = fake_expect_io(1, nvme_cmd_dsm, 1);
+		d[i]->match |= FAKE_M_LEN;
+		d[i]->len = 16;
+		d[i]->dir = NVMEFS_DIR_TO_CTRL;
+	}
+	rec.calls = 0;
+	ck_assert_int_eq(nvmefs_ioq_deallocate(ioq, 1, 0, 250, on_io, &rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(ioq, 1000), 1);
+	ck_assert_int_eq(rec.status, 0);
+	/* Range: cattr, NLB (le32), SLBA (le64). */
+	for (i = 0; i < 3; i++) {
+		want[4] = i < 2 ? 100 : 50;
+		want[8] = (uint8_t)(i * 100);
+		ck_assert_mem_eq(d[i]->captured, want, 16);
+	}
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/* A 2.0 controller that refuses CNS 06h, or whose WZSL is past any size,
+ * has no limits beyond the fields'. */
+START_TEST(test_nvm_limits_none)
+{
+	struct nvme_id_ctrl_nvm huge = { .wzsl = 255 };
+	struct nvmefs_ns_info info;
+	struct nvmefs_io_opts o;
+
+	for (int refused = 0; refused < 2; refused++) {
+		struct nvmefs_ctrl *ctrl = connect_io_vs(MDTS_1M, CAP_MQES_1023, 0, 0, 0x20000);
+
+		nvmefs_io_opts_init(&o);
+		expect_id_ctrl_nvm(refused ? NULL : &huge);
+		fake_script_io_queues(1, (uint16_t)o.queue_size, CNTLID, default_ns, 1);
+		ck_assert_msg(nvmefs_ctrl_create_io_queues(ctrl, &o) == 0, "%s", nvmefs_errmsg());
+		ck_assert_int_eq(nvmefs_ns_info(ctrl, 1, &info), 0);
+		ck_assert_uint_eq(info.max_zeroes_nlb, NVMEFS_MAX_ZEROES_BLOCKS);
+		disconnect_io(ctrl, 1, false);
+	}
 }
 END_TEST
 
@@ -2228,6 +2323,8 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_deallocate);
 	tcase_add_test(tc, test_ranges_past_32_bits);
 	tcase_add_test(tc, test_punch);
+	tcase_add_test(tc, test_nvm_limits);
+	tcase_add_test(tc, test_nvm_limits_none);
 	tcase_add_test(tc, test_flush);
 	tcase_add_test(tc, test_slots_exhausted);
 	tcase_add_test(tc, test_pending_not_overtaken_from_callback);
