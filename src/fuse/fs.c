@@ -407,7 +407,10 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		op = FOP_ZERO;
 	} else if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE) {
 		/* Every block is already allocated: within the capacity, done. */
-		fuse_reply_err(req, (uint64_t)off + (uint64_t)len <= ns->size ? 0 : ENOSPC);
+		if (off < 0 || len <= 0)
+			fuse_reply_err(req, EINVAL);
+		else
+			fuse_reply_err(req, (uint64_t)off + (uint64_t)len <= ns->size ? 0 : ENOSPC);
 		return;
 	} else {
 		fuse_reply_err(req, EOPNOTSUPP);

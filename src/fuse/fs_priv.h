@@ -182,6 +182,9 @@ bool fs_run_retries(struct worker *w);
 
 /* worker.c */
 void *fs_worker_main(void *arg);
+/* Hands the request of @n bytes just read into w->free's buffer to libfuse,
+ * which calls the operation (the fuzzing harness comes in here too). */
+void fs_dispatch(struct worker *w, size_t n);
 
 /* namespaces.c */
 /* A file for every active namespace, with its identity for xattrs and info. */

@@ -41,8 +41,6 @@
 /* Workers                                                                  */
 /* ---------------------------------------------------------------------- */
 
-/* Reads one request into a free buffer and dispatches it.  Returns whether
- * one came. */
 /*
  * The kernel's INIT went through fs_init(); libfuse may still have refused
  * it (options it cannot meet), and then ended the session: only a session
@@ -64,29 +62,19 @@ void fs_init_answered(struct fs *fs)
 		fs->opts.ready(fs->opts.ready_arg);
 }
 
-static bool receive(struct worker *w)
+void fs_dispatch(struct worker *w, size_t n)
 {
 	struct fs *fs = w->fs;
 	struct freq *f = w->free;
 	struct fuse_buf fb = { 0 };
-	ssize_t n;
 
-	n = read(fuse_session_fd(fs->se), f->buf, fs->bufsize);
-	if (n <= 0) {
-		if (n < 0 && errno == ENODEV) {
-			/* Unmounted (fusermount3 -u, umount): time to go. */
-			atomic_store(&fs->stopping, true);
-			eventfd_write(fs->stop_fd, 1);
-		}
-		return false;
-	}
 	w->free = f->next;
 	w->busy++;
 	f->busy = false;
 	f->taken = false;
 	f->start_ns = hist_now_ns();
 	fb.mem = f->buf;
-	fb.size = (size_t)n;
+	fb.size = n;
 	fs_cur_freq = f;
 	fuse_session_process_buf(fs->se, &fb);
 	fs_cur_freq = NULL;
@@ -100,6 +88,25 @@ static bool receive(struct worker *w)
 		w->free = f;
 		w->busy--;
 	}
+}
+
+/* Reads one request into a free buffer and dispatches it.  Returns whether
+ * one came. */
+static bool receive(struct worker *w)
+{
+	struct fs *fs = w->fs;
+	ssize_t n;
+
+	n = read(fuse_session_fd(fs->se), w->free->buf, fs->bufsize);
+	if (n <= 0) {
+		if (n < 0 && errno == ENODEV) {
+			/* Unmounted (fusermount3 -u, umount): time to go. */
+			atomic_store(&fs->stopping, true);
+			eventfd_write(fs->stop_fd, 1);
+		}
+		return false;
+	}
+	fs_dispatch(w, (size_t)n);
 	return true;
 }
 

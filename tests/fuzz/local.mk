@@ -4,7 +4,7 @@
 # default, each), keeping what it finds in tests/fuzz/artifacts/.
 
 FUZZ_BINARIES = tests/fuzz/fuzz_output tests/fuzz/fuzz_wire tests/fuzz/fuzz_queue \
-	tests/fuzz/fuzz_discovery
+	tests/fuzz/fuzz_discovery tests/fuzz/fuzz_fuse
 CLEANFILES = $(FUZZ_BINARIES)
 EXTRA_DIST += \
 	tests/fuzz/check-fuzz \
@@ -12,6 +12,7 @@ EXTRA_DIST += \
 	tests/fuzz/fuzz_wire.c \
 	tests/fuzz/fuzz_queue.c \
 	tests/fuzz/fuzz_discovery.c \
+	tests/fuzz/fuzz_fuse.c \
 	tests/fuzz/corpus
 
 if FUZZ
@@ -37,6 +38,12 @@ tests/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_LIB_C)
 tests/fuzz/fuzz_discovery: tests/fuzz/fuzz_discovery.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
+# The FUSE handlers without libfuse (the harness replies) nor serve.c (the session).
+tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c src/fuse/fs.c src/fuse/requests.c src/fuse/worker.c \
+		src/fuse/namespaces.c src/common/histogram.c src/common/json.c src/common/text.c \
+		$(FUZZ_LIB_C)
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUSE3_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS) -lm
 
 check_SCRIPTS = $(FUZZ_BINARIES)
 FUZZ_TESTS = tests/fuzz/check-fuzz
