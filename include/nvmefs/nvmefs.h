@@ -99,6 +99,14 @@ struct nvmefs_connect_opts {
 	/** Seconds of outage after which held and new I/O fails with -EIO while
 	 *  reconnecting goes on; negative: off (I/O waits up to ctrl_loss_tmo_s). */
 	int fast_io_fail_tmo_s;
+	/** DH-HMAC-CHAP: this host's secret, as 'nvme gen-dhchap-key' prints it
+	 *  (DHHC-1:NN:base64:); NULL: none, and a subsystem that requires
+	 *  authentication refuses the connection.  Parsed into locked memory
+	 *  at connect; the caller should wipe its copy afterwards. */
+	const char *dhchap_secret;
+	/** The controller's secret, to check the controller too (bidirectional
+	 *  authentication); needs dhchap_secret.  NULL: not checked. */
+	const char *dhchap_ctrl_secret;
 };
 
 /** Fill @opts with the defaults; the caller then sets traddr and more. */

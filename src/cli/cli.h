@@ -62,6 +62,8 @@ int next_option(int argc, char **argv, const char *optstring,
 enum {
 	OPT_TIMEOUT = 0x100,
 	OPT_FAST_IO_FAIL_TMO,
+	OPT_DHCHAP_SECRET_FILE,
+	OPT_DHCHAP_CTRL_SECRET_FILE,
 	OPT_FIRST_COMMAND_OPTION = 0x200,
 };
 
@@ -93,7 +95,30 @@ enum {
 	"                            fail I/O held while reconnecting SEC seconds after\n" \
 	"                            the controller failed (default -1: off, I/O waits)\n"
 
-#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS
+/*
+ * DH-HMAC-CHAP secrets, as nvme-cli spells them, and from files, so that a
+ * secret need not stand on a command line (which ps shows to everyone).
+ */
+#define DHCHAP_SHORTOPTS "S:C:"
+
+#define DHCHAP_LONGOPTS							\
+	{ "dhchap-secret", required_argument, NULL, 'S' },		\
+	{ "dhchap-ctrl-secret", required_argument, NULL, 'C' },		\
+	{ "dhchap-secret-file", required_argument, NULL, OPT_DHCHAP_SECRET_FILE }, \
+	{ "dhchap-ctrl-secret-file", required_argument, NULL, OPT_DHCHAP_CTRL_SECRET_FILE }
+
+#define DHCHAP_HELP							\
+	"  -S, --dhchap-secret=KEY   this host's DH-HMAC-CHAP secret (DHHC-1:NN:...:, as\n" \
+	"                            'nvme gen-dhchap-key' prints it); ps shows it\n" \
+	"      --dhchap-secret-file=FILE\n"				\
+	"                            the same, read from FILE, which only its owner may\n" \
+	"                            read\n"					\
+	"  -C, --dhchap-ctrl-secret=KEY\n"					\
+	"                            the controller's secret: check the controller too\n" \
+	"      --dhchap-ctrl-secret-file=FILE\n"				\
+	"                            the same, read from FILE\n"
+
+#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS
 
 #define CONNECT_LONGOPTS						\
 	{ "transport", required_argument, NULL, 't' },			\
@@ -107,6 +132,7 @@ enum {
 	{ "output-format", required_argument, NULL, 'o' },		\
 	{ "verbose", no_argument, NULL, 'v' },				\
 	RECONNECT_LONGOPTS,						\
+	DHCHAP_LONGOPTS,						\
 	{ "help", no_argument, NULL, 'h' }
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
@@ -120,8 +146,8 @@ enum {
 	"  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds\n" \
 	"      --timeout=MS          connect and per-command timeout in milliseconds, 1 to\n" \
 	"                            3600000 (default 5000)\n" \
-	"                            (default 5000)\n" \
 	RECONNECT_HELP							\
+	DHCHAP_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
 
@@ -140,7 +166,11 @@ void connect_args_init(struct connect_args *c);
  * was.  Returns EXIT_OK, or EXIT_USAGE after a one-line message.
  */
 int connect_args_option(struct connect_args *c, const char *cmd, int opt,
-			const char *arg, bool *handled);
+			char *arg, bool *handled);
+
+/* Wipe the secrets once the library holds them (it parses them at
+ * connect); the options then no longer point at them. */
+void connect_args_forget_secrets(struct connect_args *c);
 
 /* After parsing: what every command needs (-a).  EXIT_OK or EXIT_USAGE. */
 int connect_args_check(const struct connect_args *c, const char *cmd);

@@ -266,7 +266,9 @@ static int persistent(struct connect_args *args)
 	verbose(args, cmd, "connecting to the discovery controller at %s, keep-alive %d s, "
 		"timeout %u ms", connect_args_where(&args->opts, addr, sizeof(addr)),
 		args->opts.kato_ms / 1000, args->opts.timeout_ms);
-	if (nvmefs_ctrl_connect(&args->opts, &ctrl) < 0) {
+	ret = nvmefs_ctrl_connect(&args->opts, &ctrl);
+	connect_args_forget_secrets(args);
+	if (ret < 0) {
 		fprintf(stderr, "nvmefs %s: %s\n", cmd, nvmefs_errmsg());
 		goto out;
 	}
@@ -413,6 +415,7 @@ int cmd_discover(int argc, char **argv)
 	verbose(&args, cmd, "connecting to the discovery controller at %s, timeout %u ms",
 		connect_args_where(&args.opts, addr, sizeof(addr)), args.opts.timeout_ms);
 	ret = nvmefs_discover(&args.opts, (int)depth, print_log, &st);
+	connect_args_forget_secrets(&args);
 	if (st.write_failed)
 		return finish_output(cmd, EXIT_FAIL);
 	if (ret) {

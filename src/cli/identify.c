@@ -79,7 +79,7 @@ static int identify_ns(struct nvmefs_ctrl *ctrl, const struct connect_args *args
 	return 0;
 }
 
-static int run(const struct connect_args *args, uint32_t nsid, bool list_ns)
+static int run(struct connect_args *args, uint32_t nsid, bool list_ns)
 {
 	union identify_buf *data = NULL, *descs = NULL;
 	struct nvmefs_ctrl *ctrl = NULL;
@@ -96,7 +96,9 @@ static int run(const struct connect_args *args, uint32_t nsid, bool list_ns)
 
 	verbose(args, cmd, "connecting to %s at %s, timeout %u ms", args->opts.subnqn,
 		connect_args_where(&args->opts, addr, sizeof(addr)), args->opts.timeout_ms);
-	if (nvmefs_ctrl_connect(&args->opts, &ctrl))
+	ret = nvmefs_ctrl_connect(&args->opts, &ctrl);
+	connect_args_forget_secrets(args);
+	if (ret)
 		goto failed;
 	verbose(args, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
 		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));

@@ -81,7 +81,9 @@ static void help(void)
 	       "                            host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
 	       "                            queue_size=, depth=, keep_alive_tmo=, timeout=,\n"
 	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
-	       "                            fast_io_fail_tmo=\n"
+	       "                            fast_io_fail_tmo=, dhchap_secret=,\n"
+	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
+	       "                            dhchap_ctrl_secret_file=\n"
 	       "  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n"
@@ -92,6 +94,7 @@ static void help(void)
 	       "      --timeout=MS          connect and admin command timeout in milliseconds\n"
 	       "                            (default 5000)\n"
 	       RECONNECT_HELP
+	       DHCHAP_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
 	       HELP_HELP);
 }
@@ -159,11 +162,16 @@ static int mount_option(struct mount_args *m, char *opt)
 		{ "traddr", "-a" }, { "trsvcid", "-s" }, { "host_traddr", "-w" },
 		{ "hostnqn", "-q" }, { "hostid", "-I" }, { "keep_alive_tmo", "-k" },
 		{ "timeout", "--timeout" }, { "reconnect_delay", "-c" }, { "ctrl_loss_tmo", "-l" },
-		{ "fast_io_fail_tmo", "--fast_io_fail_tmo" },
+		{ "fast_io_fail_tmo", "--fast_io_fail_tmo" }, { "dhchap_secret", "-S" },
+		{ "dhchap_ctrl_secret", "-C" }, { "dhchap_secret_file", "--dhchap-secret-file" },
+		{ "dhchap_ctrl_secret_file", "--dhchap-ctrl-secret-file" },
 	};
 	/* Through connect_args_option(): the same checks and ranges as the options. */
 	static const int connect_opts[] = { 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
-					    OPT_FAST_IO_FAIL_TMO };
+					    OPT_FAST_IO_FAIL_TMO, 'S', 'C', OPT_DHCHAP_SECRET_FILE,
+					    OPT_DHCHAP_CTRL_SECRET_FILE };
+	_Static_assert(sizeof(connect_keys) / sizeof(connect_keys[0]) ==
+		       sizeof(connect_opts) / sizeof(connect_opts[0]), "one option per -o key");
 	char *value = strchr(opt, '=');
 	uint64_t v;
 	bool handled;
@@ -297,6 +305,7 @@ static int serve(struct mount_args *m)
 	const char *(*why)(void) = nvmefs_errmsg;
 
 	ret = nvmefs_ctrl_connect(&m->conn.opts, &ctrl);
+	connect_args_forget_secrets(&m->conn);
 	if (ret == 0) {
 		why = nvmefs_fs_errmsg;
 		verbose(&m->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
@@ -396,6 +405,7 @@ int cmd_mount(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 		RECONNECT_LONGOPTS,
+		DHCHAP_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mount_args *m;
@@ -427,7 +437,8 @@ int cmd_mount(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	for (;;) {
-		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:" RECONNECT_SHORTOPTS,
+		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:" RECONNECT_SHORTOPTS
+				  DHCHAP_SHORTOPTS,
 				  longopts, NULL);
 		if (opt == -1)
 			break;

@@ -7,10 +7,15 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -36,6 +41,105 @@ static bool is_uuid(const char *s)
 	return true;
 }
 
+/*
+ * The two DH-HMAC-CHAP secrets (host, controller) between the options and
+ * the connect: in a page of their own, locked when the limit allows (never
+ * swapped), left out of core dumps, wiped by connect_args_forget_secrets().
+ */
+#define SECRET_MAX 512
+static char *secrets;
+
+static char *secret_slot(int which)
+{
+	if (!secrets) {
+		void *p = mmap(NULL, 2 * SECRET_MAX, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			return NULL;
+		/* Best effort: the library locks its own parsed copy for good. */
+		(void)mlock(p, 2 * SECRET_MAX);
+		(void)madvise(p, 2 * SECRET_MAX, MADV_DONTDUMP);
+		secrets = p;
+	}
+	return secrets + which * SECRET_MAX;
+}
+
+void connect_args_forget_secrets(struct connect_args *c)
+{
+	if (secrets)
+		explicit_bzero(secrets, 2 * SECRET_MAX);
+	c->opts.dhchap_secret = NULL;
+	c->opts.dhchap_ctrl_secret = NULL;
+}
+
+/* A secret given on the command line: copied, and the argument overwritten
+ * so that ps shows it no longer (it did while the command started). */
+static int secret_arg(const char *cmd, const char *opt, char *arg, int which, const char **dst)
+{
+	size_t len = strlen(arg);
+	char *slot;
+
+	if (!len)
+		return usage_error(cmd, "%s needs a value, got an empty one", opt);
+	if (len >= SECRET_MAX)
+		return usage_error(cmd, "%s is %zu characters long; a DH-HMAC-CHAP secret is at most "
+				   "%d", opt, len, SECRET_MAX - 1);
+	slot = secret_slot(which);
+	if (!slot)
+		return usage_error(cmd, "%s: no memory for the secret", opt);
+	memcpy(slot, arg, len + 1);
+	memset(arg, 'x', len);
+	*dst = slot;
+	return EXIT_OK;
+}
+
+/* A secret read from @path, which no one but its owner may read: the
+ * secret is then as safe as the account that owns the file. */
+static int secret_file(const char *cmd, const char *opt, const char *path, int which,
+		       const char **dst)
+{
+	char *slot = secret_slot(which);
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (!*path)
+		return usage_error(cmd, "%s needs a file name, got an empty one", opt);
+	if (!slot)
+		return usage_error(cmd, "%s: no memory for the secret", opt);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return usage_error(cmd, "%s: cannot open %s: %s", opt, path, strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return usage_error(cmd, "%s: %s is not a regular file", opt, path);
+	}
+	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+		close(fd);
+		return usage_error(cmd, "%s: %s can be read or written by other users (mode %04o): "
+				   "'chmod 600 %s' so that only its owner can", opt, path,
+				   (unsigned int)(st.st_mode & 07777), path);
+	}
+	n = read(fd, slot, SECRET_MAX);
+	close(fd);
+	if (n < 0)
+		return usage_error(cmd, "%s: reading %s failed: %s", opt, path, strerror(errno));
+	if (n == SECRET_MAX) {
+		explicit_bzero(slot, SECRET_MAX);
+		return usage_error(cmd, "%s: %s holds more than a DH-HMAC-CHAP secret (%d bytes or "
+				   "more)", opt, path, SECRET_MAX);
+	}
+	/* The newline an editor or 'nvme gen-dhchap-key >FILE' leaves. */
+	while (n > 0 && isspace((unsigned char)slot[n - 1]))
+		n--;
+	slot[n] = '\0';
+	if (!n)
+		return usage_error(cmd, "%s: %s is empty", opt, path);
+	*dst = slot;
+	return EXIT_OK;
+}
+
 static int nonempty(const char *cmd, const char *opt, const char *arg, const char **dst)
 {
 	if (!*arg)
@@ -45,7 +149,7 @@ static int nonempty(const char *cmd, const char *opt, const char *arg, const cha
 }
 
 int connect_args_option(struct connect_args *c, const char *cmd, int opt,
-			const char *arg, bool *handled)
+			char *arg, bool *handled)
 {
 	uint64_t v;
 	int64_t sv;
@@ -108,6 +212,16 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 					   "from 0 to %d, or -1 for off", arg, CTRL_TMO_MAX_S);
 		c->opts.fast_io_fail_tmo_s = sv < 0 ? -1 : (int)sv;
 		return EXIT_OK;
+	case 'S':
+		return secret_arg(cmd, "-S/--dhchap-secret", arg, 0, &c->opts.dhchap_secret);
+	case 'C':
+		return secret_arg(cmd, "-C/--dhchap-ctrl-secret", arg, 1,
+				  &c->opts.dhchap_ctrl_secret);
+	case OPT_DHCHAP_SECRET_FILE:
+		return secret_file(cmd, "--dhchap-secret-file", arg, 0, &c->opts.dhchap_secret);
+	case OPT_DHCHAP_CTRL_SECRET_FILE:
+		return secret_file(cmd, "--dhchap-ctrl-secret-file", arg, 1,
+				   &c->opts.dhchap_ctrl_secret);
 	case 'o':
 		if (output_format_parse(arg, &c->fmt))
 			return usage_error(cmd, "-o/--output-format '%s' is not a format: use "

@@ -660,7 +660,9 @@ static int run(struct perf_args *a)
 
 	verbose(&a->conn, cmd, "connecting to %s at %s, timeout %u ms", a->conn.opts.subnqn,
 		connect_args_where(&a->conn.opts, addr, sizeof(addr)), a->conn.opts.timeout_ms);
-	if (nvmefs_ctrl_connect(&a->conn.opts, &ctrl))
+	ret = nvmefs_ctrl_connect(&a->conn.opts, &ctrl);
+	connect_args_forget_secrets(&a->conn);
+	if (ret)
 		goto failed;
 	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
 	verbose(&a->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",

@@ -12,6 +12,7 @@
 #include <nvme/util.h>
 
 #include "internal.h"
+#include "auth.h"
 
 /* Identify data and discovery log chunks fit one slot each. */
 #define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE
@@ -134,6 +135,8 @@ static void release(struct nvmefs_ctrl *ctrl)
 	nvmefs_ctrl_delete_io_queues(ctrl);
 	nvmefs_ctrl_admin_down(ctrl);
 	nvmefs_queue_fini(&ctrl->admin);
+	/* Its buffer's registration goes with the device. */
+	nvmefs_auth_release(ctrl);
 	if (ctrl->ops->ctrl_release)
 		ctrl->ops->ctrl_release(ctrl);
 	nvmefs_mr_free_retired(ctrl);
@@ -256,6 +259,12 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 		goto fail;
 	ctrl->opts.hostnqn = ctrl->hostnqn;
 	ctrl->opts.hostid = ctrl->hostid_str;
+	/* The secrets live parsed in locked memory, never as the caller's strings. */
+	ctrl->opts.dhchap_secret = NULL;
+	ctrl->opts.dhchap_ctrl_secret = NULL;
+	ret = nvmefs_auth_init(ctrl, opts->dhchap_secret, opts->dhchap_ctrl_secret);
+	if (ret < 0)
+		goto fail;
 
 	params.size = (uint16_t)(opts->admin_queue_size ? opts->admin_queue_size
 				 : NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE);

@@ -11,6 +11,7 @@
 #include <nvme/util.h>
 
 #include "internal.h"
+#include "auth.h"
 
 static int set_hostid(struct nvmefs_ctrl *ctrl, const char *str, const char *source)
 {
@@ -131,6 +132,7 @@ static int connect_error(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 
 int nvmefs_fabrics_connect(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q, uint32_t kato_ms)
 {
+	struct nvmefs_cqe cqe;
 	struct nvmefs_req *req;
 	int ret;
 
@@ -160,14 +162,12 @@ int nvmefs_fabrics_connect(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q, uin
 		ret = connect_error(ctrl, q, &req->cqe);
 		goto out;
 	}
-	if (nvmefs_connect_rsp_authreq(&req->cqe)) {
-		ret = nvmefs_error(-EPROTONOSUPPORT, "subsystem %s requires in-band authentication, "
-				   "which nvmefs does not support: allow this host without DH-HMAC-CHAP",
-				   ctrl->subnqn);
-		goto out;
-	}
 	if (q->qid == 0)
 		ctrl->cntlid = nvmefs_connect_rsp_cntlid(&req->cqe);
+	cqe = req->cqe;
+	/* Authentication takes request slots of its own. */
+	nvmefs_req_put(req);
+	return nvmefs_auth_connected(ctrl, q, &cqe);
 out:
 	nvmefs_req_put(req);
 	return ret;

@@ -269,6 +269,8 @@ struct nvmefs_ctrl {
 	uint32_t *nsids;
 	atomic_uint nr_ns;
 	uint32_t max_xfer;		/* bytes per I/O command */
+	/* DH-HMAC-CHAP secrets and state (auth.c); NULL without a secret. */
+	struct nvmefs_auth *auth;
 	/* The NVM command set's limits (Identify CNS 06h), 0 where none:
 	 * bytes per Write Zeroes (WZSL), blocks per Deallocate range (DMRSL). */
 	uint64_t max_zeroes_bytes;

@@ -21,7 +21,8 @@ INTEGRATION_TESTS += \
 
 # Security (issue #13): subsystems that require DH-HMAC-CHAP (the testbed's --dhchap-* options).
 INTEGRATION_TESTS += \
-	tests/integration/test-auth-required.sh
+	tests/integration/test-auth-required.sh \
+	tests/integration/test-auth.sh
 
 # Controller reconnect (issue #11): outages made on the target and the link under load, one boot
 # each (test-outage-vs-kernel.sh measures the kernel initiator beside nvmefs).

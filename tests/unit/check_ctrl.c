@@ -481,9 +481,18 @@ END_TEST
 
 START_TEST(test_connect_auth_required)
 {
-	/* Success, but AUTHREQ.ATR set (DW0 bit 17). */
-	connect_fails(0, 1u << 17 | 5, -EPROTONOSUPPORT);
-	assert_msg_has("in-band authentication");
+	/* Success, but AUTHREQ.ATR set (DW0 bit 17), and no secret given. */
+	connect_fails(0, 1u << 17 | 5, -EACCES);
+	assert_msg_has("requires in-band authentication");
+	assert_msg_has("--dhchap-secret");
+}
+END_TEST
+
+START_TEST(test_connect_secure_channel_required)
+{
+	/* AUTHREQ.ASCR (DW0 bit 18): TLS, which RDMA has not. */
+	connect_fails(0, 1u << 18 | 1u << 17 | 5, -EPROTONOSUPPORT);
+	assert_msg_has("secure channel");
 }
 END_TEST
 
@@ -713,6 +722,7 @@ static Suite *ctrl_suite(void)
 	tcase_add_test(tc, test_connect_busy);
 	tcase_add_test(tc, test_connect_other_status);
 	tcase_add_test(tc, test_connect_auth_required);
+	tcase_add_test(tc, test_connect_secure_channel_required);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("enable");

@@ -865,6 +865,8 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 		memcpy(s->captured, req->data, req->len);
 		s->captured_len = req->len;
 	}
+	if (s->on_match)
+		s->on_match(s, s->on_match_arg);
 	if (req->len && req->dir == NVMEFS_DIR_FROM_CTRL) {
 		size_t n = s->data_len < req->len ? s->data_len : req->len;
 

@@ -114,6 +114,13 @@ struct fake_step {
 	 * fake_release() lets it go (to keep request slots busy). */
 	bool hold;
 
+	/* Called when the step matches, after its TO_CTRL data is captured
+	 * and before its reply goes: a reply that depends on what the host
+	 * sent before (a transaction id, a challenge) is made here with
+	 * fake_step_data(). */
+	void (*on_match)(struct fake_step *s, void *arg);
+	void *on_match_arg;
+
 	/* How often the step may match in a row: exactly once unless
 	 * fake_repeat() says otherwise. */
 	unsigned int min, max, used;

@@ -13,12 +13,17 @@ UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 FAKE_UNIT_TESTS = \
+	tests/unit/check_auth \
 	tests/unit/check_ctrl \
 	tests/unit/check_discovery \
 	tests/unit/check_io \
 	tests/unit/check_queue
 check_PROGRAMS += $(FAKE_UNIT_TESTS)
 UNIT_TESTS += $(FAKE_UNIT_TESTS)
+
+tests_unit_check_auth_SOURCES = tests/unit/check_auth.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_auth_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_auth_LDADD = $(UNIT_FAKE_LDADD)
 
 tests_unit_check_ctrl_SOURCES = tests/unit/check_ctrl.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_ctrl_CFLAGS = $(UNIT_FAKE_CFLAGS)
@@ -38,12 +43,18 @@ tests_unit_check_queue_LDADD = $(UNIT_FAKE_LDADD)
 
 # The sanitizer twins, as the top Makefile.am builds tests/unit/san/check_wire.
 SAN_FAKE_UNIT_TESTS = \
+	tests/unit/san/check_auth \
 	tests/unit/san/check_ctrl \
 	tests/unit/san/check_discovery \
 	tests/unit/san/check_io \
 	tests/unit/san/check_queue
 check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
 UNIT_TESTS += $(SAN_FAKE_UNIT_TESTS)
+
+tests_unit_san_check_auth_SOURCES = $(tests_unit_check_auth_SOURCES)
+tests_unit_san_check_auth_CFLAGS = $(tests_unit_check_auth_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_auth_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_auth_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_ctrl_SOURCES = $(tests_unit_check_ctrl_SOURCES)
 tests_unit_san_check_ctrl_CFLAGS = $(tests_unit_check_ctrl_CFLAGS) $(SAN_FLAGS)
@@ -85,4 +96,4 @@ tests_unit_tsan_check_mr_SOURCES = $(tests_unit_check_mr_SOURCES)
 tests_unit_tsan_check_mr_CFLAGS = $(tests_unit_check_mr_CFLAGS) $(TSAN_FLAGS)
 tests_unit_tsan_check_mr_LDFLAGS = $(TSAN_FLAGS)
 tests_unit_tsan_check_mr_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) \
-	$(IBVERBS_LIBS) $(CHECK_LIBS)
+	$(IBVERBS_LIBS) $(OPENSSL_LIBS) $(CHECK_LIBS)
