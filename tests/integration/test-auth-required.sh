@@ -3,7 +3,8 @@
 # A subsystem that requires DH-HMAC-CHAP (the testbed's --dhchap-key, a SHA-256 key that
 # 'nvme gen-dhchap-key -m 1' made for the host NQN): the kernel initiator, the reference, is
 # refused without the secret and gets in with it; nvmefs, given no secret, fails at once with one
-# line that names the cause, and leaves the subsystem as usable as it found it.
+# line that names the cause and the option that fixes it, and leaves the subsystem as usable as
+# it found it.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 trap 'kernel_disconnect_all' EXIT
@@ -19,7 +20,7 @@ if out=$("${kconnect[@]}" 2>&1); then
 fi
 
 expect_failure "authentication required, no secret" \
-	"subsystem $nqn requires in-band authentication" 6000 -- \
+	"subsystem $nqn at .* requires in-band authentication.*--dhchap-secret" 6000 -- \
 	"$NVMEFS" identify -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -q "$host" --timeout 2000
 
 log "the kernel initiator with the secret gets in, after nvmefs's attempt"
