@@ -36,9 +36,6 @@
 /* A keyed SGL describes at most 2^24 - 1 bytes: stay at a power of two. */
 #define SGL_MAX_XFER (8u << 20)
 #define MAX_IO_QUEUES 256
-/* Logical blocks from 512 bytes to 64 KiB (LBADS 9 to 16). */
-#define MIN_LBA_SHIFT 9
-#define MAX_LBA_SHIFT 16
 /* As Linux's nvme_max_retries: a status without DNR is tried this often more. */
 #define MAX_RETRIES 5
 /* NVMe status field bits above SCT/SC (the 15-bit form without the phase). */
@@ -189,18 +186,6 @@ static void cmd_done(struct nvmefs_req *req)
 		io_finish(ioq, io);
 }
 
-/* Blocks one Write Zeroes carries on @ctrl's namespaces of 2^@lba_shift-byte
- * blocks.  A limit under one block still lets one through: a command carries
- * whole blocks, and the controller's answer is then the caller's error. */
-static uint32_t zeroes_nlb(const struct nvmefs_ctrl *ctrl, uint8_t lba_shift)
-{
-	uint64_t by_limit = ctrl->max_zeroes_bytes >> lba_shift;
-
-	if (!ctrl->max_zeroes_bytes || by_limit >= NVMEFS_MAX_ZEROES_BLOCKS)
-		return NVMEFS_MAX_ZEROES_BLOCKS;
-	return by_limit ? (uint32_t)by_limit : 1;
-}
-
 /* Blocks of @io the next command carries. */
 static uint32_t chunk_blocks(const struct nvmefs_ioq *ioq, const struct nvmefs_io *io)
 {
@@ -214,7 +199,7 @@ static uint32_t chunk_blocks(const struct nvmefs_ioq *ioq, const struct nvmefs_i
 			max = by_xfer;
 	}
 	if (io->op == IO_WRITE_ZEROES)
-		max = zeroes_nlb(ctrl, io->lba_shift);
+		max = nvmefs_io_zeroes_nlb(ctrl, io->lba_shift);
 	if (io->op == IO_DEALLOCATE)
 		max = ctrl->max_dealloc_blocks ? ctrl->max_dealloc_blocks : UINT32_MAX;
 	return io->nlb_left < max ? (uint32_t)io->nlb_left : max;
@@ -303,19 +288,9 @@ void nvmefs_io_pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 	ioq->pending_tail = io;
 }
 
-static const struct nvmefs_ns_cache *find_ns(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
-{
-	unsigned int i;
-
-	for (i = 0; i < ctrl->nr_ns; i++)
-		if (ctrl->ns[i].nsid == nsid)
-			return &ctrl->ns[i];
-	return NULL;
-}
-
 static bool ns_gone(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 {
-	const struct nvmefs_ns_cache *ns = find_ns(ctrl, nsid);
+	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(ctrl, nsid);
 
 	return !ns || atomic_load_explicit(&ns->gone, memory_order_relaxed);
 }
@@ -369,7 +344,7 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 		return nvmefs_error(failed, "the controller failed (%s) and %s", ctrl->fail_msg,
 				    ioq_deleted(ctrl) ? "is deleted" : "I/O fails while it "
 				    "reconnects (fast_io_fail_tmo)");
-	ns = find_ns(ctrl, nsid);
+	ns = nvmefs_io_find_ns(ctrl, nsid);
 	if (!ns)
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s", nsid, ctrl->subnqn);
 	if (atomic_load_explicit(&ns->gone, memory_order_relaxed))
@@ -900,243 +875,6 @@ static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int
 	return 0;
 }
 
-/* Identify Namespace @nsid into @ns: geometry and identity.  The UUID comes
- * from the identification descriptors, which a controller may not offer. */
-static int identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns_cache *ns)
-{
-	struct nvme_id_ns *id = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
-	uint8_t *descs = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
-	unsigned int fmt;
-	int ret;
-
-	if (!id || !descs) {
-		ret = nvmefs_error(-ENOMEM, "out of memory");
-		goto out;
-	}
-	ret = nvmefs_identify_ns(ctrl, nsid, id);
-	if (ret < 0)
-		goto out;
-	fmt = (id->flbas & 0xf) | ((id->flbas >> 5 & 0x3) << 4);
-	ns->nsid = nsid;
-	ns->nlb = nvmefs_le64_to_cpu(id->nsze);
-	ns->lba_shift = id->lbaf[fmt].ds;
-	ns->dlfeat = id->dlfeat;
-	memcpy(ns->nguid, id->nguid, sizeof(ns->nguid));
-	memcpy(ns->eui64, id->eui64, sizeof(ns->eui64));
-	memset(ns->uuid, 0, sizeof(ns->uuid));
-	if (nvmefs_identify_ns_descs(ctrl, nsid, descs) == 0) {
-		for (size_t off = 0; off + 4 <= NVMEFS_IDENTIFY_DATA_SIZE;) {
-			uint8_t nidt = descs[off], nidl = descs[off + 1];
-
-			if (!nidt || off + 4 + nidl > NVMEFS_IDENTIFY_DATA_SIZE)
-				break;
-			if (nidt == NVME_NIDT_UUID && nidl == sizeof(ns->uuid))
-				memcpy(ns->uuid, descs + off + 4, sizeof(ns->uuid));
-			off += 4 + nidl;
-		}
-	}
-	/* Checked before any of it sizes a shift or a transfer. */
-	if (fmt > id->nlbaf)
-		ret = nvmefs_error(-EPROTO, "namespace %u of %s is in LBA format %u, but it has only "
-				   "%u: its Identify data is wrong; report it to the target's vendor",
-				   nsid, ctrl->subnqn, fmt, id->nlbaf + 1);
-	else if (ns->lba_shift < MIN_LBA_SHIFT || ns->lba_shift > MAX_LBA_SHIFT)
-		ret = nvmefs_error(-EPROTO, "namespace %u of %s has blocks of 2^%u bytes (LBADS %u): "
-				   "nvmefs handles 512 bytes to 64 KiB; reformat it (nvme format -l)",
-				   nsid, ctrl->subnqn, ns->lba_shift, ns->lba_shift);
-	else if (ns->nlb > UINT64_MAX >> ns->lba_shift)
-		ret = nvmefs_error(-EPROTO, "namespace %u of %s claims %llu blocks of %u bytes, more "
-				   "than 2^64 bytes: its Identify data is wrong",
-				   nsid, ctrl->subnqn, (unsigned long long)ns->nlb, 1u << ns->lba_shift);
-	else
-		ns->lba_size = 1u << ns->lba_shift;
-out:
-	free(id);
-	free(descs);
-	return ret;
-}
-
-/* Whether identifying one namespace failed for that namespace alone (an
- * error status, data that cannot be right), not with the connection. */
-static bool ns_error_only(const struct nvmefs_ctrl *ctrl, int err)
-{
-	return (err == -ENOENT || err == -EIO || err == -EPROTO) && !ctrl->admin.failed;
-}
-
-/*
- * The active NSIDs into @out (NVMEFS_MAX_NAMESPACES of them at most): every
- * page of the list, each asked for from the last NSID of the one before, as
- * a full page (1024) says there may be more.  The list is in increasing
- * order; from an NSID that is not, nothing more is believed, which also
- * ends a target that would answer the same page forever.
- */
-static int active_nsids(struct nvmefs_ctrl *ctrl, uint32_t *out, unsigned int *np)
-{
-	uint32_t *page = malloc(NVMEFS_NS_LIST_LEN * sizeof(*page)), after = 0;
-	unsigned int n = 0, i;
-	int ret = 0;
-
-	if (!page)
-		return nvmefs_error(-ENOMEM, "out of memory");
-	for (;;) {
-		ret = nvmefs_identify_active_ns(ctrl, after, page);
-		if (ret < 0)
-			break;
-		for (i = 0; i < NVMEFS_NS_LIST_LEN && page[i]; i++) {
-			if (page[i] <= after || n == NVMEFS_MAX_NAMESPACES)
-				goto out;
-			out[n++] = after = page[i];
-		}
-		if (i < NVMEFS_NS_LIST_LEN)
-			break;
-	}
-out:
-	free(page);
-	*np = n;
-	return ret;
-}
-
-/* Caches what the I/O path needs of every active namespace.  One that cannot
- * be identified is kept, unusable, with the reason. */
-static int scan_namespaces(struct nvmefs_ctrl *ctrl)
-{
-	uint32_t *list;
-	unsigned int n = 0, i;
-	int ret;
-
-	list = malloc(NVMEFS_MAX_NAMESPACES * sizeof(*list));
-	ctrl->ns = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*ctrl->ns));
-	if (!list || !ctrl->ns) {
-		ret = nvmefs_error(-ENOMEM, "out of memory");
-		goto out;
-	}
-	ret = active_nsids(ctrl, list, &n);
-	if (ret < 0)
-		goto out;
-	for (i = 0; i < n; i++) {
-		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
-
-		ret = identify_ns(ctrl, list[i], ns);
-		if (ret < 0 && !ns_error_only(ctrl, ret))
-			goto out;
-		ns->nsid = list[i];
-		if (ret < 0) {
-			ns->unusable = strdup(nvmefs_errmsg());
-			if (!ns->unusable) {
-				ret = nvmefs_error(-ENOMEM, "out of memory");
-				goto out;
-			}
-			atomic_store(&ns->gone, true);
-		}
-	}
-	ret = 0;
-	ctrl->nr_ns = n;
-	ctrl->nsids = list;
-	list = NULL;
-out:
-	free(list);
-	return ret;
-}
-
-static bool same_identity(const struct nvmefs_ns_cache *a, const struct nvmefs_ns_cache *b)
-{
-	return !memcmp(a->nguid, b->nguid, sizeof(a->nguid)) &&
-	       !memcmp(a->eui64, b->eui64, sizeof(a->eui64)) &&
-	       !memcmp(a->uuid, b->uuid, sizeof(a->uuid)) && a->lba_size == b->lba_size;
-}
-
-/* @ns as the controller identifies it now (@now NULL: not active).  The
- * same namespace takes its new size, and one that is back as it was is
- * usable again; another one behind the NSID, or none, is gone. */
-static void ns_settle(struct nvmefs_ns_cache *ns, const struct nvmefs_ns_cache *now)
-{
-	if (!now || !same_identity(ns, now)) {
-		atomic_store(&ns->gone, true);
-		return;
-	}
-	ns->nlb = now->nlb;
-	atomic_store(&ns->gone, false);
-}
-
-/*
- * After a reconnect: each namespace must still be the one its I/O was meant
- * for.  One that is gone, or whose NGUID, EUI-64, UUID or block size
- * changed, is another disk behind the same NSID: it is marked gone for good
- * and its held I/O fails instead of being written.  A new size is taken.
- */
-static int recheck_namespaces(struct nvmefs_ctrl *ctrl)
-{
-	struct nvmefs_ns_cache now;
-	int ret;
-
-	for (unsigned int i = 0; i < ctrl->nr_ns; i++) {
-		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
-
-		ret = identify_ns(ctrl, ns->nsid, &now);
-		if (ret < 0 && !ns_error_only(ctrl, ret))
-			return ret;
-		ns_settle(ns, ret == 0 && !ns->unusable ? &now : NULL);
-	}
-	return 0;
-}
-
-int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
-{
-	struct nvmefs_ns_cache *now = NULL, *cache;
-	uint32_t *list = malloc(NVMEFS_MAX_NAMESPACES * sizeof(*list));
-	unsigned int n = 0, nr, i, k;
-	int ret;
-
-	/* The admin commands go without io_lock: a command that fails takes
-	 * it to wake the queues. */
-	now = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*now));
-	if (!list || !now) {
-		ret = nvmefs_error(-ENOMEM, "out of memory");
-		goto out;
-	}
-	ret = active_nsids(ctrl, list, &n);
-	if (ret < 0)
-		goto out;
-	for (i = 0; i < n; i++) {
-		ret = identify_ns(ctrl, list[i], &now[i]);
-		/* Not there after all, or not identifiable: not a new one. */
-		if (ret < 0 && ns_error_only(ctrl, ret))
-			now[i].nsid = 0;
-		else if (ret < 0)
-			goto out;
-	}
-	ret = 0;
-	pthread_mutex_lock(&ctrl->io_lock);
-	cache = ctrl->ns;
-	nr = ctrl->nr_ns;
-	for (i = 0; cache && i < nr; i++) {
-		struct nvmefs_ns_cache *ns = &cache[i];
-
-		for (k = 0; k < n && now[k].nsid != ns->nsid; k++)
-			;
-		ns_settle(ns, k < n && !ns->unusable ? &now[k] : NULL);
-	}
-	/* New ones go at the end, whole before they are counted. */
-	for (k = 0; cache && k < n && nr < NVMEFS_MAX_NAMESPACES; k++) {
-		if (!now[k].nsid)
-			continue;
-		for (i = 0; i < nr && cache[i].nsid != now[k].nsid; i++)
-			;
-		if (i < nr)
-			continue;
-		memcpy(&cache[nr], &now[k], sizeof(cache[nr]));
-		atomic_init(&cache[nr].gone, false);
-		ctrl->nsids[nr] = now[k].nsid;
-		nr++;
-		atomic_store(&ctrl->nr_ns, nr);
-	}
-	pthread_mutex_unlock(&ctrl->io_lock);
-out:
-	free(now);
-	free(list);
-	return ret;
-}
-
 /*
  * Every I/O queue connected again, or, if the target now grants fewer (as
  * Linux remaps its CPUs onto the hardware queues that remain), the first
@@ -1152,7 +890,7 @@ int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl)
 		goto out;
 	ret = set_nr_queues(ctrl, ctrl->nr_ioqs, &granted);
 	if (ret == 0)
-		ret = recheck_namespaces(ctrl);
+		ret = nvmefs_io_recheck_namespaces(ctrl);
 	for (i = 0; ret == 0 && i < ctrl->nr_ioqs; i++) {
 		struct nvmefs_ioq *ioq = ctrl->ioqs[i];
 
@@ -1234,7 +972,7 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 
 	ret = set_nr_queues(ctrl, opts->nr_queues, NULL);
 	if (ret == 0)
-		ret = scan_namespaces(ctrl);
+		ret = nvmefs_io_scan_namespaces(ctrl);
 	if (ret < 0)
 		goto fail;
 	ioqs = calloc(opts->nr_queues, sizeof(*ioqs));
@@ -1300,30 +1038,4 @@ unsigned int nvmefs_ctrl_io_queue_count(const struct nvmefs_ctrl *ctrl)
 struct nvmefs_ioq *nvmefs_ctrl_io_queue(struct nvmefs_ctrl *ctrl, unsigned int idx)
 {
 	return idx < ctrl->nr_ioqs ? ctrl->ioqs[idx] : NULL;
-}
-
-int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns_info *info)
-{
-	const struct nvmefs_ns_cache *ns = find_ns(ctrl, nsid);
-
-	if (!ns)
-		return nvmefs_error(-ENOENT, "namespace %u is not active on %s: see 'nvmefs identify'",
-				    nsid, ctrl->subnqn);
-	if (ns->unusable)
-		return nvmefs_error(-EPROTO, "namespace %u of %s cannot be used: %s", nsid,
-				    ctrl->subnqn, ns->unusable);
-	if (atomic_load(&ns->gone))
-		return nvmefs_error(-ENODEV, "namespace %u of %s was removed or replaced by another",
-				    nsid, ctrl->subnqn);
-	info->nsid = ns->nsid;
-	info->nlb = ns->nlb;
-	info->lba_size = ns->lba_size;
-	info->max_zeroes_nlb = zeroes_nlb(ctrl, ns->lba_shift);
-	return 0;
-}
-
-unsigned int nvmefs_ctrl_ns_list(const struct nvmefs_ctrl *ctrl, const uint32_t **nsids)
-{
-	*nsids = ctrl->nsids;
-	return ctrl->nr_ns;
 }
