@@ -181,6 +181,8 @@ void fs_step(struct freq *f);
 bool fs_run_retries(struct worker *w);
 
 /* worker.c */
+/* The workers, each with its queue and its requests' buffers, registered once. */
+int fs_setup_workers(struct fs *fs);
 void *fs_worker_main(void *arg);
 /* Hands the request of @n bytes just read into w->free's buffer to libfuse,
  * which calls the operation (the fuzzing harness comes in here too). */

@@ -65,45 +65,6 @@ static int check_memlock(struct fs *fs)
 			(unsigned long long)rl.rlim_cur >> 10, (need >> 10) + 1024);
 }
 
-static int setup_workers(struct fs *fs)
-{
-	size_t per_freq = fs->bufsize + 2 * MAX_LBA_SIZE;
-	int ret;
-
-	fs->workers = calloc(fs->opts.workers, sizeof(*fs->workers));
-	if (!fs->workers)
-		return fs_error(-ENOMEM, "out of memory");
-	for (unsigned int i = 0; i < fs->opts.workers; i++)
-		fs->workers[i].epfd = -1;
-	for (unsigned int i = 0; i < fs->opts.workers; i++) {
-		struct worker *w = &fs->workers[i];
-		size_t len = per_freq * fs->opts.depth;
-
-		w->fs = fs;
-		w->idx = i;
-		w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
-		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
-		if (!w->freqs || posix_memalign((void **)&w->region, 4096, len))
-			return fs_error(-ENOMEM, "out of memory for %zu MiB of request buffers",
-					    len >> 20);
-		/* Registered once: requests arrive here and data moves from here. */
-		ret = nvmefs_mr_reg(fs->ctrl, w->region, len, &w->mr);
-		if (ret < 0)
-			return lib_error(ret);
-		for (unsigned int k = 0; k < fs->opts.depth; k++) {
-			struct freq *f = &w->freqs[k];
-
-			f->w = w;
-			f->buf = w->region + k * per_freq;
-			f->edge = f->buf + fs->bufsize;
-			f->resv = -1;
-			f->next = w->free;
-			w->free = f;
-		}
-	}
-	return 0;
-}
-
 /* What every worker sleeps on besides /dev/fuse: the end, and its queue. */
 static int watch_worker_fds(struct fs *fs)
 {
@@ -195,7 +156,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 	}
 	ret = check_memlock(fs);
 	if (ret == 0)
-		ret = setup_workers(fs);
+		ret = fs_setup_workers(fs);
 	if (ret < 0)
 		goto out;
 

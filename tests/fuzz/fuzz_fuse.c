@@ -1486,30 +1486,9 @@ static struct fs *setup_fs(struct nvmefs_ctrl *ctrl, uint8_t h0, uint8_t h2, uin
 	CHECK(fs_build_info(fs) == 0);
 	fs->nr_resv = fs->opts.workers * fs->opts.depth;
 	fs->resv = calloc(fs->nr_resv, sizeof(*fs->resv));
-	fs->workers = calloc(fs->opts.workers, sizeof(*fs->workers));
-	CHECK(fs->resv && fs->workers);
-	for (unsigned int i = 0; i < fs->opts.workers; i++) {
-		struct worker *w = &fs->workers[i];
-		size_t per = fs->bufsize + 2 * MAX_LBA_SIZE;
-
-		w->fs = fs;
-		w->idx = i;
-		w->epfd = -1;
-		w->q = nvmefs_ctrl_io_queue(ctrl, i);
-		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
-		CHECK(w->freqs && !posix_memalign((void **)&w->region, 4096, per * fs->opts.depth));
-		CHECK(nvmefs_mr_reg(ctrl, w->region, per * fs->opts.depth, &w->mr) == 0);
-		for (unsigned int k = 0; k < fs->opts.depth; k++) {
-			struct freq *f = &w->freqs[k];
-
-			f->w = w;
-			f->buf = w->region + k * per;
-			f->edge = f->buf + fs->bufsize;
-			f->resv = -1;
-			f->next = w->free;
-			w->free = f;
-		}
-	}
+	CHECK(fs->resv);
+	/* As the mount sets them up: the worker's buffers, registered once. */
+	CHECK(fs_setup_workers(fs) == 0);
 	return fs;
 }
 
