@@ -107,6 +107,12 @@ struct nvmefs_connect_opts {
 	/** The controller's secret, to check the controller too (bidirectional
 	 *  authentication); needs dhchap_secret.  NULL: not checked. */
 	const char *dhchap_ctrl_secret;
+	/** Remote keys: 1, each transfer gets a key of its own covering only
+	 *  its bytes, which the target invalidates with its response, and
+	 *  registered memory has no remote rights (refused on a device without
+	 *  type-2 memory windows); 0, every registration keeps a standing
+	 *  remote key; negative (the default): per-I/O where the device can. */
+	int rkey_per_io;
 };
 
 /** Fill @opts with the defaults; the caller then sets traddr and more. */
@@ -140,6 +146,8 @@ const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl);
 const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl);
 /** The subsystem NQN the controller belongs to. */
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl);
+/** Whether each transfer gets a remote key of its own (rkey_per_io). */
+int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl);
 /** Whether the controller is a discovery controller. */
 int nvmefs_ctrl_is_discovery(const struct nvmefs_ctrl *ctrl);
 /** The controller's cached Identify Controller data. */

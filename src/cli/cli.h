@@ -64,6 +64,7 @@ enum {
 	OPT_FAST_IO_FAIL_TMO,
 	OPT_DHCHAP_SECRET_FILE,
 	OPT_DHCHAP_CTRL_SECRET_FILE,
+	OPT_RKEY_PER_IO,
 	OPT_FIRST_COMMAND_OPTION = 0x200,
 };
 
@@ -118,6 +119,15 @@ enum {
 	"      --dhchap-ctrl-secret-file=FILE\n"				\
 	"                            the same, read from FILE\n"
 
+/* Remote keys: one per transfer, or standing keys per registration. */
+#define RKEY_LONGOPTS							\
+	{ "rkey-per-io", required_argument, NULL, OPT_RKEY_PER_IO }
+
+#define RKEY_HELP							\
+	"      --rkey-per-io=WHEN    give each transfer a remote key of its own, which the\n" \
+	"                            target invalidates with its response: 'auto' (the\n" \
+	"                            default: where the RDMA device can), 'on' or 'off'\n"
+
 #define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS
 
 #define CONNECT_LONGOPTS						\
@@ -133,6 +143,7 @@ enum {
 	{ "verbose", no_argument, NULL, 'v' },				\
 	RECONNECT_LONGOPTS,						\
 	DHCHAP_LONGOPTS,						\
+	RKEY_LONGOPTS,							\
 	{ "help", no_argument, NULL, 'h' }
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
@@ -148,6 +159,7 @@ enum {
 	"                            3600000 (default 5000)\n" \
 	RECONNECT_HELP							\
 	DHCHAP_HELP							\
+	RKEY_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
 
@@ -179,6 +191,8 @@ int connect_args_check(const struct connect_args *c, const char *cmd);
 const char *connect_args_where(const struct nvmefs_connect_opts *opts,
 			       char *buf, size_t size);
 
+/* The -v line after connecting: as whom, and how data is exposed. */
+void verbose_connected(const struct connect_args *c, const char *cmd, struct nvmefs_ctrl *ctrl);
 /* Print on stderr "nvmefs CMD: ..." when -v was given. */
 void verbose(const struct connect_args *c, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

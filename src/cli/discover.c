@@ -272,8 +272,7 @@ static int persistent(struct connect_args *args)
 		fprintf(stderr, "nvmefs %s: %s\n", cmd, nvmefs_errmsg());
 		goto out;
 	}
-	verbose(args, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
-		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
+	verbose_connected(args, cmd, ctrl);
 	nvmefs_ctrl_set_event_cb(ctrl, on_event, &w);
 	nvmefs_ctrl_set_change_cb(ctrl, on_change, &w);
 	ret = watch_loop(&w, ctrl, sigfd);

@@ -100,8 +100,7 @@ static int run(struct connect_args *args, uint32_t nsid, bool list_ns)
 	connect_args_forget_secrets(args);
 	if (ret)
 		goto failed;
-	verbose(args, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
-		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
+	verbose_connected(args, cmd, ctrl);
 
 	if (nsid) {
 		if (identify_ns(ctrl, args, nsid, data, descs))

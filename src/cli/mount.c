@@ -83,7 +83,7 @@ static void help(void)
 	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
 	       "                            fast_io_fail_tmo=, dhchap_secret=,\n"
 	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
-	       "                            dhchap_ctrl_secret_file=\n"
+	       "                            dhchap_ctrl_secret_file=, rkey_per_io=\n"
 	       "  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n"
@@ -95,6 +95,7 @@ static void help(void)
 	       "                            (default 5000)\n"
 	       RECONNECT_HELP
 	       DHCHAP_HELP
+	       RKEY_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
 	       HELP_HELP);
 }
@@ -165,11 +166,12 @@ static int mount_option(struct mount_args *m, char *opt)
 		{ "fast_io_fail_tmo", "--fast_io_fail_tmo" }, { "dhchap_secret", "-S" },
 		{ "dhchap_ctrl_secret", "-C" }, { "dhchap_secret_file", "--dhchap-secret-file" },
 		{ "dhchap_ctrl_secret_file", "--dhchap-ctrl-secret-file" },
+		{ "rkey_per_io", "--rkey-per-io" },
 	};
 	/* Through connect_args_option(): the same checks and ranges as the options. */
 	static const int connect_opts[] = { 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
 					    OPT_FAST_IO_FAIL_TMO, 'S', 'C', OPT_DHCHAP_SECRET_FILE,
-					    OPT_DHCHAP_CTRL_SECRET_FILE };
+					    OPT_DHCHAP_CTRL_SECRET_FILE, OPT_RKEY_PER_IO };
 	_Static_assert(sizeof(connect_keys) / sizeof(connect_keys[0]) ==
 		       sizeof(connect_opts) / sizeof(connect_opts[0]), "one option per -o key");
 	char *value = strchr(opt, '=');
@@ -308,8 +310,7 @@ static int serve(struct mount_args *m)
 	connect_args_forget_secrets(&m->conn);
 	if (ret == 0) {
 		why = nvmefs_fs_errmsg;
-		verbose(&m->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
-			nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
+		verbose_connected(&m->conn, cmd, ctrl);
 		nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
 		m->fs.ready = on_ready;
 		m->fs.ready_arg = m;
@@ -406,6 +407,7 @@ int cmd_mount(int argc, char **argv)
 		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 		RECONNECT_LONGOPTS,
 		DHCHAP_LONGOPTS,
+		RKEY_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mount_args *m;

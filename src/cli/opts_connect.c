@@ -222,6 +222,16 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	case OPT_DHCHAP_CTRL_SECRET_FILE:
 		return secret_file(cmd, "--dhchap-ctrl-secret-file", arg, 1,
 				   &c->opts.dhchap_ctrl_secret);
+	case OPT_RKEY_PER_IO:
+		if (!strcmp(arg, "auto"))
+			c->opts.rkey_per_io = -1;
+		else if (!strcmp(arg, "on"))
+			c->opts.rkey_per_io = 1;
+		else if (!strcmp(arg, "off"))
+			c->opts.rkey_per_io = 0;
+		else
+			return usage_error(cmd, "--rkey-per-io '%s' is not 'auto', 'on' or 'off'", arg);
+		return EXIT_OK;
 	case 'o':
 		if (output_format_parse(arg, &c->fmt))
 			return usage_error(cmd, "-o/--output-format '%s' is not a format: use "
@@ -252,6 +262,13 @@ const char *connect_args_where(const struct nvmefs_connect_opts *opts,
 	else
 		snprintf(buf, size, "%s:%s", opts->traddr, port);
 	return buf;
+}
+
+void verbose_connected(const struct connect_args *c, const char *cmd, struct nvmefs_ctrl *ctrl)
+{
+	verbose(c, cmd, "connected as host NQN %s, host ID %s: controller ID %u; remote keys %s",
+		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl),
+		nvmefs_ctrl_rkey_per_io(ctrl) ? "per I/O" : "standing, one per registration");
 }
 
 void verbose(const struct connect_args *c, const char *cmd, const char *fmt, ...)

@@ -665,8 +665,7 @@ static int run(struct perf_args *a)
 	if (ret)
 		goto failed;
 	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
-	verbose(&a->conn, cmd, "connected as host NQN %s, host ID %s: controller ID %u",
-		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl));
+	verbose_connected(&a->conn, cmd, ctrl);
 	nvmefs_io_opts_init(&io);
 	io.nr_queues = a->queues;
 	if (a->queue_size)

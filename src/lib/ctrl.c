@@ -25,6 +25,7 @@ void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts)
 	opts->reconnect_delay_s = NVMEFS_DEFAULT_RECONNECT_DELAY_S;
 	opts->ctrl_loss_tmo_s = NVMEFS_DEFAULT_CTRL_LOSS_TMO_S;
 	opts->fast_io_fail_tmo_s = -1;
+	opts->rkey_per_io = -1;
 }
 
 const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
@@ -301,6 +302,11 @@ uint16_t nvmefs_ctrl_cntlid(const struct nvmefs_ctrl *ctrl) { return ctrl->cntli
 const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->hostnqn; }
 const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl) { return ctrl->hostid_str; }
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->subnqn; }
+int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl)
+{
+	return ctrl->rkey_per_io;
+}
+
 int nvmefs_ctrl_is_discovery(const struct nvmefs_ctrl *ctrl) { return ctrl->discovery; }
 const struct nvme_id_ctrl *nvmefs_ctrl_id(const struct nvmefs_ctrl *ctrl) { return &ctrl->id; }
 

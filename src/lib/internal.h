@@ -39,6 +39,10 @@ enum nvmefs_dir {
 enum {
 	NVMEFS_REQ_WAIT_SEND = 1 << 0,
 	NVMEFS_REQ_WAIT_RESP = 1 << 1,
+	/* The target may still hold the request's own remote key (req->rkey):
+	 * until it invalidates it with its response, or we do, the data
+	 * buffer is within its reach. */
+	NVMEFS_REQ_WAIT_KEY = 1 << 2,
 };
 
 /* Memory registered with the transport; the controller keeps a list. */
@@ -72,6 +76,8 @@ struct nvmefs_req {
 	uint16_t cid;
 	uint16_t slot;
 	uint16_t next_free;
+	/* The key bound to this request's data alone (NVMEFS_REQ_WAIT_KEY). */
+	uint32_t rkey;
 	struct nvmefs_cqe cqe;
 	/* 0, or the -errno that ended the request without a response. */
 	int error;
@@ -135,6 +141,12 @@ struct nvmefs_transport_ops {
 	/* Register mr->addr/len for local and remote access; set lkey, rkey, tp. */
 	int (*mr_reg)(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr);
 	void (*mr_dereg)(struct nvmefs_mr *mr);
+	/*
+	 * Invalidate req->rkey locally: the target answered without doing so.
+	 * The transport calls nvmefs_queue_key_done() once the key is dead.
+	 * Only transports that set NVMEFS_REQ_WAIT_KEY need it.
+	 */
+	int (*invalidate)(struct nvmefs_queue *q, struct nvmefs_req *req);
 	/* A descriptor readable when the queue has completions, once armed. */
 	int (*queue_fd)(struct nvmefs_queue *q);
 	/* A descriptor readable when queue_check() has something to say. */
@@ -276,6 +288,8 @@ struct nvmefs_ctrl {
 	uint64_t max_zeroes_bytes;
 	uint32_t max_dealloc_blocks;
 	uint32_t inline_size;		/* in-capsule write data per command */
+	/* The transport gives each transfer a remote key of its own. */
+	bool rkey_per_io;
 	_Atomic(struct nvmefs_mr *) mrs;
 	/* mr.c: every registration, and whether the device was let go of;
 	 * the callers' regions deregistered while the controller lives. */
@@ -344,6 +358,15 @@ void nvmefs_queue_send_done(struct nvmefs_queue *q, struct nvmefs_req *req);
 /* For transports: a response arrived.  -EPROTO for an unknown or stale
  * command id, after which the queue is failed. */
 int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe);
+/* As nvmefs_queue_response(), for a response that came with a Send with
+ * Invalidate of @invalidated (NULL: without).  A request waiting on its key
+ * ends only once that key is dead: the target invalidated exactly it, or
+ * the transport's invalidate() did.  The target invalidating any other key
+ * is -EPROTO, and the queue is failed. */
+int nvmefs_queue_response_inv(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe,
+			      const uint32_t *invalidated);
+/* For transports: the local invalidation of req->rkey completed. */
+void nvmefs_queue_key_done(struct nvmefs_queue *q, struct nvmefs_req *req);
 /* Mark the queue failed with @err (the first error wins): nothing more is
  * submitted on it.  Requests in flight end only in nvmefs_queue_stop(). */
 void nvmefs_queue_fail(struct nvmefs_queue *q, int err);

@@ -144,12 +144,14 @@ void nvmefs_queue_send_done(struct nvmefs_queue *q, struct nvmefs_req *req)
 	req_finish(req);
 }
 
-int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe)
+int nvmefs_queue_response_inv(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe,
+			      const uint32_t *invalidated)
 {
 	uint16_t cid = nvmefs_cqe_cid(cqe);
 	uint16_t slot = (uint16_t)(cid & ((1u << q->cid_slot_bits) - 1));
 	uint16_t sq_head = nvmefs_le16_to_cpu(cqe->sq_head);
 	struct nvmefs_req *req;
+	int ret;
 
 	if (slot >= q->nr_reqs || !q->reqs[slot].inflight ||
 	    q->reqs[slot].cid != cid ||
@@ -160,13 +162,44 @@ int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe)
 		nvmefs_queue_fail(q, -EPROTO);
 		return -EPROTO;
 	}
+	req = &q->reqs[slot];
+	/* Linux nvme-rdma treats this as a broken target too: a key it
+	 * invalidated may be another request's, now refused mid-transfer. */
+	if (invalidated && (!(req->wait & NVMEFS_REQ_WAIT_KEY) || *invalidated != req->rkey)) {
+		nvmefs_set_error("queue %u: the target invalidated remote key %#x with its response "
+				 "to command id %#x, which does not own it: the target is confused",
+				 q->qid, *invalidated, cid);
+		nvmefs_queue_fail(q, -EPROTO);
+		return -EPROTO;
+	}
 	if (sq_head == SQ_HEAD_UNTRACKED || sq_head < q->size)
 		q->sq_head = sq_head;
-	req = &q->reqs[slot];
 	req->cqe = *cqe;
 	req->wait &= (uint8_t)~NVMEFS_REQ_WAIT_RESP;
+	if (invalidated)
+		req->wait &= (uint8_t)~NVMEFS_REQ_WAIT_KEY;
+	if (req->wait & NVMEFS_REQ_WAIT_KEY) {
+		ret = q->ctrl->ops->invalidate(q, req);
+		if (ret < 0) {
+			nvmefs_queue_fail(q, ret);
+			return ret;
+		}
+		return 0;
+	}
 	req_finish(req);
 	return 0;
+}
+
+int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe)
+{
+	return nvmefs_queue_response_inv(q, cqe, NULL);
+}
+
+void nvmefs_queue_key_done(struct nvmefs_queue *q, struct nvmefs_req *req)
+{
+	(void)q;
+	req->wait &= (uint8_t)~NVMEFS_REQ_WAIT_KEY;
+	req_finish(req);
 }
 
 void nvmefs_queue_fail(struct nvmefs_queue *q, int err)

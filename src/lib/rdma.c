@@ -35,10 +35,19 @@
 #define CM_REJ_INVALID_SERVICE_ID 8
 #define CM_REJ_CONSUMER_DEFINED 28
 
-/* Receive work requests carry this bit in wr_id, sends carry the request's
- * address (user space pointers never have it): flushed completions do not
- * say which kind they were. */
+/* Receive work requests carry this bit in wr_id, the others the request's
+ * address (user space pointers never have it) and their kind in the low
+ * bits (requests are 8-byte aligned): flushed completions do not say which
+ * kind they were. */
 #define WR_ID_RECV (1ull << 63)
+#define WR_ID_KIND_MASK 3ull
+enum { WR_SEND, WR_BIND, WR_LOCAL_INV };
+
+/* The kernel's IB_WC_WITH_INVALIDATE.  Soft-RoCE hands the kernel's
+ * completion flags to user space untranslated, so a Send with Invalidate
+ * shows as this bit (libibverbs' IBV_WC_IP_CSUM_OK), never IBV_WC_WITH_INV;
+ * on a reliable-connected receive no device means a checksum by it. */
+#define WC_KERNEL_WITH_INV (1u << 2)
 
 /* Acknowledging CQ events takes a lock in libibverbs: batch it. */
 #define CQ_EVENTS_ACK_BATCH 16
@@ -49,12 +58,20 @@
 struct rdma_ctrl {
 	struct ibv_context *verbs;
 	struct ibv_pd *pd;
+	/* Per-I/O keys: regions have local rights only, each transfer goes
+	 * through its slot's memory window. */
+	bool windows;
 };
 
-/* A request slot's send, kept until it is posted. */
+/* A request slot's work requests, kept until they are posted. */
 struct rdma_send {
 	struct ibv_send_wr wr;
 	struct ibv_sge sge[2];
+	/* Per-I/O keys: the bind chained before the send, the local
+	 * invalidate, and the window with the key it has now. */
+	struct ibv_send_wr bind_wr;
+	struct ibv_send_wr inv_wr;
+	struct ibv_mw *mw;
 };
 
 struct rdma_queue {
@@ -70,6 +87,10 @@ struct rdma_queue {
 	unsigned int posted_recvs;
 	/* queue_stop(): receives are not re-posted. */
 	bool stopping;
+	/* The controller's rdma_ctrl.windows, and how the device flags a
+	 * Send with Invalidate in a receive completion. */
+	bool windows;
+	unsigned int with_inv_flags;
 	unsigned int unacked_events;
 	union nvmefs_cmd *capsules;
 	struct nvmefs_cqe *rsps;
@@ -368,6 +389,34 @@ out:
 	return ret;
 }
 
+/* Soft-RoCE's vendor id: its completions carry the kernel's flags. */
+#define RXE_VENDOR_ID 0xffffff
+
+/*
+ * Per-I/O keys need type-2 memory windows, bound by a work request on the
+ * queue pair (Linux's nvme-rdma uses fast registration, which libibverbs
+ * does not offer).  Decided once per protection domain: every region of
+ * the controller is registered one way or the other.
+ */
+static int choose_keys(struct nvmefs_ctrl *ctrl, struct rdma_ctrl *rc)
+{
+	struct ibv_device_attr attr;
+	bool can = false;
+
+	if (ctrl->opts.rkey_per_io == 0)
+		return 0;
+	if (ibv_query_device(rc->verbs, &attr) == 0)
+		can = attr.max_mw > 0 && (attr.device_cap_flags & (IBV_DEVICE_MEM_WINDOW_TYPE_2A |
+								   IBV_DEVICE_MEM_WINDOW_TYPE_2B));
+	if (!can && ctrl->opts.rkey_per_io > 0)
+		return nvmefs_error(-EOPNOTSUPP, "RDMA device %s has no type-2 memory windows, which "
+				    "per-I/O remote keys need: connect without --rkey-per-io",
+				    ibv_get_device_name(rc->verbs->device));
+	rc->windows = can;
+	ctrl->rkey_per_io = can;
+	return 0;
+}
+
 /* One protection domain per controller, so memory registered once can be
  * used on any of its queues. */
 static int ctrl_pd(struct nvmefs_queue *q, struct ibv_pd **pdp)
@@ -375,6 +424,7 @@ static int ctrl_pd(struct nvmefs_queue *q, struct ibv_pd **pdp)
 	struct nvmefs_ctrl *ctrl = q->ctrl;
 	struct rdma_queue *rq = q->tp;
 	struct rdma_ctrl *rc = ctrl->tp;
+	int ret;
 
 	if (!rc) {
 		rc = calloc(1, sizeof(*rc));
@@ -389,6 +439,9 @@ static int ctrl_pd(struct nvmefs_queue *q, struct ibv_pd **pdp)
 					    ibv_get_device_name(rq->id->verbs->device), strerror(errno));
 		rc->verbs = rq->id->verbs;
 		context_use(rc->verbs);
+		ret = choose_keys(ctrl, rc);
+		if (ret < 0)
+			return ret;
 	} else if (rc->verbs != rq->id->verbs) {
 		return nvmefs_error(-EXDEV, "queue %u of %s resolved to RDMA device %s, the admin queue "
 				    "to %s: all queues of a controller must use one device; pin it with -w",
@@ -411,6 +464,25 @@ static int memlock_error(size_t bytes, int err)
 				    bytes >> 10, strerror(-err), (unsigned long long)rl.rlim_cur >> 10);
 	return nvmefs_error(err, "registering %zu KiB of queue buffers with the RDMA device failed: %s",
 			    bytes >> 10, strerror(-err));
+}
+
+/* With per-I/O keys no region is reachable from the target but through
+ * a window bound for one transfer. */
+static int region_access(bool windows)
+{
+	return windows ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND :
+		IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+}
+
+static void free_windows(struct nvmefs_queue *q)
+{
+	struct rdma_queue *rq = q->tp;
+
+	for (uint16_t i = 0; rq->sends && i < q->nr_reqs; i++) {
+		if (rq->sends[i].mw)
+			ibv_dealloc_mw(rq->sends[i].mw);
+		rq->sends[i].mw = NULL;
+	}
 }
 
 static int reg(struct ibv_pd *pd, void *buf, size_t len, int access, struct ibv_mr **mrp)
@@ -464,11 +536,16 @@ static int alloc_buffers(struct nvmefs_queue *q, struct ibv_pd *pd, uint32_t dat
 		return ret;
 	if (rq->data_len) {
 		memset(rq->data, 0, rq->data_len);
-		ret = reg(pd, rq->data, rq->data_len,
-			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE,
-			  &rq->data_mr);
+		ret = reg(pd, rq->data, rq->data_len, region_access(rq->windows), &rq->data_mr);
 		if (ret < 0)
 			return ret;
+	}
+	for (i = 0; rq->windows && i < q->nr_reqs; i++) {
+		rq->sends[i].mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+		if (!rq->sends[i].mw)
+			return nvmefs_error(errno ? -errno : -ENOMEM, "allocating %u memory windows for "
+					    "queue %u failed: %s: connect with --no-rkey-per-io",
+					    q->nr_reqs, q->qid, strerror(errno));
 	}
 	for (i = 0; i < q->nr_reqs; i++) {
 		q->reqs[i].cmd = &rq->capsules[i];
@@ -540,6 +617,7 @@ static void rdma_queue_destroy(struct nvmefs_queue *q)
 		    cm_get_event(rq, 1000, &ev) == 0)
 			rdma_ack_cm_event(ev);
 	}
+	free_windows(q);
 	if (rq->qp_created)
 		rdma_destroy_qp(rq->id);
 	if (rq->data_mr)
@@ -571,7 +649,9 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 {
 	unsigned int timeout_ms = q->ctrl->opts.timeout_ms;
 	struct rdma_queue *rq;
+	struct ibv_device_attr attr;
 	struct ibv_pd *pd = NULL;
+	unsigned int send_wrs;
 	uint16_t i;
 	int ret;
 
@@ -600,6 +680,13 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	ret = ctrl_pd(q, &pd);
 	if (ret < 0)
 		goto fail;
+	rq->windows = ((struct rdma_ctrl *)q->ctrl->tp)->windows;
+	rq->with_inv_flags = IBV_WC_WITH_INV;
+	if (rq->windows && ibv_query_device(rq->id->verbs, &attr) == 0 &&
+	    attr.vendor_id == RXE_VENDOR_ID)
+		rq->with_inv_flags |= WC_KERNEL_WITH_INV;
+	/* A request's bind, send and local invalidate; flushed, each completes. */
+	send_wrs = rq->windows ? 3u * q->nr_reqs : q->nr_reqs;
 	rq->cch = ibv_create_comp_channel(rq->id->verbs);
 	if (!rq->cch) {
 		ret = nvmefs_error(-errno, "creating a completion channel failed: %s", strerror(errno));
@@ -611,19 +698,20 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 				   strerror(errno));
 		goto fail;
 	}
-	rq->cq = ibv_create_cq(rq->id->verbs, q->nr_reqs + rq->nr_rsps, rq, rq->cch, 0);
+	rq->cq = ibv_create_cq(rq->id->verbs, (int)(send_wrs + rq->nr_rsps), rq, rq->cch, 0);
 	if (!rq->cq) {
 		ret = nvmefs_error(-errno, "creating a completion queue of %u entries failed: %s",
-				   q->nr_reqs + rq->nr_rsps, strerror(errno));
+				   send_wrs + rq->nr_rsps, strerror(errno));
 		goto fail;
 	}
 	struct ibv_qp_init_attr qp_attr = {
 		.send_cq = rq->cq,
 		.recv_cq = rq->cq,
 		.qp_type = IBV_QPT_RC,
-		.sq_sig_all = 1,
+		/* Binds go unsignaled: the send after them reports both. */
+		.sq_sig_all = 0,
 		.cap = {
-			.max_send_wr = q->nr_reqs,
+			.max_send_wr = send_wrs,
 			.max_recv_wr = rq->nr_rsps,
 			/* The capsule, and in-capsule write data straight from
 			 * the caller's buffer. */
@@ -668,7 +756,7 @@ fail:
 }
 
 int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
-			 uint32_t slot_rkey, struct ibv_sge *data_sge)
+			 uint32_t slot_rkey, const uint32_t *io_rkey, struct ibv_sge *data_sge)
 {
 	uint32_t lkey = req->mr ? req->mr->lkey : slot_lkey;
 	uint32_t rkey = req->mr ? req->mr->rkey : slot_rkey;
@@ -680,26 +768,68 @@ int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t 
 		nvmefs_sgl_null(&req->cmd->sqe.dptr.sgl);
 		return 0;
 	}
-	/* Small writes ride in the capsule, saving the target an RDMA READ;
-	 * the admin queue has no in-capsule data (inline_size 0). */
-	if (req->dir == NVMEFS_DIR_TO_CTRL && req->len <= inline_size) {
+	if (!nvmefs_rdma_keyed(req, inline_size)) {
 		nvmefs_sgl_inline(&req->cmd->sqe.dptr.sgl, 0, req->len);
 		data_sge->addr = (uintptr_t)req->data;
 		data_sge->length = req->len;
 		data_sge->lkey = lkey;
 		return 1;
 	}
-	ret = nvmefs_sgl_keyed(&req->cmd->sqe.dptr.sgl, (uintptr_t)req->data, req->len, rkey);
+	/* A key of its own is the target's to invalidate with its response. */
+	if (io_rkey)
+		ret = nvmefs_sgl_keyed_invalidate(&req->cmd->sqe.dptr.sgl, (uintptr_t)req->data,
+						  req->len, *io_rkey);
+	else
+		ret = nvmefs_sgl_keyed(&req->cmd->sqe.dptr.sgl, (uintptr_t)req->data, req->len, rkey);
 	if (ret < 0)
 		return nvmefs_error(ret, "queue %u: %u bytes do not fit one keyed SGL", req->q->qid,
 				    req->len);
 	return 0;
 }
 
+/* Chain a bind of @s's window over exactly @req's bytes, with the rights
+ * its direction needs, before its send: the key goes in the command. */
+static uint32_t bind_window(struct rdma_queue *rq, struct rdma_send *s, struct nvmefs_req *req)
+{
+	uint32_t rkey = ibv_inc_rkey(s->mw->rkey);
+
+	s->bind_wr = (struct ibv_send_wr){
+		.wr_id = (uintptr_t)req | WR_BIND,
+		.next = &s->wr,
+		.opcode = IBV_WR_BIND_MW,
+		.bind_mw = {
+			.mw = s->mw,
+			.rkey = rkey,
+			.bind_info = {
+				.mr = req->mr ? req->mr->tp : rq->data_mr,
+				.addr = (uintptr_t)req->data,
+				.length = req->len,
+				.mw_access_flags = req->dir == NVMEFS_DIR_FROM_CTRL ?
+					IBV_ACCESS_REMOTE_WRITE : IBV_ACCESS_REMOTE_READ,
+			},
+		},
+	};
+	req->rkey = rkey;
+	req->wait |= NVMEFS_REQ_WAIT_KEY;
+	return rkey;
+}
+
+static void post_later(struct rdma_queue *rq, struct ibv_send_wr *first, struct ibv_send_wr *last)
+{
+	if (rq->post_tail)
+		rq->post_tail->next = first;
+	else
+		rq->post_head = first;
+	rq->post_tail = last;
+}
+
 static int rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 {
 	struct rdma_queue *rq = q->tp;
 	struct rdma_send *s = &rq->sends[req->slot];
+	uint32_t inline_size = q->qid ? q->ctrl->inline_size : 0;
+	struct ibv_send_wr *first = &s->wr;
+	uint32_t io_rkey;
 	int ret;
 
 	if (req->len && !req->mr) {
@@ -715,23 +845,42 @@ static int rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 		.lkey = rq->capsule_mr->lkey,
 	};
 	s->wr = (struct ibv_send_wr){
-		.wr_id = (uintptr_t)req,
+		.wr_id = (uintptr_t)req | WR_SEND,
 		.sg_list = s->sge,
 		.num_sge = 1,
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
-	ret = nvmefs_rdma_map_data(req, q->qid ? q->ctrl->inline_size : 0,
-				   rq->data_mr ? rq->data_mr->lkey : 0,
-				   rq->data_mr ? rq->data_mr->rkey : 0, &s->sge[1]);
+	if (rq->windows && nvmefs_rdma_keyed(req, inline_size)) {
+		io_rkey = bind_window(rq, s, req);
+		first = &s->bind_wr;
+	}
+	ret = nvmefs_rdma_map_data(req, inline_size, rq->data_mr ? rq->data_mr->lkey : 0,
+				   rq->data_mr ? rq->data_mr->rkey : 0,
+				   first == &s->wr ? NULL : &io_rkey, &s->sge[1]);
 	if (ret < 0)
 		return ret;
 	s->wr.num_sge += ret;
-	if (rq->post_tail)
-		rq->post_tail->next = &s->wr;
-	else
-		rq->post_head = &s->wr;
-	rq->post_tail = &s->wr;
+	post_later(rq, first, &s->wr);
+	return 0;
+}
+
+/* The target answered without invalidating the request's key. */
+static int rdma_invalidate(struct nvmefs_queue *q, struct nvmefs_req *req)
+{
+	struct rdma_queue *rq = q->tp;
+	struct rdma_send *s = &rq->sends[req->slot];
+
+	/* A stopping queue ends the request itself, its windows unreachable. */
+	if (rq->stopping)
+		return 0;
+	s->inv_wr = (struct ibv_send_wr){
+		.wr_id = (uintptr_t)req | WR_LOCAL_INV,
+		.opcode = IBV_WR_LOCAL_INV,
+		.send_flags = IBV_SEND_SIGNALED,
+		.invalidate_rkey = req->rkey,
+	};
+	post_later(rq, &s->inv_wr, &s->inv_wr);
 	return 0;
 }
 
@@ -750,34 +899,52 @@ static int kick(struct nvmefs_queue *q)
 		return q->failed;
 	}
 	ret = ibv_post_send(rq->id->qp, rq->post_head, &bad);
-	/* What went before a refused one is the device's now. */
-	for (wr = rq->post_head; wr && wr != bad; wr = wr->next)
-		rq->posted_sends++;
+	/* What went before a refused one is the device's now.  rxe names a
+	 * window by the key it has, so each bound key becomes the window's. */
+	for (wr = rq->post_head; wr && wr != bad; wr = wr->next) {
+		if (wr->send_flags & IBV_SEND_SIGNALED)
+			rq->posted_sends++;
+		if (wr->opcode == IBV_WR_BIND_MW)
+			wr->bind_mw.mw->rkey = wr->bind_mw.rkey;
+	}
 	rq->post_head = rq->post_tail = NULL;
 	if (ret)
 		return nvmefs_error(-ret, "queue %u: posting sends failed: %s", q->qid, strerror(ret));
 	return 0;
 }
 
+static const char *wc_kind_name(bool recv, unsigned int kind)
+{
+	if (recv)
+		return "receive";
+	return kind == WR_BIND ? "memory window bind" : kind == WR_LOCAL_INV ? "local invalidate" : "send";
+}
+
 static int handle_wc(struct nvmefs_queue *q, const struct ibv_wc *wc)
 {
 	struct rdma_queue *rq = q->tp;
 	bool recv = wc->wr_id & WR_ID_RECV;
+	unsigned int kind = (unsigned int)(wc->wr_id & WR_ID_KIND_MASK);
+	struct nvmefs_req *req = (struct nvmefs_req *)(uintptr_t)(wc->wr_id & ~WR_ID_KIND_MASK);
 	int ret;
 
-	if (recv)
+	if (recv) {
 		rq->posted_recvs--;
-	else
+	} else if (kind != WR_BIND) {
+		/* Binds are unsignaled: they complete only when flushed. */
 		rq->posted_sends--;
-	/* Even a flushed send is done with its capsule. */
-	if (!recv)
-		nvmefs_queue_send_done(q, (struct nvmefs_req *)(uintptr_t)wc->wr_id);
+		/* Even a flushed send is done with its capsule. */
+		if (kind == WR_SEND)
+			nvmefs_queue_send_done(q, req);
+		else if (wc->status == IBV_WC_SUCCESS)
+			nvmefs_queue_key_done(q, req);
+	}
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (q->failed || rq->stopping)
 			return 0;
 		return nvmefs_error(-ECONNRESET,
 				    "queue %u to %s failed: RDMA %s completion: %s: the connection is "
-				    "broken", q->qid, where(q), recv ? "receive" : "send",
+				    "broken", q->qid, where(q), wc_kind_name(recv, kind),
 				    ibv_wc_status_str(wc->status));
 	}
 	if (!recv)
@@ -795,7 +962,8 @@ static int handle_wc(struct nvmefs_queue *q, const struct ibv_wc *wc)
 			return nvmefs_error(ret, "queue %u: re-posting a receive failed: %s", q->qid,
 					    strerror(-ret));
 	}
-	ret = nvmefs_queue_response(q, &cqe);
+	ret = nvmefs_queue_response_inv(q, &cqe, (wc->wc_flags & rq->with_inv_flags) ?
+					&wc->invalidated_rkey : NULL);
 	return rq->stopping ? 0 : ret;
 }
 
@@ -976,6 +1144,9 @@ static void rdma_queue_stop(struct nvmefs_queue *q)
 		rdma_destroy_qp(rq->id);
 		rq->qp_created = false;
 	}
+	/* Bound windows would keep the callers' regions from being
+	 * deregistered while the queue waits to be destroyed. */
+	free_windows(q);
 }
 
 static int rdma_queue_arm(struct nvmefs_queue *q)
@@ -1000,13 +1171,13 @@ static int rdma_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 
 	if (!rc || !rc->pd)
 		return nvmefs_error(-ENOTCONN, "registering memory needs a connected controller");
-	imr = ibv_reg_mr(rc->pd, mr->addr, mr->len,
-			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE);
+	imr = ibv_reg_mr(rc->pd, mr->addr, mr->len, region_access(rc->windows));
 	if (!imr)
 		return memlock_error(mr->len, errno ? -errno : -ENOMEM);
 	mr->tp = imr;
 	mr->lkey = imr->lkey;
-	mr->rkey = imr->rkey;
+	/* No standing key goes on the wire with per-I/O keys. */
+	mr->rkey = rc->windows ? 0 : imr->rkey;
 	return 0;
 }
 
@@ -1036,6 +1207,7 @@ const struct nvmefs_transport_ops nvmefs_rdma_ops = {
 	.queue_create = rdma_queue_create,
 	.queue_destroy = rdma_queue_destroy,
 	.submit = rdma_submit,
+	.invalidate = rdma_invalidate,
 	.queue_stop = rdma_queue_stop,
 	.queue_check = rdma_queue_check,
 	.process = rdma_process,

@@ -6,15 +6,16 @@
 # MiB/s, mean latency); ratios to the kernel are what count (everything in the guest is emulated).
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
-#                            [--mtu BYTES]
+#                            [--mtu BYTES] [--rkey-per-io auto|on|off]
 # Each cell is the best (or the median) of N runs.  nvmefs perf runs pinned to CPU (default 0;
 # 'none' leaves it unpinned); the kernel's cell is the better of fio unpinned and fio pinned to
 # the same CPU.  nvmefs perf polls at queue depth 1 and sleeps on completion events at higher
-# depths.  --mtu is the testbed's link MTU (its default: 9000).  Run from the build tree after `make`.
+# depths.  --mtu is the testbed's link MTU (its default: 9000).  --rkey-per-io goes to nvmefs perf
+# and mount (their default: auto).  Run from the build tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 runs=1 spread=4 cpu=0 stat=best mtu=
+time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -23,7 +24,8 @@ while (($#)); do
 	--cpu) cpu=$2; shift 2 ;;
 	--stat) stat=$2; shift 2 ;;
 	--mtu) mtu=$2; shift 2 ;;
-	-h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--rkey-per-io) rkey=$2; shift 2 ;;
+	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -33,7 +35,8 @@ done
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
 	exec "$top/contrib/nvmefs-testbed" ${mtu:+--mtu "$mtu"} --ns-size 1G --memory 3072 --timeout 3600 -- \
-		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread" --cpu "$cpu" --stat "$stat"
+		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread" --cpu "$cpu" --stat "$stat" \
+		--rkey-per-io "$rkey"
 fi
 
 nvmefs=$top/src/cli/nvmefs
@@ -61,7 +64,7 @@ done
 
 mnt=/tmp/nvmefs-bench
 mkdir -p "$mnt"
-"$nvmefs" mount -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$mnt"
+"$nvmefs" mount -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o rkey_per_io="$rkey" "$mnt"
 trap 'fusermount3 -u "$mnt" 2>/dev/null; nvme disconnect-all >/dev/null 2>&1 || true' EXIT
 
 # fio JSON: .jobs[0].read|write: iops, bw (KiB/s), lat_ns.mean
@@ -77,7 +80,7 @@ nvmefs_run() { # rw bs qd queues: one thread, qd in flight over the queues
 	local mode=event
 	(($3 == 1)) && mode=poll
 	"$nvmefs" perf "${pin[@]}" -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" \
-		--qd=$(($3 / $4)) --queues="$4" --threads=1 --time="$time_s" --mode="$mode" -o json \
+		--qd=$(($3 / $4)) --queues="$4" --threads=1 --time="$time_s" --mode="$mode" --rkey-per-io="$rkey" -o json \
 		2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
 }
 # The run with the highest IOPS, or the median one by IOPS (the upper of the middle two).
@@ -144,5 +147,6 @@ echo "perf: nvmefs perf ($pinned), one thread, the whole depth on one queue; per
 echo "thread, the same total depth spread over $spread queues; fuse: the fio job (unpinned) on the"
 echo "nvmefs mount's file n1 (2 workers and queues).  nvmefs perf polls at depth 1, sleeps on events"
 echo "otherwise.  Ratios are to the kernel: for IOPS and MiB/s higher is better, for latency lower."
+echo "Remote keys: --rkey-per-io=$rkey."
 echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\
  (RDMA MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2 }'))."

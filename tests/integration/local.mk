@@ -10,6 +10,7 @@ tests_integration_io_tool_LDADD = $(LIBNVMEFS_LDADD)
 INTEGRATION_TESTS += \
 	tests/integration/test-io-crosscheck.sh \
 	tests/integration/test-perf-verify.sh \
+	tests/integration/test-rkey-per-io.sh \
 	tests/integration/test-zeroes-dealloc.sh \
 	tests/integration/test-ns-disable.sh \
 	tests/integration/test-connect-cycles.sh \

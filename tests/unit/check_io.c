@@ -1410,7 +1410,7 @@ START_TEST(test_map_no_data)
 	struct ibv_sge sge;
 
 	map_req(&req, 0, NVMEFS_DIR_NONE, NULL, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
 	assert_null_sgl(&map_cmd.sqe.dptr.sgl);
 	/* PSDT 01b, the rest of the flags kept. */
 	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
@@ -1423,7 +1423,7 @@ START_TEST(test_map_in_capsule)
 	struct ibv_sge sge;
 
 	map_req(&req, 4096, NVMEFS_DIR_TO_CTRL, NULL, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 1);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 1);
 	assert_inline_sgl(&map_cmd.sqe.dptr.sgl, 4096);
 	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
 	ck_assert_uint_eq(sge.addr, (uintptr_t)map_buf);
@@ -1439,18 +1439,18 @@ START_TEST(test_map_keyed)
 
 	/* One byte more than fits in the capsule. */
 	map_req(&req, 4097, NVMEFS_DIR_TO_CTRL, NULL, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
 	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 4097, SLOT_RKEY);
 	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
 
 	/* Reads never ride in the capsule, however small. */
 	map_req(&req, 512, NVMEFS_DIR_FROM_CTRL, NULL, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
 	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 512, SLOT_RKEY);
 
 	/* The admin queue (inline size 0): a small write is keyed. */
 	map_req(&req, 16, NVMEFS_DIR_TO_CTRL, NULL, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 0, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 0, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
 	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 16, SLOT_RKEY);
 	ck_assert_uint_eq(map_cmd.sqe.flags, 0x65);
 }
@@ -1464,18 +1464,18 @@ START_TEST(test_map_mr_keys)
 	struct ibv_sge sge;
 
 	map_req(&req, 512, NVMEFS_DIR_TO_CTRL, &mr, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 1);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 1);
 	assert_inline_sgl(&map_cmd.sqe.dptr.sgl, 512);
 	ck_assert_uint_eq(sge.lkey, 0x1234);
 	ck_assert_uint_eq(sge.addr, (uintptr_t)map_buf);
 	ck_assert_uint_eq(sge.length, 512);
 
 	map_req(&req, 8192, NVMEFS_DIR_TO_CTRL, &mr, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
 	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 8192, 0x56789abc);
 
 	map_req(&req, 8192, NVMEFS_DIR_FROM_CTRL, &mr, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
 	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, 8192, 0x56789abc);
 }
 END_TEST
@@ -1487,10 +1487,10 @@ START_TEST(test_map_too_long)
 
 	/* A keyed SGL's length has 24 bits. */
 	map_req(&req, 1u << 24, NVMEFS_DIR_FROM_CTRL, NULL, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), -EINVAL);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), -EINVAL);
 	assert_msg_has("queue 1: 16777216 bytes do not fit one keyed SGL");
 	map_req(&req, (1u << 24) - 1, NVMEFS_DIR_FROM_CTRL, NULL, &sge);
-	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, &sge), 0);
+	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
 	assert_keyed(&map_cmd.sqe.dptr.sgl, map_buf, (1u << 24) - 1, SLOT_RKEY);
 }
 END_TEST

@@ -578,6 +578,158 @@ START_TEST(test_admin_cids_advance)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Per-I/O remote keys                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A device that binds each request's data to a key of its own, as rdma.c
+ * does with memory windows: the target's RDMA access succeeds only while
+ * the key is bound, and a key dies when the target's Send with Invalidate
+ * arrives or when a local invalidation completes.
+ */
+#define KEY_MAX 16
+#define KEY_FIRST 0x8000100u
+static uint32_t key_next;
+static bool key_bound[KEY_MAX];
+static struct nvmefs_req *key_inv_req;
+static bool key_bound_at_done[REC_MAX];
+
+static bool target_access(uint32_t rkey)
+{
+	return rkey >= KEY_FIRST && rkey < KEY_FIRST + KEY_MAX && key_bound[rkey - KEY_FIRST];
+}
+
+static void key_kill(uint32_t rkey)
+{
+	key_bound[rkey - KEY_FIRST] = false;
+}
+
+static int key_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
+{
+	ck_assert_uint_lt(key_next, KEY_FIRST + KEY_MAX);
+	req->rkey = key_next++;
+	key_bound[req->rkey - KEY_FIRST] = true;
+	req->wait |= NVMEFS_REQ_WAIT_KEY;
+	return rec_submit(q, req);
+}
+
+static int key_invalidate(struct nvmefs_queue *q, struct nvmefs_req *req)
+{
+	(void)q;
+	ck_assert_ptr_null(key_inv_req);
+	key_inv_req = req;
+	return 0;
+}
+
+static const struct nvmefs_transport_ops key_ops = {
+	.name = "keys",
+	.submit = key_submit,
+	.process = rec_process,
+	.invalidate = key_invalidate,
+};
+
+static void on_key_done(struct nvmefs_req *req)
+{
+	key_bound_at_done[req->slot] = target_access(req->rkey);
+	on_done(req);
+}
+
+static struct nvmefs_req *key_submitted(struct nvmefs_queue *q)
+{
+	struct nvmefs_req *req;
+
+	rec_ctrl->ops = &key_ops;
+	key_next = KEY_FIRST;
+	memset(key_bound, 0, sizeof(key_bound));
+	key_inv_req = NULL;
+	rec_queue(q, 32);
+	req = get_submitted(q);
+	req->done = on_key_done;
+	ck_assert(target_access(req->rkey));
+	nvmefs_queue_send_done(q, req);
+	return req;
+}
+
+START_TEST(test_key_invalidated_by_target)
+{
+	struct nvmefs_queue q;
+	struct nvmefs_req *a = key_submitted(&q);
+	struct nvmefs_cqe cqe = cqe_for(a->cid, 1, 0);
+	uint32_t rkey = a->rkey;
+
+	/* The device kills the key as the Send with Invalidate lands. */
+	key_kill(rkey);
+	ck_assert_int_eq(nvmefs_queue_response_inv(&q, &cqe, &rkey), 0);
+	ck_assert_ptr_null(key_inv_req);
+	ck_assert_uint_eq(done_calls[a->slot], 1);
+	ck_assert(!key_bound_at_done[a->slot]);
+	/* The key of a completed request is refused: a remote access error. */
+	ck_assert(!target_access(rkey));
+	nvmefs_queue_fini(&q);
+}
+END_TEST
+
+START_TEST(test_key_invalidated_locally)
+{
+	struct nvmefs_queue q;
+	struct nvmefs_req *a = key_submitted(&q);
+	struct nvmefs_cqe cqe = cqe_for(a->cid, 1, 0);
+
+	/* A target that ignores the invalidate flag leaves the key alive: the
+	 * buffer is not handed back until the local invalidation is done. */
+	ck_assert_int_eq(nvmefs_queue_response_inv(&q, &cqe, NULL), 0);
+	ck_assert_ptr_eq(key_inv_req, a);
+	ck_assert(a->inflight);
+	ck_assert_uint_eq(done_calls[a->slot], 0);
+	ck_assert(target_access(a->rkey));
+	key_kill(a->rkey);
+	nvmefs_queue_key_done(&q, a);
+	ck_assert_uint_eq(done_calls[a->slot], 1);
+	ck_assert(!key_bound_at_done[a->slot]);
+	ck_assert(!target_access(a->rkey));
+	ck_assert_int_eq(q.failed, 0);
+	nvmefs_queue_fini(&q);
+}
+END_TEST
+
+START_TEST(test_key_invalidated_wrong)
+{
+	struct nvmefs_queue q;
+	struct nvmefs_req *a = key_submitted(&q);
+	struct nvmefs_cqe cqe = cqe_for(a->cid, 1, 0);
+	char want[200];
+	uint32_t other = a->rkey + 1;
+
+	ck_assert_int_eq(nvmefs_queue_response_inv(&q, &cqe, &other), -EPROTO);
+	ck_assert_int_eq(q.failed, -EPROTO);
+	ck_assert_uint_eq(done_calls[a->slot], 0);
+	snprintf(want, sizeof(want), "queue 3: the target invalidated remote key %#x with its "
+		 "response to command id %#x, which does not own it: the target is confused",
+		 other, a->cid);
+	ck_assert_str_eq(nvmefs_errmsg(), want);
+	nvmefs_queue_fini(&q);
+}
+END_TEST
+
+START_TEST(test_key_invalidated_without_key)
+{
+	struct nvmefs_queue q;
+	struct nvmefs_req *a;
+	struct nvmefs_cqe cqe;
+	uint32_t rkey = KEY_FIRST;
+
+	rec_queue(&q, 32);
+	a = get_submitted(&q);
+	nvmefs_queue_send_done(&q, a);
+	cqe = cqe_for(a->cid, 1, 0);
+	ck_assert_int_eq(nvmefs_queue_response_inv(&q, &cqe, &rkey), -EPROTO);
+	ck_assert_int_eq(q.failed, -EPROTO);
+	ck_assert_uint_eq(done_calls[a->slot], 0);
+	nvmefs_queue_fini(&q);
+}
+END_TEST
+
 static Suite *queue_suite(void)
 {
 	Suite *s = suite_create("queue");
@@ -595,6 +747,10 @@ static Suite *queue_suite(void)
 	tcase_add_test(tc, test_timeout_fails_everything);
 	tcase_add_test(tc, test_sq_head_flow_control);
 	tcase_add_test(tc, test_sq_head_untracked);
+	tcase_add_test(tc, test_key_invalidated_by_target);
+	tcase_add_test(tc, test_key_invalidated_locally);
+	tcase_add_test(tc, test_key_invalidated_wrong);
+	tcase_add_test(tc, test_key_invalidated_without_key);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("admin");

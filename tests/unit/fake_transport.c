@@ -843,7 +843,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 			      req->slot, req->len);
 	/* As rdma_submit(): the admin queue takes no in-capsule data. */
 	nr_sge = nvmefs_rdma_map_data(req, q->qid ? q->ctrl->inline_size : 0, FAKE_SLOT_LKEY,
-				      FAKE_SLOT_RKEY, &sge);
+				      FAKE_SLOT_RKEY, NULL, &sge);
 	if (nr_sge < 0)
 		return nr_sge;
 
