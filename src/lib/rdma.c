@@ -61,6 +61,8 @@ struct rdma_ctrl {
 	/* Per-I/O keys: regions have local rights only, each transfer goes
 	 * through its slot's memory window. */
 	bool windows;
+	/* How the device flags a Send with Invalidate in a receive. */
+	unsigned int with_inv_flags;
 };
 
 /* A request slot's work requests, kept until they are posted. */
@@ -87,8 +89,8 @@ struct rdma_queue {
 	unsigned int posted_recvs;
 	/* queue_stop(): receives are not re-posted. */
 	bool stopping;
-	/* The controller's rdma_ctrl.windows, and how the device flags a
-	 * Send with Invalidate in a receive completion. */
+	/* The controller's rdma_ctrl.windows and with_inv_flags, at hand on
+	 * the I/O path. */
 	bool windows;
 	unsigned int with_inv_flags;
 	unsigned int unacked_events;
@@ -413,6 +415,9 @@ static int choose_keys(struct nvmefs_ctrl *ctrl, struct rdma_ctrl *rc)
 				    "per-I/O remote keys need: connect without --rkey-per-io",
 				    ibv_get_device_name(rc->verbs->device));
 	rc->windows = can;
+	rc->with_inv_flags = IBV_WC_WITH_INV;
+	if (can && attr.vendor_id == RXE_VENDOR_ID)
+		rc->with_inv_flags |= WC_KERNEL_WITH_INV;
 	ctrl->rkey_per_io = can;
 	return 0;
 }
@@ -649,7 +654,6 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 {
 	unsigned int timeout_ms = q->ctrl->opts.timeout_ms;
 	struct rdma_queue *rq;
-	struct ibv_device_attr attr;
 	struct ibv_pd *pd = NULL;
 	unsigned int send_wrs;
 	uint16_t i;
@@ -681,10 +685,7 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	if (ret < 0)
 		goto fail;
 	rq->windows = ((struct rdma_ctrl *)q->ctrl->tp)->windows;
-	rq->with_inv_flags = IBV_WC_WITH_INV;
-	if (rq->windows && ibv_query_device(rq->id->verbs, &attr) == 0 &&
-	    attr.vendor_id == RXE_VENDOR_ID)
-		rq->with_inv_flags |= WC_KERNEL_WITH_INV;
+	rq->with_inv_flags = ((struct rdma_ctrl *)q->ctrl->tp)->with_inv_flags;
 	/* A request's bind, send and local invalidate; flushed, each completes. */
 	send_wrs = rq->windows ? 3u * q->nr_reqs : q->nr_reqs;
 	rq->cch = ibv_create_comp_channel(rq->id->verbs);
