@@ -144,6 +144,9 @@ uint16_t nvmefs_ctrl_cntlid(const struct nvmefs_ctrl *ctrl);
 const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl);
 /** The host identifier the controller was connected with, as a UUID string. */
 const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl);
+/** The target address and service id the controller was connected to. */
+const char *nvmefs_ctrl_traddr(const struct nvmefs_ctrl *ctrl);
+const char *nvmefs_ctrl_trsvcid(const struct nvmefs_ctrl *ctrl);
 /** The subsystem NQN the controller belongs to. */
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl);
 /** Whether each transfer gets a remote key of its own (rkey_per_io). */
@@ -338,6 +341,8 @@ enum nvmefs_ctrl_change {
 	NVMEFS_CHANGE_NAMESPACES,
 	/** A discovery controller's log changed: read it again. */
 	NVMEFS_CHANGE_DISCOVERY_LOG,
+	/** Asymmetric Namespace Access states changed: see nvmefs_ns_ana_state(). */
+	NVMEFS_CHANGE_ANA,
 };
 
 /**
@@ -385,6 +390,17 @@ struct nvmefs_ns_info {
  */
 int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid,
 		   struct nvmefs_ns_info *info);
+/**
+ * How this controller reaches namespace @nsid, by its ANA group's state:
+ * 1 optimized, 2 non-optimized, 3 inaccessible, 4 persistent loss, 15 in
+ * change (enum nvme_ana_state); 1 on a controller without ANA reporting.
+ * Negative errno if the namespace is not known.
+ */
+int nvmefs_ns_ana_state(const struct nvmefs_ctrl *ctrl, uint32_t nsid);
+/** "optimized", "non-optimized", "inaccessible", "persistent-loss", "change"
+ *  or "unknown". */
+const char *nvmefs_ana_state_name(int state);
+
 /** The NSIDs of the namespaces identified with the I/O queues or since
  *  (an asynchronous event adds to the list, never removes from it): every
  *  page of the active list, up to NVMEFS_MAX_NAMESPACES.  One that could not
@@ -495,6 +511,124 @@ int nvmefs_ioq_read_sync(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
 int nvmefs_ioq_write_sync(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
 			  uint32_t nlb, const void *buf);
 int nvmefs_ioq_flush_sync(struct nvmefs_ioq *ioq, uint32_t nsid);
+
+/* ------------------------------------------------------------------------ */
+/* Multipath                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/**
+ * One subsystem reached through several controllers, its paths, as the
+ * Linux host's native multipath groups them: each I/O goes along a path
+ * that ANA marks optimized (else non-optimized; never inaccessible, lost
+ * or in change), and when a path fails, its I/O goes to another one as
+ * soon as the failed path's queues are drained, while the failed path
+ * reconnects on its own and rejoins.  I/O is held only while no path is
+ * usable and some path may still come back (it is not past its
+ * fast_io_fail_tmo or ctrl_loss_tmo).
+ */
+struct nvmefs_subsys;
+/**
+ * One thread's I/O queue over every path: I/O queue @idx of each path's
+ * controller.  The rules of struct nvmefs_ioq apply to it.
+ */
+struct nvmefs_mpq;
+/** Memory registered on every path of a subsystem. */
+struct nvmefs_subsys_mr;
+
+/** The most paths of one subsystem. */
+#define NVMEFS_MAX_PATHS 8
+
+/** How a path is picked among the usable ones; Linux's names (iopolicy). */
+enum nvmefs_iopolicy {
+	/** The first optimized path, in the order the paths were added (Linux
+	 *  picks the nearest by NUMA distance; here there is none).  Linux's
+	 *  default. */
+	NVMEFS_IOPOLICY_NUMA,
+	/** The optimized paths in turn, I/O by I/O. */
+	NVMEFS_IOPOLICY_ROUND_ROBIN,
+	/** The optimized path with the fewest of this queue's I/Os in flight. */
+	NVMEFS_IOPOLICY_QUEUE_DEPTH,
+};
+
+/** "numa", "round-robin" or "queue-depth". */
+const char *nvmefs_iopolicy_name(enum nvmefs_iopolicy policy);
+/** The policy named @name; -EINVAL if there is none. */
+int nvmefs_iopolicy_parse(const char *name, enum nvmefs_iopolicy *policy);
+
+/**
+ * A subsystem whose first path is @first, a controller with its I/O queues
+ * created.  On success the subsystem owns @first: nvmefs_subsys_destroy()
+ * disconnects it.
+ */
+int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
+			 struct nvmefs_subsys **subsysp);
+/**
+ * Add @ctrl as another path, before any I/O: it must be a controller of the
+ * same subsystem with as many I/O queues as the first path, and every
+ * namespace must be the same on both (NSIDs, NGUID, EUI-64, UUID and block
+ * size).  On success the subsystem owns @ctrl; on failure the caller does.
+ */
+int nvmefs_subsys_add_path(struct nvmefs_subsys *subsys, struct nvmefs_ctrl *ctrl);
+/** Disconnect every path and free the subsystem.  NULL is ignored. */
+void nvmefs_subsys_destroy(struct nvmefs_subsys *subsys);
+/** How many paths there are. */
+unsigned int nvmefs_subsys_path_count(const struct nvmefs_subsys *subsys);
+/** Path @idx's controller (0-based, in the order added), or NULL. */
+struct nvmefs_ctrl *nvmefs_subsys_path(struct nvmefs_subsys *subsys, unsigned int idx);
+/** The multipath I/O queue @idx, over I/O queue @idx of every path, or NULL. */
+struct nvmefs_mpq *nvmefs_subsys_queue(struct nvmefs_subsys *subsys, unsigned int idx);
+/** The subsystem's I/O policy. */
+enum nvmefs_iopolicy nvmefs_subsys_iopolicy(const struct nvmefs_subsys *subsys);
+
+/** What went through one path, over every queue. */
+struct nvmefs_path_stats {
+	/** I/Os completed through the path, and of them, failed. */
+	uint64_t ios;
+	uint64_t errors;
+	/** I/Os the path gave back (it failed, or answered with a path
+	 *  error) that went to another path or were held. */
+	uint64_t failovers;
+};
+/** Fill @st with path @idx's counts; safe from any thread. */
+void nvmefs_subsys_path_stats(const struct nvmefs_subsys *subsys, unsigned int idx,
+			      struct nvmefs_path_stats *st);
+
+/** Register @len bytes at @addr on every path (nvmefs_mr_reg() on each). */
+int nvmefs_subsys_mr_reg(struct nvmefs_subsys *subsys, void *addr, size_t len,
+			 struct nvmefs_subsys_mr **mrp);
+/** Release a registration on every path; no I/O may be using it. */
+void nvmefs_subsys_mr_dereg(struct nvmefs_subsys_mr *mr);
+
+/* As nvmefs_ioq_buf_get() and nvmefs_ioq_buf_put(): buffers registered on every path. */
+void *nvmefs_mpq_buf_get(struct nvmefs_mpq *mpq);
+void nvmefs_mpq_buf_put(struct nvmefs_mpq *mpq, void *buf);
+
+/*
+ * As the nvmefs_ioq_ forms, along a path the policy picks.  @buf lies in a
+ * pool buffer of the queue or in memory from nvmefs_subsys_mr_reg().
+ */
+int nvmefs_mpq_read(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba,
+		    uint32_t nlb, void *buf, nvmefs_io_cb cb, void *arg);
+int nvmefs_mpq_write(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba,
+		     uint32_t nlb, const void *buf, nvmefs_io_cb cb, void *arg);
+int nvmefs_mpq_flush(struct nvmefs_mpq *mpq, uint32_t nsid, nvmefs_io_cb cb, void *arg);
+int nvmefs_mpq_write_zeroes(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba,
+			    uint64_t nlb, nvmefs_io_cb cb, void *arg);
+int nvmefs_mpq_punch(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba,
+		     uint64_t nlb, nvmefs_io_cb cb, void *arg);
+int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba,
+			  uint64_t nlb, nvmefs_io_cb cb, void *arg);
+/**
+ * As nvmefs_ioq_poll(), over every path; also sends held I/O once a path is
+ * usable.  A negative errno once no path can come back (after every
+ * outstanding callback).
+ */
+int nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms);
+/** As nvmefs_ioq_fd() and nvmefs_ioq_arm(), over every path. */
+int nvmefs_mpq_fd(const struct nvmefs_mpq *mpq);
+int nvmefs_mpq_arm(struct nvmefs_mpq *mpq);
+/** As nvmefs_ioq_inflight(), over every path. */
+unsigned int nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq);
 
 #ifdef __cplusplus
 }

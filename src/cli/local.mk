@@ -18,6 +18,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/cli.h \
 	src/cli/main.c \
 	src/cli/opts_connect.c \
+	src/cli/paths.c \
+	src/cli/paths.h \
 	src/cli/discover.c \
 	src/cli/identify.c \
 	src/common/histogram.c \

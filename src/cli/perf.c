@@ -30,6 +30,7 @@
 #include <nvme/util.h>
 
 #include "cli.h"
+#include "paths.h"
 #include "../common/histogram.h"
 #include "../common/json.h"
 
@@ -60,6 +61,7 @@ static const char *const workload_names[] = { "read", "write", "randread", "rand
 
 struct perf_args {
 	struct connect_args conn;
+	struct path_args paths;
 	uint32_t nsid;
 	enum workload rw;
 	unsigned int mix;	/* % reads of randrw */
@@ -151,7 +153,9 @@ struct worker;
 
 struct slot {
 	struct worker *w;
+	/* The queue it uses: a path's, or (with several paths) a multipath one. */
 	struct nvmefs_ioq *q;
+	struct nvmefs_mpq *mpq;
 	uint8_t *buf;
 	uint64_t offset;
 	uint64_t start_ns;
@@ -161,10 +165,12 @@ struct slot {
 
 struct worker {
 	const struct perf_args *a;
-	struct nvmefs_ctrl *ctrl;
+	struct nvmefs_ctrl *ctrl;	/* with one path */
+	struct nvmefs_subsys *subsys;	/* with several */
 	/* The thread's I/Os go round-robin over its queues: rxe serializes the
 	 * work of one queue pair, so one thread gains from spreading its depth. */
 	struct nvmefs_ioq **queues;
+	struct nvmefs_mpq **mpqs;	/* instead, with several paths */
 	unsigned int nr_queues;
 	pthread_t thread;
 	struct slot *slots;
@@ -256,7 +262,12 @@ static int submit(struct slot *s)
 		verify_fill(s->buf, a->bs, 1u << w->lba_shift, s->offset, w->seed++);
 	s->start_ns = hist_now_ns();
 	s->busy = true;
-	if (s->is_read)
+	if (s->mpq && s->is_read)
+		ret = nvmefs_mpq_read(s->mpq, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
+	else if (s->mpq)
+		ret = nvmefs_mpq_write(s->mpq, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done,
+				       s);
+	else if (s->is_read)
 		ret = nvmefs_ioq_read(s->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
 	else
 		ret = nvmefs_ioq_write(s->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
@@ -270,6 +281,28 @@ static int submit(struct slot *s)
 	return ret;
 }
 
+/* The worker's queue @k, a path's or a multipath one. */
+static int queue_poll(struct worker *w, unsigned int k, int timeout_ms)
+{
+	return w->mpqs ? nvmefs_mpq_poll(w->mpqs[k], timeout_ms)
+		: nvmefs_ioq_poll(w->queues[k], timeout_ms);
+}
+
+static int queue_arm(struct worker *w, unsigned int k)
+{
+	return w->mpqs ? nvmefs_mpq_arm(w->mpqs[k]) : nvmefs_ioq_arm(w->queues[k]);
+}
+
+static int queue_fd(const struct worker *w, unsigned int k)
+{
+	return w->mpqs ? nvmefs_mpq_fd(w->mpqs[k]) : nvmefs_ioq_fd(w->queues[k]);
+}
+
+static unsigned int queue_inflight(const struct worker *w, unsigned int k)
+{
+	return w->mpqs ? nvmefs_mpq_inflight(w->mpqs[k]) : nvmefs_ioq_inflight(w->queues[k]);
+}
+
 /* Sleeps until one of the worker's queues has completions (or 100 ms pass),
  * in the verbs pattern: arm every queue, take what completed meanwhile, and
  * only then wait on their descriptors.  Returns completions or -errno. */
@@ -279,11 +312,11 @@ static int wait_queues(struct worker *w)
 	int n = 0, ret;
 
 	for (unsigned int k = 0; k < w->nr_queues; k++) {
-		ret = nvmefs_ioq_arm(w->queues[k]);
+		ret = queue_arm(w, k);
 		if (ret < 0)
 			return ret;
 		n += ret;
-		pfd[k] = (struct pollfd){ .fd = nvmefs_ioq_fd(w->queues[k]), .events = POLLIN };
+		pfd[k] = (struct pollfd){ .fd = queue_fd(w, k), .events = POLLIN };
 	}
 	if (n)
 		return n;
@@ -303,9 +336,9 @@ static int poll_queues(struct worker *w)
 	int n = 0, ret;
 
 	if (w->nr_queues == 1)
-		return nvmefs_ioq_poll(w->queues[0], a->event_mode ? 100 : 0);
+		return queue_poll(w, 0, a->event_mode ? 100 : 0);
 	for (unsigned int k = 0; k < w->nr_queues; k++) {
-		ret = nvmefs_ioq_poll(w->queues[k], 0);
+		ret = queue_poll(w, k, 0);
 		if (ret < 0)
 			return ret;
 		n += ret;
@@ -318,7 +351,7 @@ static int poll_queues(struct worker *w)
 static bool queues_idle(const struct worker *w)
 {
 	for (unsigned int k = 0; k < w->nr_queues; k++)
-		if (nvmefs_ioq_inflight(w->queues[k]))
+		if (queue_inflight(w, k))
 			return false;
 	return true;
 }
@@ -337,7 +370,13 @@ static void *worker_main(void *arg)
 		int ret;
 
 		ret = poll_queues(w);
-		if (ret == 0 && nvmefs_ctrl_failed(w->ctrl)) {
+		if (ret == 0 && w->subsys && atomic_load(&interrupted)) {
+			/* Held while no path is usable: a user's ^C gives up on the
+			 * paths that are down. */
+			for (i = 0; i < nvmefs_subsys_path_count(w->subsys); i++)
+				if (nvmefs_ctrl_failed(nvmefs_subsys_path(w->subsys, i)))
+					nvmefs_ctrl_stop_reconnect(nvmefs_subsys_path(w->subsys, i));
+		} else if (ret == 0 && w->ctrl && nvmefs_ctrl_failed(w->ctrl)) {
 			/* An outage: the I/O is held until the controller is back.
 			 * A user's ^C gives up on it instead. */
 			if (atomic_load(&interrupted))
@@ -399,8 +438,9 @@ static double cpu_seconds(const struct timeval *tv)
 	return (double)tv->tv_sec + tv->tv_usec / 1e6;
 }
 
-static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, uint32_t lba_shift,
-			 struct worker *workers, bool prefill)
+static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
+			 struct nvmefs_subsys *subsys, uint32_t lba_shift, struct worker *workers,
+			 bool prefill)
 {
 	uint64_t slice = a->size / a->threads / a->bs * a->bs;
 
@@ -409,16 +449,24 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, ui
 
 		memset(w, 0, sizeof(*w));
 		w->a = a;
-		w->ctrl = ctrl;
+		w->ctrl = subsys ? NULL : ctrl;
+		w->subsys = subsys;
 		w->nr_queues = (a->queues - t + a->threads - 1) / a->threads;
 		w->nr_slots = w->nr_queues * a->qd;
-		w->queues = calloc(w->nr_queues, sizeof(*w->queues));
-		if (!w->queues) {
+		if (subsys)
+			w->mpqs = calloc(w->nr_queues, sizeof(*w->mpqs));
+		else
+			w->queues = calloc(w->nr_queues, sizeof(*w->queues));
+		if (!w->queues && !w->mpqs) {
 			fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
 			return -ENOMEM;
 		}
-		for (unsigned int k = 0; k < w->nr_queues; k++)
-			w->queues[k] = nvmefs_ctrl_io_queue(ctrl, t + k * a->threads);
+		for (unsigned int k = 0; k < w->nr_queues; k++) {
+			if (subsys)
+				w->mpqs[k] = nvmefs_subsys_queue(subsys, t + k * a->threads);
+			else
+				w->queues[k] = nvmefs_ctrl_io_queue(ctrl, t + k * a->threads);
+		}
 		w->lba_shift = lba_shift;
 		w->prefill = prefill;
 		w->rng = 0x2545f4914f6cdd1dull ^ ((uint64_t)(t + 1) << 32) ^ hist_now_ns();
@@ -444,8 +492,13 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl, ui
 			struct slot *s = &w->slots[i];
 
 			s->w = w;
-			s->q = w->queues[i % w->nr_queues];
-			s->buf = nvmefs_ioq_buf_get(s->q);
+			if (subsys) {
+				s->mpq = w->mpqs[i % w->nr_queues];
+				s->buf = nvmefs_mpq_buf_get(s->mpq);
+			} else {
+				s->q = w->queues[i % w->nr_queues];
+				s->buf = nvmefs_ioq_buf_get(s->q);
+			}
 			if (!s->buf) {
 				fprintf(stderr, "nvmefs %s: an I/O queue has fewer pool buffers than --qd\n",
 					cmd);
@@ -461,12 +514,16 @@ static void free_workers(const struct perf_args *a, struct worker *workers)
 	for (unsigned int t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];
 
-		for (unsigned int i = 0; w->slots && i < w->nr_slots; i++)
-			if (w->slots[i].buf)
+		for (unsigned int i = 0; w->slots && i < w->nr_slots; i++) {
+			if (w->slots[i].buf && w->slots[i].mpq)
+				nvmefs_mpq_buf_put(w->slots[i].mpq, w->slots[i].buf);
+			else if (w->slots[i].buf)
 				nvmefs_ioq_buf_put(w->slots[i].q, w->slots[i].buf);
+		}
 		free(w->slots);
 		free(w->scratch);
 		free(w->queues);
+		free(w->mpqs);
 	}
 }
 
@@ -537,8 +594,42 @@ static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const 
 	fprintf(stderr, "nvmefs %s: %s\n", cmd, msg);
 }
 
+/* Each path of a multipath run: where, its state, and what went through it. */
+static void report_paths(const struct perf_args *a, struct nvmefs_subsys *subsys, struct json *j)
+{
+	for (unsigned int i = 0; i < nvmefs_subsys_path_count(subsys); i++) {
+		struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(subsys, i);
+		struct nvmefs_ctrl_status st;
+		struct nvmefs_path_stats ps;
+		int ana = nvmefs_ns_ana_state(ctrl, a->nsid);
+
+		nvmefs_ctrl_status(ctrl, &st);
+		nvmefs_subsys_path_stats(subsys, i, &ps);
+		if (j) {
+			json_object_begin(j, NULL);
+			json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
+			json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
+			json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
+			json_string(j, "state", nvmefs_ctrl_state_name(st.state));
+			json_string(j, "ana_state", nvmefs_ana_state_name(ana));
+			json_uint(j, "ios", ps.ios);
+			json_uint(j, "errors", ps.errors);
+			json_uint(j, "failovers", ps.failovers);
+			json_uint(j, "reconnects", st.reconnects);
+			json_object_end(j);
+			continue;
+		}
+		printf("  path %u: %s:%s, controller %u, %s, ANA %s: %" PRIu64 " I/Os, %" PRIu64
+		       " errors, %" PRIu64 " failed over, %u reconnects\n", i + 1,
+		       nvmefs_ctrl_traddr(ctrl), nvmefs_ctrl_trsvcid(ctrl), nvmefs_ctrl_cntlid(ctrl),
+		       nvmefs_ctrl_state_name(st.state), nvmefs_ana_state_name(ana), ps.ios, ps.errors,
+		       ps.failovers, st.reconnects);
+	}
+}
+
 static void report(const struct perf_args *a, const char *subnqn, struct worker *workers,
-		   double elapsed, double user_s, double sys_s, const struct nvmefs_ctrl_status *cs)
+		   double elapsed, double user_s, double sys_s, const struct nvmefs_ctrl_status *cs,
+		   struct nvmefs_subsys *subsys)
 {
 	struct histogram *h = calloc(1, sizeof(*h));
 	uint64_t ios = 0, errors = 0, verified = 0, mismatches = 0;
@@ -608,6 +699,12 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 		json_int(&j, "longest_outage_ms", cs->longest_outage_ms);
 		json_uint(&j, "io_queues", cs->io_queues);
 		json_object_end(&j);
+		if (subsys) {
+			json_string(&j, "iopolicy", nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(subsys)));
+			json_array_begin(&j, "paths");
+			report_paths(a, subsys, &j);
+			json_array_end(&j);
+		}
 		if (a->verify) {
 			json_object_begin(&j, "verify");
 			json_uint(&j, "blocks_read", verified);
@@ -631,8 +728,12 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 			printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
 		printf("  CPU: user %.2f s, system %.2f s (%.0f%% of one core)\n", user_s, sys_s,
 		       elapsed > 0 ? (user_s + sys_s) * 100 / elapsed : 0);
-		/* Quiet on a run without outages, as most are. */
-		if (cs->reconnects || cs->state != NVMEFS_CTRL_LIVE)
+		if (subsys) {
+			printf("  paths: %u, I/O policy %s\n", nvmefs_subsys_path_count(subsys),
+			       nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(subsys)));
+			report_paths(a, subsys, NULL);
+		} else if (cs->reconnects || cs->state != NVMEFS_CTRL_LIVE)
+			/* Quiet on a run without outages, as most are. */
 			printf("  reconnects: %u, longest outage: %" PRId64 " ms%s%s\n", cs->reconnects,
 			       cs->longest_outage_ms, cs->state == NVMEFS_CTRL_LIVE ? "" : ", now ",
 			       cs->state == NVMEFS_CTRL_LIVE ? "" : nvmefs_ctrl_state_name(cs->state));
@@ -643,8 +744,15 @@ static void report(const struct perf_args *a, const char *subnqn, struct worker 
 	free(h);
 }
 
+/* Each path's state transitions, as they happen. */
+static void setup_path(struct nvmefs_ctrl *ctrl, void *arg)
+{
+	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, arg);
+}
+
 static int run(struct perf_args *a)
 {
+	struct nvmefs_subsys *subsys = NULL;
 	struct nvmefs_ctrl *ctrl = NULL;
 	struct worker *workers = NULL;
 	struct nvmefs_io_opts io;
@@ -658,14 +766,6 @@ static int run(struct perf_args *a)
 
 	char addr[300];
 
-	verbose(&a->conn, cmd, "connecting to %s at %s, timeout %u ms", a->conn.opts.subnqn,
-		connect_args_where(&a->conn.opts, addr, sizeof(addr)), a->conn.opts.timeout_ms);
-	ret = nvmefs_ctrl_connect(&a->conn.opts, &ctrl);
-	connect_args_forget_secrets(&a->conn);
-	if (ret)
-		goto failed;
-	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
-	verbose_connected(&a->conn, cmd, ctrl);
 	nvmefs_io_opts_init(&io);
 	io.nr_queues = a->queues;
 	if (a->queue_size)
@@ -675,10 +775,27 @@ static int run(struct perf_args *a)
 	io.buf_size = a->bs;
 	io.bufs_per_queue = a->qd;
 	io.timeout_ms = a->io_timeout_ms;
-	verbose(&a->conn, cmd, "creating %u I/O queue%s of %u entries, %u buffers of %u bytes each",
-		io.nr_queues, io.nr_queues == 1 ? "" : "s", io.queue_size, a->qd, a->bs);
-	if (nvmefs_ctrl_create_io_queues(ctrl, &io))
-		goto failed;
+	verbose(&a->conn, cmd, "creating %u I/O queue%s of %u entries, %u buffers of %u bytes each%s",
+		io.nr_queues, io.nr_queues == 1 ? "" : "s", io.queue_size, a->qd, a->bs,
+		path_args_multipath(&a->paths) ? " on every path" : "");
+	if (path_args_multipath(&a->paths)) {
+		ret = paths_connect(&a->conn, &a->paths, &io, cmd, setup_path, NULL, &subsys);
+		if (ret)
+			goto out;
+		ctrl = nvmefs_subsys_path(subsys, 0);
+	} else {
+		verbose(&a->conn, cmd, "connecting to %s at %s, timeout %u ms", a->conn.opts.subnqn,
+			connect_args_where(&a->conn.opts, addr, sizeof(addr)), a->conn.opts.timeout_ms);
+		ret = nvmefs_ctrl_connect(&a->conn.opts, &ctrl);
+		connect_args_forget_secrets(&a->conn);
+		if (ret)
+			goto failed;
+		nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
+		verbose_connected(&a->conn, cmd, ctrl);
+		if (nvmefs_ctrl_create_io_queues(ctrl, &io))
+			goto failed;
+	}
+	ret = EXIT_FAIL;
 	if (nvmefs_ns_info(ctrl, a->nsid, &ns))
 		goto failed;
 	lba_shift = (uint32_t)__builtin_ctz(ns.lba_size);
@@ -717,7 +834,7 @@ static int run(struct perf_args *a)
 		fill.rw = WL_WRITE;
 		fprintf(stderr, "nvmefs %s: writing the %" PRIu64 " MiB region once for --verify\n",
 			cmd, a->size >> 20);
-		if (setup_workers(&fill, ctrl, lba_shift, workers, true) < 0 ||
+		if (setup_workers(&fill, ctrl, subsys, lba_shift, workers, true) < 0 ||
 		    run_workers(&fill, workers, 0, &elapsed) < 0)
 			goto out;
 		for (t = 0; t < a->threads; t++) {
@@ -734,7 +851,7 @@ static int run(struct perf_args *a)
 			goto out;
 		}
 	}
-	if (setup_workers(a, ctrl, lba_shift, workers, false) < 0)
+	if (setup_workers(a, ctrl, subsys, lba_shift, workers, false) < 0)
 		goto out;
 	getrusage(RUSAGE_SELF, &r0);
 	if (run_workers(a, workers, a->seconds, &elapsed) < 0)
@@ -743,7 +860,7 @@ static int run(struct perf_args *a)
 	nvmefs_ctrl_status(ctrl, &cs);
 	report(a, nvmefs_ctrl_subnqn(ctrl), workers, elapsed,
 	       cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
-	       cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs);
+	       cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs, subsys);
 	ret = EXIT_OK;
 	for (t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];
@@ -774,10 +891,16 @@ out:
 		free_workers(a, workers);
 		free(workers);
 	}
-	/* Tearing the controller down after the report is no outage to tell. */
-	if (ctrl)
-		nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
-	nvmefs_ctrl_disconnect(ctrl);
+	/* Tearing the controllers down after the report is no outage to tell. */
+	if (subsys) {
+		for (t = 0; t < nvmefs_subsys_path_count(subsys); t++)
+			nvmefs_ctrl_set_event_cb(nvmefs_subsys_path(subsys, t), NULL, NULL);
+		nvmefs_subsys_destroy(subsys);
+	} else {
+		if (ctrl)
+			nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+		nvmefs_ctrl_disconnect(ctrl);
+	}
 	return ret;
 }
 
@@ -816,6 +939,7 @@ static void help(void)
 	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
 	       "                            (default 30000)\n"
 	       CONNECT_HELP
+	       PATHS_HELP
 	       HELP_HELP);
 }
 
@@ -867,6 +991,7 @@ int cmd_perf(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CONNECT_LONGOPTS,
+		PATHS_LONGOPTS,
 		{ "nqn", required_argument, NULL, 'n' },
 		{ "nsid", required_argument, NULL, OPT_NSID },
 		{ "rw", required_argument, NULL, OPT_RW },
@@ -895,8 +1020,11 @@ int cmd_perf(int argc, char **argv)
 	unsigned int i;
 
 	connect_args_init(&a.conn);
+	path_args_init(&a.paths);
 	while ((opt = next_option(argc, argv, ":" CONNECT_SHORTOPTS "n:Q:h", longopts)) != -1) {
 		ret = connect_args_option(&a.conn, cmd, opt, optarg, &handled);
+		if (!ret && !handled)
+			ret = path_args_option(&a.paths, cmd, opt, optarg, &handled);
 		if (ret)
 			return ret;
 		if (handled)

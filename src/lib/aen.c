@@ -25,8 +25,8 @@
 #define AEN_TYPE(dw0) ((dw0) & 0x7)
 #define AEN_INFO(dw0) (((dw0) >> 8) & 0xff)
 
-/* What we act on: namespaces and the discovery log. */
-#define AEN_HANDLED (NVME_CTRL_OAES_NA | NVME_CTRL_OAES_DL)
+/* What we act on: namespaces, ANA states and the discovery log. */
+#define AEN_HANDLED (NVME_CTRL_OAES_NA | NVME_CTRL_OAES_ANA | NVME_CTRL_OAES_DL)
 
 /* Under admin_lock, in whichever thread processed the admin queue. */
 static void aer_done(struct nvmefs_req *req)
@@ -115,6 +115,12 @@ static void handle(struct nvmefs_ctrl *ctrl, uint32_t result)
 		if (nvmefs_io_rescan(ctrl) == 0)
 			nvmefs_ctrl_changed(ctrl, NVMEFS_CHANGE_NAMESPACES);
 		break;
+	case NVME_AER_NOTICE_ANA:
+		/* Reading the ANA log clears the event. */
+		if (nvmefs_ana_update(ctrl, false) > 0)
+			nvmefs_io_wake(ctrl);
+		nvmefs_ctrl_changed(ctrl, NVMEFS_CHANGE_ANA);
+		break;
 	case NVME_AER_NOTICE_DISC_CHANGED:
 		/* The caller's read of the discovery log clears the event. */
 		nvmefs_ctrl_changed(ctrl, NVMEFS_CHANGE_DISCOVERY_LOG);
@@ -157,4 +163,7 @@ void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl)
 	}
 	if (pending)
 		handle(ctrl, result);
+	/* An I/O came back with an ANA status the log has not told us of. */
+	if (atomic_load(&ctrl->ana_stale) && nvmefs_ana_update(ctrl, false) > 0)
+		nvmefs_io_wake(ctrl);
 }

@@ -302,6 +302,8 @@ uint16_t nvmefs_ctrl_cntlid(const struct nvmefs_ctrl *ctrl) { return ctrl->cntli
 const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->hostnqn; }
 const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl) { return ctrl->hostid_str; }
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->subnqn; }
+const char *nvmefs_ctrl_traddr(const struct nvmefs_ctrl *ctrl) { return ctrl->traddr; }
+const char *nvmefs_ctrl_trsvcid(const struct nvmefs_ctrl *ctrl) { return ctrl->trsvcid; }
 int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl)
 {
 	return ctrl->rkey_per_io;

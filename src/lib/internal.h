@@ -196,6 +196,14 @@ struct nvmefs_ns_cache {
 	/* Why it could not be identified when listed (it is gone from the
 	 * start), or NULL. */
 	char *unusable;
+	/* ana.c: its ANA group (Identify Namespace ANAGRPID), and that group's
+	 * state on this controller (enum nvme_ana_state), written by the
+	 * controller's thread and read by every path choice. */
+	uint32_t anagrpid;
+	_Atomic uint8_t ana_state;
+	/* The state the log last gave, for telling changes (an ANA status
+	 * on an I/O sets ana_state ahead of the log). */
+	uint8_t ana_log_state;
 };
 
 struct nvmefs_ctrl {
@@ -290,6 +298,14 @@ struct nvmefs_ctrl {
 	uint32_t inline_size;		/* in-capsule write data per command */
 	/* The transport gives each transfer a remote key of its own. */
 	bool rkey_per_io;
+	/* mpath.c: one path of several.  Its I/O is never held through an
+	 * outage: once its queue is stopped, held and new I/O comes back with
+	 * -ENOLINK for another path, as does a path error status (SCT 3h). */
+	bool failover;
+	/* ana.c: an I/O saw an ANA status; the controller's thread reads the
+	 * ANA log again.  ana_chgcnt is the change count last read. */
+	atomic_bool ana_stale;
+	uint64_t ana_chgcnt;
 	_Atomic(struct nvmefs_mr *) mrs;
 	/* mr.c: every registration, and whether the device was let go of;
 	 * the callers' regions deregistered while the controller lives. */
@@ -318,6 +334,10 @@ void nvmefs_ctrl_release_device(struct nvmefs_ctrl *ctrl);
 int nvmefs_ctrl_register_again(struct nvmefs_ctrl *ctrl);
 
 /* recover.c */
+/* Tells the caller's event callback @fmt..., outside every lock of the
+ * controller's (the callback may ask for the status). */
+__attribute__((format(printf, 2, 3)))
+void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
 /* The controller failed: a live one starts recovering (the first failure
  * of an outage wins) and its I/O queues' owners are woken. */
 void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
@@ -431,6 +451,15 @@ void nvmefs_aen_enable(struct nvmefs_ctrl *ctrl);
 void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl);
 /* Tell the caller's change callback. */
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
+
+/* ana.c: read the ANA log and set every cached namespace's state from its
+ * group's (all optimized on a controller without ANA reporting); logs each
+ * change through the event callback unless @quiet.  Returns how many
+ * namespaces changed state: the caller wakes the I/O queues' owners (not
+ * under io_lock), whose held I/O may now have a path. */
+int nvmefs_ana_update(struct nvmefs_ctrl *ctrl, bool quiet);
+/* Whether the controller reports ANA (CMIC bit 3). */
+bool nvmefs_ana_reporting(const struct nvmefs_ctrl *ctrl);
 
 /* How nvmefs_discover() connects; unit tests swap in a scripted transport. */
 extern const struct nvmefs_transport_ops *nvmefs_discover_transport;

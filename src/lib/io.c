@@ -158,6 +158,32 @@ static bool retryable(struct nvmefs_ioq *ioq, struct nvmefs_io *io, uint16_t raw
 	return true;
 }
 
+/*
+ * A path related status (SCT 3h).  An ANA one says how this controller now
+ * reaches the namespace: taken at once, so that no path choice sends I/O
+ * the same way again, and the log is read again to be sure.  Returns
+ * whether another path should take the I/O (a path of a multipath set, and
+ * the controller did not say Do Not Retry).
+ */
+static bool path_error(struct nvmefs_ioq *ioq, struct nvmefs_io *io, uint16_t raw)
+{
+	struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	struct nvmefs_ns_cache *ns = (struct nvmefs_ns_cache *)nvmefs_io_find_ns(ctrl, io->nsid);
+	static const uint8_t ana_state[] = {
+		[NVME_SC_ANA_PERSISTENT_LOSS] = NVME_ANA_STATE_PERSISTENT_LOSS,
+		[NVME_SC_ANA_INACCESSIBLE] = NVME_ANA_STATE_INACCESSIBLE,
+		[NVME_SC_ANA_TRANSITION] = NVME_ANA_STATE_CHANGE,
+	};
+	unsigned int sc = raw & 0xff;
+
+	if (sc >= NVME_SC_ANA_PERSISTENT_LOSS && sc <= NVME_SC_ANA_TRANSITION) {
+		if (ns)
+			atomic_store(&ns->ana_state, ana_state[sc]);
+		atomic_store(&ctrl->ana_stale, true);
+	}
+	return ctrl->failover && !(raw & STATUS_DNR);
+}
+
 static void cmd_done(struct nvmefs_req *req)
 {
 	struct nvmefs_io *io = req->done_arg;
@@ -167,6 +193,8 @@ static void cmd_done(struct nvmefs_req *req)
 	bool aborted = req->aborted;
 
 	nvmefs_req_put(req);
+	if (status > 0 && (status >> 8) == NVME_SCT_PATH && path_error(ioq, io, raw))
+		status = -ENOLINK;
 	if (aborted || (status > 0 && !io->status && retryable(ioq, io, raw))) {
 		/* Stopped by an outage, or a retryable status: the rest is not
 		 * sent now, and all of it goes again once this is back. */
@@ -340,6 +368,9 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	int failed = atomic_load(&ctrl->failed);
 	int ret;
 
+	if (failed && ctrl->failover)
+		return nvmefs_error(-ENOLINK, "the path through %s is down (%s)",
+				    nvmefs_ctrl_where(ctrl), ctrl->fail_msg);
 	if (failed && atomic_load(&ctrl->io_failing))
 		return nvmefs_error(failed, "the controller failed (%s) and %s", ctrl->fail_msg,
 				    ioq_deleted(ctrl) ? "is deleted" : "I/O fails while it "
@@ -492,17 +523,19 @@ static int ioq_outage(struct nvmefs_ioq *ioq, int failed, int timeout_ms)
 		atomic_store(&ioq->stopped_gen, gen);
 		nvmefs_ctrl_queue_stopped(ctrl);
 	}
-	if (atomic_load(&ctrl->io_failing)) {
+	/* The queue is stopped: the target can no longer reach the buffers,
+	 * and a path of a multipath set hands its I/O to another path. */
+	if (ctrl->failover || atomic_load(&ctrl->io_failing)) {
 		for (io = ioq->pending_head; io; io = io->next) {
 			if (!io->status)
-				io->status = failed;
+				io->status = ctrl->failover ? -ENOLINK : failed;
 			io->nlb_left = 0;
 			io->started = true;
 		}
 		pump_pending(ioq);
-	} else if (timeout_ms) {
-		wait_wake(ioq, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
 	}
+	if (timeout_ms && !atomic_load(&ctrl->io_failing) && ioq->completed == before)
+		wait_wake(ioq, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
 	return (int)(ioq->completed - before);
 }
 
@@ -891,6 +924,8 @@ int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl)
 	ret = set_nr_queues(ctrl, ctrl->nr_ioqs, &granted);
 	if (ret == 0)
 		ret = nvmefs_io_recheck_namespaces(ctrl);
+	if (ret == 0)
+		ret = nvmefs_ana_update(ctrl, false);
 	for (i = 0; ret == 0 && i < ctrl->nr_ioqs; i++) {
 		struct nvmefs_ioq *ioq = ctrl->ioqs[i];
 
@@ -973,6 +1008,8 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	ret = set_nr_queues(ctrl, opts->nr_queues, NULL);
 	if (ret == 0)
 		ret = nvmefs_io_scan_namespaces(ctrl);
+	if (ret == 0)
+		ret = nvmefs_ana_update(ctrl, true);
 	if (ret < 0)
 		goto fail;
 	ioqs = calloc(opts->nr_queues, sizeof(*ioqs));

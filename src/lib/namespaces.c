@@ -42,6 +42,7 @@ static int identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns
 	ns->nlb = nvmefs_le64_to_cpu(id->nsze);
 	ns->lba_shift = id->lbaf[fmt].ds;
 	ns->dlfeat = id->dlfeat;
+	ns->anagrpid = nvmefs_le32_to_cpu(id->anagrpid);
 	memcpy(ns->nguid, id->nguid, sizeof(ns->nguid));
 	memcpy(ns->eui64, id->eui64, sizeof(ns->eui64));
 	memset(ns->uuid, 0, sizeof(ns->uuid));
@@ -252,6 +253,10 @@ int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
 		atomic_store(&ctrl->nr_ns, nr);
 	}
 	pthread_mutex_unlock(&ctrl->io_lock);
+	/* New namespaces need their ANA state, and a group may have moved: a
+	 * log that cannot be read now leaves the states as they were. */
+	if (nvmefs_ana_update(ctrl, false) > 0)
+		nvmefs_io_wake(ctrl);
 out:
 	free(now);
 	free(list);

@@ -69,9 +69,7 @@ void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb,
 	pthread_mutex_unlock(&event_lock);
 }
 
-/* Tells the caller's callback, outside state_lock (it may ask for the status). */
-__attribute__((format(printf, 2, 3)))
-static void emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
 {
 	struct nvmefs_ctrl_status st;
 	char msg[1024];
@@ -137,10 +135,10 @@ void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg)
 	pthread_mutex_unlock(&ctrl->state_lock);
 	nvmefs_io_wake(ctrl);
 	if (deleted)
-		emit(ctrl, "%s at %s failed: %s; not reconnecting, its I/O fails", ctrl->subnqn,
+		nvmefs_ctrl_emit(ctrl, "%s at %s failed: %s; not reconnecting, its I/O fails", ctrl->subnqn,
 		     nvmefs_ctrl_where(ctrl), msg);
 	else
-		emit(ctrl, "%s at %s failed: %s; stopping its queues to reconnect", ctrl->subnqn,
+		nvmefs_ctrl_emit(ctrl, "%s at %s failed: %s; stopping its queues to reconnect", ctrl->subnqn,
 		     nvmefs_ctrl_where(ctrl), msg);
 }
 
@@ -165,7 +163,7 @@ void nvmefs_ctrl_stop_reconnect(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&ctrl->state_lock);
 	if (now_deleted) {
 		nvmefs_io_wake(ctrl);
-		emit(ctrl, "%s at %s: reconnecting given up; its I/O fails", ctrl->subnqn,
+		nvmefs_ctrl_emit(ctrl, "%s at %s: reconnecting given up; its I/O fails", ctrl->subnqn,
 		     nvmefs_ctrl_where(ctrl));
 	}
 }
@@ -231,10 +229,10 @@ static int64_t deadlines(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&ctrl->state_lock);
 	nvmefs_io_wake(ctrl);
 	if (!strcmp(what, "ctrl_loss_tmo"))
-		emit(ctrl, "%s at %s: not reconnected within ctrl_loss_tmo (%d s): deleted, its I/O "
+		nvmefs_ctrl_emit(ctrl, "%s at %s: not reconnected within ctrl_loss_tmo (%d s): deleted, its I/O "
 		     "fails", ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->opts.ctrl_loss_tmo_s);
 	else
-		emit(ctrl, "%s at %s: fast_io_fail_tmo (%d s) passed: held I/O fails while "
+		nvmefs_ctrl_emit(ctrl, "%s at %s: fast_io_fail_tmo (%d s) passed: held I/O fails while "
 		     "reconnecting goes on", ctrl->subnqn, nvmefs_ctrl_where(ctrl),
 		     ctrl->opts.fast_io_fail_tmo_s);
 	pthread_mutex_lock(&ctrl->state_lock);
@@ -295,7 +293,7 @@ static void reset(struct nvmefs_ctrl *ctrl)
 	if (ctrl->status.state == NVMEFS_CTRL_RESETTING) {
 		set_state(ctrl, NVMEFS_CTRL_CONNECTING);
 		pthread_mutex_unlock(&ctrl->state_lock);
-		emit(ctrl, "%s at %s: queues stopped and drained; reconnecting", ctrl->subnqn,
+		nvmefs_ctrl_emit(ctrl, "%s at %s: queues stopped and drained; reconnecting", ctrl->subnqn,
 		     nvmefs_ctrl_where(ctrl));
 		pthread_mutex_lock(&ctrl->state_lock);
 	}
@@ -393,7 +391,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		set_state(ctrl, NVMEFS_CTRL_LIVE);
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_io_wake(ctrl);
-		emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms%s%s",
+		nvmefs_ctrl_emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms%s%s",
 		     ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->cntlid, attempt,
 		     attempt == 1 ? "" : "s", (long long)outage,
 		     ctrl->nr_ioqs ? "; held I/O is sent again" : "", fewer);
@@ -413,7 +411,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		set_state(ctrl, NVMEFS_CTRL_DELETED);
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_io_wake(ctrl);
-		emit(ctrl, "%s: deleted, its I/O fails", msg);
+		nvmefs_ctrl_emit(ctrl, "%s: deleted, its I/O fails", msg);
 		pthread_mutex_lock(&ctrl->state_lock);
 		return;
 	}
@@ -441,7 +439,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 	}
 	ctrl->next_report_ms = now + backoff_ms(ctrl, attempt + 1);
 	pthread_mutex_unlock(&ctrl->state_lock);
-	emit(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s%s", ctrl->subnqn,
+	nvmefs_ctrl_emit(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s%s", ctrl->subnqn,
 	     nvmefs_ctrl_where(ctrl), attempt, msg, (double)pause / 1000,
 	     pause < backoff_ms(ctrl, attempt + 1) ? ", and as often while refused at once" : "");
 	pthread_mutex_lock(&ctrl->state_lock);

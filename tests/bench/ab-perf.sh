@@ -4,36 +4,41 @@
 # `nvmefs perf --rw randread --bs 4k --time SEC --cpus 0` at QD1 and QD32; prints IOPS and mean
 # latency per run.
 #
-#   tests/bench/ab-perf.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N]
+#   tests/bench/ab-perf.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N] [--a-opts OPTS]
+#                          [--b-opts OPTS]
 # The two nvmefs binaries must lie under a directory the testbed guest sees (the working
-# directory, or /work).
+# directory, or /work).  --a-opts and --b-opts add perf options to one side, so that one build
+# can be compared with itself under two settings (e.g. --rkey-per-io=on against off).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-(($# >= 2)) || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+(($# >= 2)) || { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 a=$(readlink -f "$1") b=$(readlink -f "$2")
 shift 2
-time_s=3 runs=3
+time_s=3 runs=3 a_opts= b_opts=
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
+	--a-opts) a_opts=$2; shift 2 ;;
+	--b-opts) b_opts=$2; shift 2 ;;
 	*) echo "ab-perf.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
-		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs"
+		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs" --a-opts "$a_opts" --b-opts "$b_opts"
 fi
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 run() {
-	"$1" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --nsid 1 --rw randread \
+	# shellcheck disable=SC2086 # the side's options are words on purpose
+	"$1" perf $3 -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --nsid 1 --rw randread \
 		--bs 4k --qd "$2" --time "$time_s" --cpus 0 -o json 2>/dev/null |
 		jq -r '"\(.iops | floor) IOPS, mean \(.lat_us.mean) us"' || echo "failed"
 }
 for qd in 1 32; do
 	for ((i = 1; i <= runs; i++)); do
-		printf 'qd%-3s run %d  A %s\n' "$qd" "$i" "$(run "$a" "$qd")"
-		printf 'qd%-3s run %d  B %s\n' "$qd" "$i" "$(run "$b" "$qd")"
+		printf 'qd%-3s run %d  A %s\n' "$qd" "$i" "$(run "$a" "$qd" "$a_opts")"
+		printf 'qd%-3s run %d  B %s\n' "$qd" "$i" "$(run "$b" "$qd" "$b_opts")"
 	done
 done

@@ -36,3 +36,7 @@ INTEGRATION_TESTS += \
 	tests/integration/test-outage-loop.sh \
 	tests/integration/test-outage-fewer-queues.sh \
 	tests/integration/test-outage-vs-kernel.sh
+
+# Multipath with ANA (issue #14): the testbed's two ports as two paths.
+INTEGRATION_TESTS += \
+	tests/integration/test-multipath-perf.sh

@@ -17,6 +17,7 @@ FAKE_UNIT_TESTS = \
 	tests/unit/check_ctrl \
 	tests/unit/check_discovery \
 	tests/unit/check_io \
+	tests/unit/check_mpath \
 	tests/unit/check_queue
 check_PROGRAMS += $(FAKE_UNIT_TESTS)
 UNIT_TESTS += $(FAKE_UNIT_TESTS)
@@ -37,6 +38,10 @@ tests_unit_check_io_SOURCES = tests/unit/check_io.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_io_LDADD = $(UNIT_FAKE_LDADD)
 
+tests_unit_check_mpath_SOURCES = tests/unit/check_mpath.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_mpath_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_mpath_LDADD = $(UNIT_FAKE_LDADD)
+
 tests_unit_check_queue_SOURCES = tests/unit/check_queue.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_queue_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_queue_LDADD = $(UNIT_FAKE_LDADD)
@@ -47,6 +52,7 @@ SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_ctrl \
 	tests/unit/san/check_discovery \
 	tests/unit/san/check_io \
+	tests/unit/san/check_mpath \
 	tests/unit/san/check_queue
 check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
 UNIT_TESTS += $(SAN_FAKE_UNIT_TESTS)
@@ -70,6 +76,11 @@ tests_unit_san_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
 tests_unit_san_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_io_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_io_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_san_check_mpath_SOURCES = $(tests_unit_check_mpath_SOURCES)
+tests_unit_san_check_mpath_CFLAGS = $(tests_unit_check_mpath_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_mpath_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_mpath_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_queue_SOURCES = $(tests_unit_check_queue_SOURCES)
 tests_unit_san_check_queue_CFLAGS = $(tests_unit_check_queue_CFLAGS) $(SAN_FLAGS)

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Several paths to one subsystem: the options, and connecting them all. */
+#include "config.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nvme/types.h>
+
+#include "paths.h"
+
+void path_args_init(struct path_args *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->policy = NVMEFS_IOPOLICY_NUMA;
+}
+
+/* "ADDR", "ADDR:PORT", "[V6ADDR]:PORT", "[V6ADDR]" or a bare IPv6 address. */
+static int split_path(const char *arg, char *addr, size_t addr_size, char *port, size_t port_size)
+{
+	const char *colon = strrchr(arg, ':'), *end;
+	uint64_t v;
+	size_t len;
+
+	port[0] = '\0';
+	if (arg[0] == '[') {
+		end = strchr(arg, ']');
+		if (!end || (end[1] && end[1] != ':'))
+			return -EINVAL;
+		len = (size_t)(end - arg - 1);
+		colon = end[1] ? end + 1 : NULL;
+		arg++;
+	} else if (colon && strchr(arg, ':') != colon) {
+		/* More than one colon: an IPv6 address without a port. */
+		len = strlen(arg);
+		colon = NULL;
+	} else {
+		len = colon ? (size_t)(colon - arg) : strlen(arg);
+	}
+	if (!len || len >= addr_size)
+		return -EINVAL;
+	memcpy(addr, arg, len);
+	addr[len] = '\0';
+	if (colon) {
+		if (parse_uint(colon + 1, 1, 65535, &v) || strlen(colon + 1) >= port_size)
+			return -EINVAL;
+		snprintf(port, port_size, "%s", colon + 1);
+	}
+	return 0;
+}
+
+int path_args_option(struct path_args *p, const char *cmd, int opt, const char *arg,
+		     bool *handled)
+{
+	*handled = true;
+	switch (opt) {
+	case OPT_PATH:
+		if (p->nr == NVMEFS_MAX_PATHS - 1)
+			return usage_error(cmd, "--path: at most %d paths besides -a/-s",
+					   NVMEFS_MAX_PATHS - 1);
+		if (split_path(arg, p->traddr[p->nr], sizeof(p->traddr[0]), p->trsvcid[p->nr],
+			       sizeof(p->trsvcid[0])))
+			return usage_error(cmd, "--path '%s' is not TRADDR[:TRSVCID]: give an address "
+					   "and maybe a port from 1 to 65535, like 10.0.0.2:4421 or "
+					   "[fe80::1]:4421", arg);
+		p->nr++;
+		return EXIT_OK;
+	case OPT_ALL_PATHS:
+		p->all_paths = true;
+		return EXIT_OK;
+	case OPT_IOPOLICY:
+		if (nvmefs_iopolicy_parse(arg, &p->policy))
+			return usage_error(cmd, "--iopolicy: %s", nvmefs_errmsg());
+		return EXIT_OK;
+	}
+	*handled = false;
+	return EXIT_OK;
+}
+
+bool path_args_multipath(const struct path_args *p)
+{
+	return p->nr || p->all_paths;
+}
+
+/* A space-padded field of a discovery log entry, as a string. */
+static void log_field(char *dst, size_t size, const char *src, size_t len)
+{
+	if (len >= size)
+		len = size - 1;
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+	while (len && (dst[len - 1] == ' ' || dst[len - 1] == '\0'))
+		dst[--len] = '\0';
+}
+
+/* Every RDMA record of the subsystem in the discovery log at -a/-s. */
+static int discover_paths(const struct connect_args *conn, const char *cmd, struct path_args *p)
+{
+	struct nvmefs_connect_opts disc = conn->opts;
+	struct nvmf_discovery_log *log = NULL;
+	struct nvmefs_ctrl *ctrl = NULL;
+	char subnqn[NVMF_NQN_SIZE + 1];
+	uint64_t n;
+	int ret;
+
+	disc.subnqn = NULL;
+	disc.kato_ms = -1;
+	disc.dhchap_secret = disc.dhchap_ctrl_secret = NULL;
+	ret = nvmefs_ctrl_connect(&disc, &ctrl);
+	if (ret == 0)
+		ret = nvmefs_get_discovery_log(ctrl, &log);
+	nvmefs_ctrl_disconnect(ctrl);
+	if (ret < 0) {
+		fprintf(stderr, "nvmefs %s: --all-paths: reading the discovery log failed: %s\n", cmd,
+			nvmefs_errmsg());
+		return EXIT_FAIL;
+	}
+	n = le64toh(log->numrec);
+	p->nr = 0;
+	for (uint64_t i = 0; i < n && p->nr < NVMEFS_MAX_PATHS - 1; i++) {
+		const struct nvmf_disc_log_entry *e = &log->entries[i];
+
+		log_field(subnqn, sizeof(subnqn), e->subnqn, sizeof(e->subnqn));
+		if (e->trtype != NVMF_TRTYPE_RDMA || e->subtype != NVME_NQN_NVME ||
+		    strcmp(subnqn, conn->opts.subnqn))
+			continue;
+		log_field(p->traddr[p->nr], sizeof(p->traddr[0]), e->traddr, sizeof(e->traddr));
+		log_field(p->trsvcid[p->nr], sizeof(p->trsvcid[0]), e->trsvcid, sizeof(e->trsvcid));
+		p->nr++;
+	}
+	free(log);
+	if (!p->nr) {
+		fprintf(stderr, "nvmefs %s: --all-paths: the discovery log at -a/-s lists no RDMA "
+			"path to %s: check the NQN with 'nvmefs discover'\n", cmd, conn->opts.subnqn);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int connect_one(const struct nvmefs_connect_opts *opts, const struct nvmefs_io_opts *io,
+		       void (*setup)(struct nvmefs_ctrl *ctrl, void *arg), void *arg,
+		       struct nvmefs_ctrl **ctrlp)
+{
+	struct nvmefs_ctrl *ctrl;
+	int ret = nvmefs_ctrl_connect(opts, &ctrl);
+
+	if (ret < 0)
+		return ret;
+	if (setup)
+		setup(ctrl, arg);
+	ret = nvmefs_ctrl_create_io_queues(ctrl, io);
+	if (ret < 0) {
+		nvmefs_ctrl_disconnect(ctrl);
+		return ret;
+	}
+	*ctrlp = ctrl;
+	return 0;
+}
+
+int paths_connect(struct connect_args *conn, const struct path_args *given,
+		  const struct nvmefs_io_opts *io, const char *cmd,
+		  void (*setup)(struct nvmefs_ctrl *ctrl, void *arg), void *arg,
+		  struct nvmefs_subsys **subsysp)
+{
+	struct nvmefs_subsys *subsys = NULL;
+	struct path_args all = *given;
+	unsigned int i;
+	char where[300];
+	int ret;
+
+	/* With --all-paths, -a/-s is where the discovery log is, not a path. */
+	if (given->all_paths) {
+		ret = discover_paths(conn, cmd, &all);
+		if (ret)
+			return ret;
+	} else {
+		memmove(all.traddr[1], all.traddr[0], sizeof(all.traddr[0]) * all.nr);
+		memmove(all.trsvcid[1], all.trsvcid[0], sizeof(all.trsvcid[0]) * all.nr);
+		snprintf(all.traddr[0], sizeof(all.traddr[0]), "%s", conn->opts.traddr);
+		snprintf(all.trsvcid[0], sizeof(all.trsvcid[0]), "%s",
+			 conn->opts.trsvcid ? conn->opts.trsvcid : "");
+		all.nr++;
+	}
+	for (i = 0; i < all.nr; i++) {
+		struct nvmefs_connect_opts opts = conn->opts;
+		struct nvmefs_ctrl *ctrl;
+
+		opts.traddr = all.traddr[i];
+		opts.trsvcid = all.trsvcid[i][0] ? all.trsvcid[i] : NULL;
+		connect_args_where(&opts, where, sizeof(where));
+		verbose(conn, cmd, "connecting path %u to %s at %s", i + 1, opts.subnqn, where);
+		ret = connect_one(&opts, io, setup, arg, &ctrl);
+		if (ret == 0 && !subsys) {
+			ret = nvmefs_subsys_create(ctrl, all.policy, &subsys);
+			if (ret < 0)
+				nvmefs_ctrl_disconnect(ctrl);
+		} else if (ret == 0) {
+			ret = nvmefs_subsys_add_path(subsys, ctrl);
+			if (ret < 0)
+				nvmefs_ctrl_disconnect(ctrl);
+		}
+		if (ret < 0) {
+			fprintf(stderr, "nvmefs %s: path %s left out: %s\n", cmd, where, nvmefs_errmsg());
+			continue;
+		}
+		verbose_connected(conn, cmd, ctrl);
+	}
+	connect_args_forget_secrets(conn);
+	if (!subsys) {
+		fprintf(stderr, "nvmefs %s: no path to %s could be connected (%u tried)\n", cmd,
+			conn->opts.subnqn, all.nr);
+		return EXIT_FAIL;
+	}
+	verbose(conn, cmd, "%u of %u paths joined, I/O policy %s", nvmefs_subsys_path_count(subsys),
+		all.nr, nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(subsys)));
+	*subsysp = subsys;
+	return EXIT_OK;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Several paths to one subsystem, for perf and mount: --path (repeatable),
+ * --all-paths (every record of the subsystem in the discovery log, as
+ * 'nvme connect-all' connects them) and --iopolicy.
+ */
+#ifndef NVMEFS_CLI_PATHS_H
+#define NVMEFS_CLI_PATHS_H
+
+#include <stdbool.h>
+
+#include "cli.h"
+
+enum {
+	OPT_PATH = 0x180,
+	OPT_ALL_PATHS,
+	OPT_IOPOLICY,
+};
+
+#define PATHS_LONGOPTS							\
+	{ "path", required_argument, NULL, OPT_PATH },			\
+	{ "all-paths", no_argument, NULL, OPT_ALL_PATHS },		\
+	{ "iopolicy", required_argument, NULL, OPT_IOPOLICY }
+
+#define PATHS_HELP							\
+	"      --path=TRADDR[:TRSVCID]\n"					\
+	"                            another path to the subsystem (repeatable; IPv6 as\n" \
+	"                            [ADDR]:PORT); -a/-s is the first\n"	\
+	"      --all-paths           every path the discovery log at -a/-s lists for the\n" \
+	"                            subsystem\n"				\
+	"      --iopolicy=POLICY     how I/O picks among optimized paths: numa (the first;\n" \
+	"                            the default), round-robin or queue-depth\n"
+
+struct path_args {
+	/* The paths after the first (-a/-s), as given. */
+	char traddr[NVMEFS_MAX_PATHS - 1][256];
+	char trsvcid[NVMEFS_MAX_PATHS - 1][32];
+	unsigned int nr;
+	bool all_paths;
+	enum nvmefs_iopolicy policy;
+};
+
+void path_args_init(struct path_args *p);
+
+/* Takes a paths option; *@handled tells whether @opt was one.  EXIT_OK or
+ * EXIT_USAGE after a one-line message. */
+int path_args_option(struct path_args *p, const char *cmd, int opt, const char *arg,
+		     bool *handled);
+
+/* Whether more than the one path of -a/-s is asked for. */
+bool path_args_multipath(const struct path_args *p);
+
+/*
+ * Connect every path with @conn's options, create the I/O queues of @io on
+ * each and group them into *@subsysp.  A path that cannot be connected or
+ * is refused (another subsystem, other namespaces) is told on stderr and
+ * left out; it fails only when no path is left.  @setup runs on each
+ * controller once connected (the event callback).  Returns EXIT_OK, or
+ * EXIT_FAIL after a one-line message.
+ */
+int paths_connect(struct connect_args *conn, const struct path_args *p,
+		  const struct nvmefs_io_opts *io, const char *cmd,
+		  void (*setup)(struct nvmefs_ctrl *ctrl, void *arg), void *arg,
+		  struct nvmefs_subsys **subsysp);
+
+#endif /* NVMEFS_CLI_PATHS_H */

@@ -1,0 +1,762 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Multipath: one subsystem through several controllers, as the Linux host's
+ * native multipath (drivers/nvme/host/multipath.c) does it.
+ *
+ * A multipath queue is one thread's: it drives I/O queue idx of every path
+ * and keeps a record per caller's I/O, so that an I/O a path gives back
+ * can be sent again along another.  A path gives I/O back (-ENOLINK, from
+ * io.c in failover mode) when its controller fails, only once its queue is
+ * stopped and the target can no longer reach the buffer, and when the
+ * controller answers with a path error; ANA statuses also update the
+ * path's state at once.  What no path can take now is held, in order,
+ * while some path may come back (not past fast_io_fail_tmo or
+ * ctrl_loss_tmo), and fails once none can, as Linux's requeue list does.
+ *
+ * Registered memory is per controller (each has its own protection
+ * domain): the pools of the first path's queues and the caller's regions
+ * are registered on every other path too.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <nvme/types.h>
+
+#include "internal.h"
+#include "io_priv.h"
+
+enum mp_op { MP_READ, MP_WRITE, MP_FLUSH, MP_WRITE_ZEROES, MP_PUNCH, MP_DEALLOCATE };
+
+/* Sent, held until a path is usable, or failed (a -errno). */
+#define MP_HELD 1
+
+struct mp_io {
+	struct nvmefs_mpq *mpq;
+	nvmefs_io_cb cb;
+	void *arg;
+	uint64_t slba;
+	uint64_t nlb;
+	void *buf;
+	uint32_t nsid;
+	uint8_t op;		/* enum mp_op */
+	uint8_t path;		/* where it was sent last */
+	struct mp_io *next;	/* free or held list */
+};
+
+/* Written by the queue's owner only, read by nvmefs_subsys_path_stats(). */
+struct path_counts {
+	_Atomic uint64_t ios;
+	_Atomic uint64_t errors;
+	_Atomic uint64_t failovers;
+};
+
+struct nvmefs_mpq {
+	struct nvmefs_subsys *subsys;
+	struct nvmefs_ioq *ioqs[NVMEFS_MAX_PATHS];
+	/* Watches every path's queue descriptor. */
+	int epfd;
+	struct mp_io *ios;
+	struct mp_io *free_ios;
+	struct mp_io *held_head, *held_tail;
+	unsigned int inflight;		/* callers' I/Os not completed, held ones too */
+	unsigned int completed;
+	unsigned int rr_next;		/* round-robin: where the next search starts */
+	struct path_counts counts[NVMEFS_MAX_PATHS];
+};
+
+struct nvmefs_subsys_mr {
+	struct nvmefs_subsys *subsys;
+	void *addr;
+	size_t len;
+	struct nvmefs_mr *mrs[NVMEFS_MAX_PATHS];
+	struct nvmefs_subsys_mr *next, *prev;
+};
+
+struct nvmefs_subsys {
+	enum nvmefs_iopolicy policy;
+	struct nvmefs_ctrl *paths[NVMEFS_MAX_PATHS];
+	unsigned int nr_paths;
+	struct nvmefs_mpq *mpqs;
+	unsigned int nr_mpqs;
+	/* Path p's registrations of the first path's pools, one per queue. */
+	struct nvmefs_mr **pool_mrs[NVMEFS_MAX_PATHS];
+	/* The callers' regions, to register on a path added later. */
+	pthread_mutex_t regions_lock;
+	struct nvmefs_subsys_mr *regions;
+};
+
+static const char *const policy_names[] = {
+	[NVMEFS_IOPOLICY_NUMA] = "numa",
+	[NVMEFS_IOPOLICY_ROUND_ROBIN] = "round-robin",
+	[NVMEFS_IOPOLICY_QUEUE_DEPTH] = "queue-depth",
+};
+
+const char *nvmefs_iopolicy_name(enum nvmefs_iopolicy policy)
+{
+	return (unsigned int)policy < sizeof(policy_names) / sizeof(policy_names[0])
+		? policy_names[policy] : "unknown";
+}
+
+int nvmefs_iopolicy_parse(const char *name, enum nvmefs_iopolicy *policy)
+{
+	for (unsigned int i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++) {
+		if (!strcmp(name, policy_names[i])) {
+			*policy = (enum nvmefs_iopolicy)i;
+			return 0;
+		}
+	}
+	return nvmefs_error(-EINVAL, "'%s' is not an I/O policy: give numa, round-robin or "
+			    "queue-depth", name);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Choosing a path                                                          */
+/* ---------------------------------------------------------------------- */
+
+/* How path @ctrl reaches @nsid now: its ANA state, or 0 when it cannot
+ * take I/O (not live, the namespace not there or another one). */
+static uint8_t path_state(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
+{
+	const struct nvmefs_ns_cache *ns;
+
+	if (atomic_load_explicit(&((struct nvmefs_ctrl *)ctrl)->failed, memory_order_relaxed))
+		return 0;
+	ns = nvmefs_io_find_ns(ctrl, nsid);
+	if (!ns || atomic_load_explicit(&ns->gone, memory_order_relaxed))
+		return 0;
+	return atomic_load_explicit(&((struct nvmefs_ns_cache *)ns)->ana_state, memory_order_relaxed);
+}
+
+/* Whether path @ctrl may still carry @nsid's I/O later: it is not past its
+ * timeouts, and, while live, has the namespace. */
+static bool path_may_return(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
+{
+	const struct nvmefs_ns_cache *ns;
+
+	if (atomic_load(&((struct nvmefs_ctrl *)ctrl)->io_failing))
+		return false;
+	if (atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed))
+		return true;
+	ns = nvmefs_io_find_ns(ctrl, nsid);
+	return ns && !atomic_load(&ns->gone);
+}
+
+/* The path for @nsid's next I/O, not one in @skip: optimized ones first,
+ * else non-optimized, by the policy; -1 if none can take it now. */
+static int choose(struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
+{
+	const struct nvmefs_subsys *s = mpq->subsys;
+	unsigned int n = s->nr_paths, start = 0;
+	int best = -1, fallback = -1;
+
+	if (s->policy == NVMEFS_IOPOLICY_ROUND_ROBIN)
+		start = mpq->rr_next % n;
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int p = (start + i) % n;
+		uint8_t state;
+		int *pick;
+
+		if (skip & (1u << p))
+			continue;
+		state = path_state(s->paths[p], nsid);
+		if (state == NVME_ANA_STATE_OPTIMIZED)
+			pick = &best;
+		else if (state == NVME_ANA_STATE_NONOPTIMIZED)
+			pick = &fallback;
+		else
+			continue;
+		if (s->policy == NVMEFS_IOPOLICY_QUEUE_DEPTH) {
+			if (*pick < 0 || mpq->ioqs[p]->nr_ios_inflight < mpq->ioqs[*pick]->nr_ios_inflight)
+				*pick = (int)p;
+		} else if (*pick < 0) {
+			*pick = (int)p;
+			if (pick == &best)
+				break;
+		}
+	}
+	if (best < 0)
+		best = fallback;
+	if (best >= 0 && s->policy == NVMEFS_IOPOLICY_ROUND_ROBIN)
+		mpq->rr_next = (unsigned int)best + 1;
+	return best;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Sending and completing                                                   */
+/* ---------------------------------------------------------------------- */
+
+static void mp_done(void *arg, int status);
+
+static int send_on(struct nvmefs_ioq *ioq, struct mp_io *io)
+{
+	switch ((enum mp_op)io->op) {
+	case MP_READ:
+		return nvmefs_ioq_read(ioq, io->nsid, io->slba, (uint32_t)io->nlb, io->buf, mp_done, io);
+	case MP_WRITE:
+		return nvmefs_ioq_write(ioq, io->nsid, io->slba, (uint32_t)io->nlb, io->buf, mp_done,
+					io);
+	case MP_FLUSH:
+		return nvmefs_ioq_flush(ioq, io->nsid, mp_done, io);
+	case MP_WRITE_ZEROES:
+		return nvmefs_ioq_write_zeroes(ioq, io->nsid, io->slba, io->nlb, mp_done, io);
+	case MP_PUNCH:
+		return nvmefs_ioq_punch(ioq, io->nsid, io->slba, io->nlb, mp_done, io);
+	case MP_DEALLOCATE:
+		return nvmefs_ioq_deallocate(ioq, io->nsid, io->slba, io->nlb, mp_done, io);
+	}
+	return -EINVAL;
+}
+
+/* Why no path can ever take @nsid's I/O again. */
+static int no_path(struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	const struct nvmefs_subsys *s = mpq->subsys;
+	const struct nvmefs_ctrl *first = s->paths[0];
+	int err = atomic_load(&((struct nvmefs_ctrl *)first)->failed);
+
+	return nvmefs_error(err ? err : -ENODEV, "no path of %s can carry namespace %u's I/O any "
+			    "more: every one of the %u failed for good (past fast_io_fail_tmo or "
+			    "ctrl_loss_tmo) or lost the namespace; the first failed with: %s",
+			    first->subnqn, nsid, s->nr_paths, err ? first->fail_msg : "no error");
+}
+
+/* Sends @io along the best path that takes it.  0, MP_HELD (no path can
+ * now, one may later), -EAGAIN (the chosen path's queue is full) or -errno. */
+static int mp_send(struct nvmefs_mpq *mpq, struct mp_io *io)
+{
+	unsigned int skip = 0;
+	int p, ret;
+
+	while ((p = choose(mpq, io->nsid, skip)) >= 0) {
+		ret = send_on(mpq->ioqs[p], io);
+		if (ret == 0) {
+			io->path = (uint8_t)p;
+			return 0;
+		}
+		/* Down, or lost the namespace, since it was looked at. */
+		if (ret != -ENOLINK && ret != -ENODEV && ret != -ENOENT)
+			return ret;
+		skip |= 1u << p;
+	}
+	for (unsigned int i = 0; i < mpq->subsys->nr_paths; i++)
+		if (path_may_return(mpq->subsys->paths[i], io->nsid))
+			return MP_HELD;
+	return no_path(mpq, io->nsid);
+}
+
+static void hold(struct nvmefs_mpq *mpq, struct mp_io *io)
+{
+	io->next = NULL;
+	if (mpq->held_tail)
+		mpq->held_tail->next = io;
+	else
+		mpq->held_head = io;
+	mpq->held_tail = io;
+}
+
+static void finish(struct nvmefs_mpq *mpq, struct mp_io *io, int status)
+{
+	nvmefs_io_cb cb = io->cb;
+	void *arg = io->arg;
+
+	io->next = mpq->free_ios;
+	mpq->free_ios = io;
+	mpq->inflight--;
+	mpq->completed++;
+	cb(arg, status);
+}
+
+static void count(_Atomic uint64_t *c)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
+/* From a path's poll: the I/O is back.  One the path gave back waits on the
+ * held list for the next look at the paths, not sent from inside the
+ * path's poll. */
+static void mp_done(void *arg, int status)
+{
+	struct mp_io *io = arg;
+	struct nvmefs_mpq *mpq = io->mpq;
+	struct path_counts *c = &mpq->counts[io->path];
+
+	if (status == -ENOLINK || status == -ENODEV) {
+		count(&c->failovers);
+		hold(mpq, io);
+		return;
+	}
+	count(&c->ios);
+	if (status)
+		count(&c->errors);
+	finish(mpq, io, status);
+}
+
+/* Sends what is held, oldest first, while paths take it. */
+static void pump_held(struct nvmefs_mpq *mpq)
+{
+	while (mpq->held_head) {
+		struct mp_io *io = mpq->held_head;
+		int ret = mp_send(mpq, io);
+
+		if (ret == MP_HELD || ret == -EAGAIN)
+			return;
+		mpq->held_head = io->next;
+		if (!mpq->held_head)
+			mpq->held_tail = NULL;
+		if (ret < 0)
+			finish(mpq, io, ret);
+	}
+}
+
+static int mp_submit(struct nvmefs_mpq *mpq, enum mp_op op, uint32_t nsid, uint64_t slba,
+		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
+{
+	struct mp_io *io = mpq->free_ios;
+	int ret;
+
+	if (!io)
+		return -EAGAIN;
+	io->cb = cb;
+	io->arg = arg;
+	io->op = (uint8_t)op;
+	io->nsid = nsid;
+	io->slba = slba;
+	io->nlb = nlb;
+	io->buf = buf;
+	/* Nothing overtakes what is held. */
+	ret = mpq->held_head ? MP_HELD : mp_send(mpq, io);
+	if (ret < 0)
+		return ret;
+	mpq->free_ios = io->next;
+	mpq->inflight++;
+	if (ret == MP_HELD)
+		hold(mpq, io);
+	return 0;
+}
+
+int nvmefs_mpq_read(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		    void *buf, nvmefs_io_cb cb, void *arg)
+{
+	return mp_submit(mpq, MP_READ, nsid, slba, nlb, buf, cb, arg);
+}
+
+int nvmefs_mpq_write(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		     const void *buf, nvmefs_io_cb cb, void *arg)
+{
+	return mp_submit(mpq, MP_WRITE, nsid, slba, nlb, (void *)buf, cb, arg);
+}
+
+int nvmefs_mpq_flush(struct nvmefs_mpq *mpq, uint32_t nsid, nvmefs_io_cb cb, void *arg)
+{
+	return mp_submit(mpq, MP_FLUSH, nsid, 0, 0, NULL, cb, arg);
+}
+
+int nvmefs_mpq_write_zeroes(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
+			    nvmefs_io_cb cb, void *arg)
+{
+	return mp_submit(mpq, MP_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmefs_mpq_punch(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
+		     nvmefs_io_cb cb, void *arg)
+{
+	return mp_submit(mpq, MP_PUNCH, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
+			  nvmefs_io_cb cb, void *arg)
+{
+	return mp_submit(mpq, MP_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
+}
+
+/* Whether any path may carry I/O now or later. */
+static bool any_path_left(const struct nvmefs_mpq *mpq)
+{
+	for (unsigned int i = 0; i < mpq->subsys->nr_paths; i++)
+		if (!atomic_load(&mpq->subsys->paths[i]->io_failing))
+			return true;
+	return false;
+}
+
+int nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms)
+{
+	unsigned int before = mpq->completed, n = mpq->subsys->nr_paths;
+	int64_t start = timeout_ms > 0 ? nvmefs_now_ms() : 0;
+	struct epoll_event ev;
+
+	for (;;) {
+		int wait = 100;
+
+		/* A path that failed for good fails its poll; the others go on. */
+		for (unsigned int p = 0; p < n; p++)
+			nvmefs_ioq_poll(mpq->ioqs[p], 0);
+		pump_held(mpq);
+		if (mpq->completed != before || timeout_ms == 0 || !nvmefs_mpq_inflight(mpq))
+			break;
+		if (timeout_ms > 0) {
+			int64_t left = start + timeout_ms - nvmefs_now_ms();
+
+			if (left <= 0)
+				break;
+			wait = left < wait ? (int)left : wait;
+		}
+		if (nvmefs_mpq_arm(mpq) == 0)
+			epoll_wait(mpq->epfd, &ev, 1, wait);
+	}
+	if (!any_path_left(mpq))
+		return nvmefs_error(atomic_load(&mpq->subsys->paths[0]->failed) ?: -EIO,
+				    "every path of %s failed for good: %s",
+				    mpq->subsys->paths[0]->subnqn, mpq->subsys->paths[0]->fail_msg);
+	return (int)(mpq->completed - before);
+}
+
+int nvmefs_mpq_fd(const struct nvmefs_mpq *mpq)
+{
+	return mpq->epfd;
+}
+
+int nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
+{
+	int n = 0;
+
+	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
+		int ret = nvmefs_ioq_arm(mpq->ioqs[p]);
+
+		if (ret > 0)
+			n += ret;
+	}
+	/* Held I/O a path can take now, or that must fail now: poll does it.
+	 * Otherwise a path's state change wakes its queue's descriptor. */
+	if (mpq->held_head && (choose(mpq, mpq->held_head->nsid, 0) >= 0 || !any_path_left(mpq)))
+		n++;
+	return n;
+}
+
+unsigned int nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq)
+{
+	unsigned int n = mpq->inflight;
+
+	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++)
+		n += mpq->ioqs[p]->nr_carried;
+	return n;
+}
+
+void *nvmefs_mpq_buf_get(struct nvmefs_mpq *mpq)
+{
+	return nvmefs_ioq_buf_get(mpq->ioqs[0]);
+}
+
+void nvmefs_mpq_buf_put(struct nvmefs_mpq *mpq, void *buf)
+{
+	nvmefs_ioq_buf_put(mpq->ioqs[0], buf);
+}
+
+/* ---------------------------------------------------------------------- */
+/* The subsystem and its paths                                              */
+/* ---------------------------------------------------------------------- */
+
+static int mpq_init(struct nvmefs_subsys *s, struct nvmefs_mpq *mpq, struct nvmefs_ioq *first)
+{
+	unsigned int nr = first->q.nr_reqs;
+
+	mpq->subsys = s;
+	mpq->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (mpq->epfd < 0)
+		return nvmefs_error(-errno, "creating a multipath queue's descriptor failed: %s",
+				    strerror(errno));
+	/* As many as the first path's queue takes: more could not be in flight. */
+	mpq->ios = calloc(nr, sizeof(*mpq->ios));
+	if (!mpq->ios)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < nr; i++) {
+		mpq->ios[i].mpq = mpq;
+		mpq->ios[i].next = i + 1 < nr ? &mpq->ios[i + 1] : NULL;
+	}
+	mpq->free_ios = mpq->ios;
+	return 0;
+}
+
+/* Watches @ioq's descriptor from the multipath queue's. */
+static int mpq_watch(struct nvmefs_mpq *mpq, struct nvmefs_ioq *ioq, bool on)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (epoll_ctl(mpq->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, nvmefs_ioq_fd(ioq),
+		      on ? &ev : NULL) && on)
+		return nvmefs_error(-errno, "watching a path's I/O queue failed: %s", strerror(errno));
+	return 0;
+}
+
+void nvmefs_subsys_destroy(struct nvmefs_subsys *s)
+{
+	unsigned int p, i;
+
+	if (!s)
+		return;
+	while (s->regions)
+		nvmefs_subsys_mr_dereg(s->regions);
+	for (p = 1; p < s->nr_paths; p++) {
+		for (i = 0; s->pool_mrs[p] && i < s->nr_mpqs; i++)
+			nvmefs_mr_dereg(s->pool_mrs[p][i]);
+		free(s->pool_mrs[p]);
+	}
+	for (i = 0; s->mpqs && i < s->nr_mpqs; i++) {
+		if (s->mpqs[i].epfd >= 0)
+			close(s->mpqs[i].epfd);
+		free(s->mpqs[i].ios);
+	}
+	free(s->mpqs);
+	/* The first path's pools were registered on the others: it goes last. */
+	for (p = s->nr_paths; p-- > 0;)
+		nvmefs_ctrl_disconnect(s->paths[p]);
+	pthread_mutex_destroy(&s->regions_lock);
+	free(s);
+}
+
+int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
+			 struct nvmefs_subsys **subsysp)
+{
+	struct nvmefs_subsys *s;
+	int ret;
+
+	if (first->discovery || !first->nr_ioqs)
+		return nvmefs_error(-EINVAL, "%s at %s has no I/O queues: create them before making "
+				    "it a path", first->subnqn, nvmefs_ctrl_where(first));
+	if ((unsigned int)policy > NVMEFS_IOPOLICY_QUEUE_DEPTH)
+		return nvmefs_error(-EINVAL, "I/O policy %d is not one of numa, round-robin and "
+				    "queue-depth", (int)policy);
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	pthread_mutex_init(&s->regions_lock, NULL);
+	s->policy = policy;
+	s->mpqs = calloc(first->nr_ioqs, sizeof(*s->mpqs));
+	if (!s->mpqs) {
+		ret = nvmefs_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (unsigned int i = 0; i < first->nr_ioqs; i++)
+		s->mpqs[i].epfd = -1;
+	s->nr_mpqs = first->nr_ioqs;
+	for (unsigned int i = 0; i < s->nr_mpqs; i++) {
+		ret = mpq_init(s, &s->mpqs[i], first->ioqs[i]);
+		if (ret == 0)
+			ret = mpq_watch(&s->mpqs[i], first->ioqs[i], true);
+		if (ret < 0)
+			goto fail;
+		s->mpqs[i].ioqs[0] = first->ioqs[i];
+	}
+	first->failover = true;
+	s->paths[0] = first;
+	s->nr_paths = 1;
+	*subsysp = s;
+	return 0;
+fail:
+	/* The caller keeps @first. */
+	s->nr_paths = 0;
+	nvmefs_subsys_destroy(s);
+	return ret;
+}
+
+static const char *identity_difference(const struct nvmefs_ns_cache *a,
+				       const struct nvmefs_ns_cache *b)
+{
+	if (memcmp(a->nguid, b->nguid, sizeof(a->nguid)))
+		return "NGUID";
+	if (memcmp(a->eui64, b->eui64, sizeof(a->eui64)))
+		return "EUI-64";
+	if (memcmp(a->uuid, b->uuid, sizeof(a->uuid)))
+		return "UUID";
+	if (a->lba_size != b->lba_size)
+		return "block size";
+	return NULL;
+}
+
+/* Every namespace of @a is on @b, the same one, and @b has no others. */
+static int same_namespaces(const struct nvmefs_ctrl *a, const struct nvmefs_ctrl *b)
+{
+	unsigned int na = atomic_load(&a->nr_ns), nb = atomic_load(&b->nr_ns);
+	const char *diff;
+
+	for (unsigned int i = 0; i < na; i++) {
+		const struct nvmefs_ns_cache *ns = &a->ns[i], *other = nvmefs_io_find_ns(b, ns->nsid);
+
+		if (!other)
+			return nvmefs_error(-EXDEV, "the path through %s does not have namespace %u, "
+					    "which %s has: not the same subsystem's namespaces; "
+					    "not joined", nvmefs_ctrl_where(b), ns->nsid,
+					    nvmefs_ctrl_where(a));
+		diff = identity_difference(ns, other);
+		if (diff)
+			return nvmefs_error(-EXDEV, "namespace %u through %s has another %s than "
+					    "through %s: another disk behind the same NSID; the path "
+					    "is not joined", ns->nsid, nvmefs_ctrl_where(b), diff,
+					    nvmefs_ctrl_where(a));
+	}
+	for (unsigned int i = 0; i < nb; i++)
+		if (!nvmefs_io_find_ns(a, b->ns[i].nsid))
+			return nvmefs_error(-EXDEV, "the path through %s has namespace %u, which %s "
+					    "does not: not joined", nvmefs_ctrl_where(b),
+					    b->ns[i].nsid, nvmefs_ctrl_where(a));
+	return 0;
+}
+
+int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
+{
+	const struct nvmefs_ctrl *first = s->paths[0];
+	unsigned int p = s->nr_paths, i = 0, watched = 0;
+	struct nvmefs_subsys_mr *r;
+	int ret;
+
+	if (p == NVMEFS_MAX_PATHS)
+		return nvmefs_error(-ENOSPC, "%s already has %u paths, the most nvmefs takes",
+				    first->subnqn, NVMEFS_MAX_PATHS);
+	for (i = 0; i < p; i++)
+		if (s->paths[i] == ctrl)
+			return nvmefs_error(-EEXIST, "the path through %s is already one",
+					    nvmefs_ctrl_where(ctrl));
+	if (ctrl->discovery || strcmp(ctrl->subnqn, first->subnqn))
+		return nvmefs_error(-EXDEV, "%s answers as %s, not %s: a path must lead to the same "
+				    "subsystem", nvmefs_ctrl_where(ctrl), ctrl->subnqn, first->subnqn);
+	if (ctrl->nr_ioqs != s->nr_mpqs)
+		return nvmefs_error(-EINVAL, "the path through %s has %u I/O queues, the first path "
+				    "%u: create as many on each", nvmefs_ctrl_where(ctrl),
+				    ctrl->nr_ioqs, s->nr_mpqs);
+	ret = same_namespaces(first, ctrl);
+	if (ret < 0)
+		return ret;
+	s->pool_mrs[p] = calloc(s->nr_mpqs, sizeof(*s->pool_mrs[p]));
+	if (!s->pool_mrs[p])
+		return nvmefs_error(-ENOMEM, "out of memory");
+	for (i = 0; i < s->nr_mpqs; i++) {
+		const struct nvmefs_ioq *pool = first->ioqs[i];
+
+		ret = nvmefs_mr_reg(ctrl, pool->pool, pool->buf_size * pool->nr_bufs,
+				    &s->pool_mrs[p][i]);
+		if (ret < 0)
+			goto fail;
+	}
+	pthread_mutex_lock(&s->regions_lock);
+	for (r = s->regions; r; r = r->next) {
+		ret = nvmefs_mr_reg(ctrl, r->addr, r->len, &r->mrs[p]);
+		if (ret < 0)
+			break;
+	}
+	pthread_mutex_unlock(&s->regions_lock);
+	if (ret < 0)
+		goto fail;
+	for (watched = 0; watched < s->nr_mpqs; watched++) {
+		ret = mpq_watch(&s->mpqs[watched], ctrl->ioqs[watched], true);
+		if (ret < 0)
+			goto fail;
+	}
+	for (i = 0; i < s->nr_mpqs; i++)
+		s->mpqs[i].ioqs[p] = ctrl->ioqs[i];
+	ctrl->failover = true;
+	s->paths[p] = ctrl;
+	s->nr_paths = p + 1;
+	return 0;
+fail:
+	while (watched--)
+		mpq_watch(&s->mpqs[watched], ctrl->ioqs[watched], false);
+	pthread_mutex_lock(&s->regions_lock);
+	for (r = s->regions; r; r = r->next) {
+		nvmefs_mr_dereg(r->mrs[p]);
+		r->mrs[p] = NULL;
+	}
+	pthread_mutex_unlock(&s->regions_lock);
+	for (i = 0; i < s->nr_mpqs; i++)
+		nvmefs_mr_dereg(s->pool_mrs[p][i]);
+	free(s->pool_mrs[p]);
+	s->pool_mrs[p] = NULL;
+	return ret;
+}
+
+unsigned int nvmefs_subsys_path_count(const struct nvmefs_subsys *s)
+{
+	return s->nr_paths;
+}
+
+struct nvmefs_ctrl *nvmefs_subsys_path(struct nvmefs_subsys *s, unsigned int idx)
+{
+	return idx < s->nr_paths ? s->paths[idx] : NULL;
+}
+
+struct nvmefs_mpq *nvmefs_subsys_queue(struct nvmefs_subsys *s, unsigned int idx)
+{
+	return idx < s->nr_mpqs ? &s->mpqs[idx] : NULL;
+}
+
+enum nvmefs_iopolicy nvmefs_subsys_iopolicy(const struct nvmefs_subsys *s)
+{
+	return s->policy;
+}
+
+void nvmefs_subsys_path_stats(const struct nvmefs_subsys *s, unsigned int idx,
+			      struct nvmefs_path_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (unsigned int i = 0; idx < s->nr_paths && i < s->nr_mpqs; i++) {
+		const struct path_counts *c = &s->mpqs[i].counts[idx];
+
+		st->ios += atomic_load_explicit(&c->ios, memory_order_relaxed);
+		st->errors += atomic_load_explicit(&c->errors, memory_order_relaxed);
+		st->failovers += atomic_load_explicit(&c->failovers, memory_order_relaxed);
+	}
+}
+
+int nvmefs_subsys_mr_reg(struct nvmefs_subsys *s, void *addr, size_t len,
+			 struct nvmefs_subsys_mr **mrp)
+{
+	struct nvmefs_subsys_mr *r = calloc(1, sizeof(*r));
+	unsigned int p;
+	int ret = 0;
+
+	if (!r)
+		return nvmefs_error(-ENOMEM, "out of memory");
+	r->subsys = s;
+	r->addr = addr;
+	r->len = len;
+	pthread_mutex_lock(&s->regions_lock);
+	for (p = 0; p < s->nr_paths && ret == 0; p++)
+		ret = nvmefs_mr_reg(s->paths[p], addr, len, &r->mrs[p]);
+	if (ret == 0) {
+		r->next = s->regions;
+		if (s->regions)
+			s->regions->prev = r;
+		s->regions = r;
+	}
+	pthread_mutex_unlock(&s->regions_lock);
+	if (ret < 0) {
+		for (p = 0; p < NVMEFS_MAX_PATHS; p++)
+			nvmefs_mr_dereg(r->mrs[p]);
+		free(r);
+		return ret;
+	}
+	*mrp = r;
+	return 0;
+}
+
+void nvmefs_subsys_mr_dereg(struct nvmefs_subsys_mr *r)
+{
+	struct nvmefs_subsys *s;
+
+	if (!r)
+		return;
+	s = r->subsys;
+	pthread_mutex_lock(&s->regions_lock);
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		s->regions = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	pthread_mutex_unlock(&s->regions_lock);
+	for (unsigned int p = 0; p < NVMEFS_MAX_PATHS; p++)
+		nvmefs_mr_dereg(r->mrs[p]);
+	free(r);
+}

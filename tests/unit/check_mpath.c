@@ -1,0 +1,421 @@
+/*
+ * Unit tests of mpath.c (and io.c's failover mode) against the scripted
+ * transport: two controllers of one subsystem as paths; which path each
+ * policy picks; an I/O a path answers with an ANA status goes to the other
+ * path and marks the first; a path whose controller fails hands its I/O to
+ * the other only once its queue is stopped; I/O with no usable path is
+ * held, and fails once no path can come back; a path with other
+ * namespaces or of another subsystem is refused.
+ *
+ * The script does not tell the controllers apart on a command, only by
+ * queue id, so a test learns which path a command took from the
+ * registration its data came in (each path registers the pool apart).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <nvme/types.h>
+
+#include "fake_transport.h"
+#include "io_priv.h"
+
+#define TRADDR_A "192.0.2.20"
+#define TRADDR_B "192.0.2.21"
+#define SUBNQN "nqn.2024-01.io.example:mp"
+#define CNTLID_A 0x0011
+#define CNTLID_B 0x0012
+#define CAP_MQES_1023 0x00000000010003ffULL
+#define MDTS_1M 8
+#define QSIZE 8
+
+static const struct fake_ns ns512[] = { { .nsid = 1, .nsze = 1u << 20, .lba_shift = 9 } };
+
+static void setup(void)
+{
+	fake_reset();
+}
+
+static void teardown(void)
+{
+	fake_assert_done();
+	fake_reset();
+}
+
+/* A controller of SUBNQN (or @subnqn) at @traddr with one I/O queue and @ns;
+ * not reconnecting, so that a failure deletes it at once. */
+static struct nvmefs_ctrl *path(const char *traddr, uint16_t cntlid, const char *subnqn,
+				const struct fake_ns *ns, unsigned int nr_ns)
+{
+	struct fake_target t = { .cntlid = cntlid, .cap = CAP_MQES_1023, .vs = 0x10400,
+				 .mdts = MDTS_1M, .io = true };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_io_opts o;
+	int ret;
+
+	fake_opts(&opts, traddr, 0);
+	opts.subnqn = subnqn;
+	opts.kato_ms = 0;
+	opts.ctrl_loss_tmo_s = 0;
+	fake_script_connect_kato(traddr, "4420", &t, 0);
+	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+	ck_assert_msg(ret == 0, "connect %s: %d: %s", traddr, ret, nvmefs_errmsg());
+	nvmefs_io_opts_init(&o);
+	o.queue_size = QSIZE;
+	o.buf_size = 4096;
+	fake_script_io_queues(1, QSIZE, cntlid, ns, nr_ns);
+	ret = nvmefs_ctrl_create_io_queues(ctrl, &o);
+	ck_assert_msg(ret == 0, "create_io_queues %s: %d: %s", traddr, ret, nvmefs_errmsg());
+	return ctrl;
+}
+
+/* Paths A then B in a subsystem with @policy.  B is connected first, so
+ * that the fake's queue 1 (for fake_disconnect()) is A's. */
+static struct nvmefs_subsys *two_paths(enum nvmefs_iopolicy policy, struct nvmefs_ctrl **a,
+				       struct nvmefs_ctrl **b)
+{
+	struct nvmefs_subsys *s = NULL;
+	int ret;
+
+	*b = path(TRADDR_B, CNTLID_B, SUBNQN, ns512, 1);
+	*a = path(TRADDR_A, CNTLID_A, SUBNQN, ns512, 1);
+	ret = nvmefs_subsys_create(*a, policy, &s);
+	ck_assert_msg(ret == 0, "subsys_create: %d: %s", ret, nvmefs_errmsg());
+	ret = nvmefs_subsys_add_path(s, *b);
+	ck_assert_msg(ret == 0, "add_path: %d: %s", ret, nvmefs_errmsg());
+	ck_assert_uint_eq(nvmefs_subsys_path_count(s), 2);
+	return s;
+}
+
+/* Tear down: @live paths shut down in order, the others (failed) just go. */
+static void destroy(struct nvmefs_subsys *s, bool a_live, bool b_live)
+{
+	/* B, the second path, goes first. */
+	fake_expect_destroy();
+	if (b_live)
+		fake_script_disconnect();
+	else
+		fake_expect_destroy();
+	fake_expect_destroy();
+	if (a_live)
+		fake_script_disconnect();
+	else
+		fake_expect_destroy();
+	nvmefs_subsys_destroy(s);
+}
+
+struct result {
+	int calls;
+	int status;
+};
+
+static void io_cb(void *arg, int status)
+{
+	struct result *r = arg;
+
+	r->calls++;
+	r->status = status;
+}
+
+/* Reads block @slba through @mpq into a pool buffer, expecting the command
+ * on queue 1 (of whichever path); returns its step. */
+static struct fake_step *expect_read(uint64_t slba)
+{
+	return fake_expect_rw(1, nvme_cmd_read, 1, slba, 1, 512);
+}
+
+/* The controller whose registration @s's data came in. */
+static struct nvmefs_ctrl *path_of(const struct fake_step *s)
+{
+	ck_assert_ptr_nonnull(s->seen_mr);
+	return s->seen_mr->ctrl;
+}
+
+static void poll_until(struct nvmefs_mpq *mpq, const struct result *r)
+{
+	for (int i = 0; i < 200 && !r->calls; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_int_eq(r->calls, 1);
+}
+
+START_TEST(test_policies)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(_i == 0 ? NVMEFS_IOPOLICY_NUMA
+					    : NVMEFS_IOPOLICY_ROUND_ROBIN, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct nvmefs_path_stats st;
+
+	ck_assert_ptr_nonnull(buf);
+	for (unsigned int i = 0; i < 4; i++) {
+		struct result r = { 0 };
+		struct fake_step *step = expect_read(i);
+		struct nvmefs_ctrl *want = _i == 0 || i % 2 == 0 ? a : b;
+
+		ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, i, 1, buf, io_cb, &r), 0);
+		poll_until(mpq, &r);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_msg(path_of(step) == want, "I/O %u (%s) went through %s", i,
+			      nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(s)),
+			      nvmefs_ctrl_traddr(path_of(step)));
+	}
+	nvmefs_subsys_path_stats(s, 0, &st);
+	ck_assert_uint_eq(st.ios, _i == 0 ? 4 : 2);
+	nvmefs_subsys_path_stats(s, 1, &st);
+	ck_assert_uint_eq(st.ios, _i == 0 ? 0 : 2);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
+START_TEST(test_ana_status_fails_over)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_NUMA, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *on_a, *on_b;
+	struct nvmefs_path_stats st;
+	struct result r = { 0 };
+
+	on_a = expect_read(7);
+	fake_step_status(on_a, NVME_SCT_PATH, NVME_SC_ANA_INACCESSIBLE, false);
+	on_b = expect_read(7);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 7, 1, buf, io_cb, &r), 0);
+	poll_until(mpq, &r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_eq(path_of(on_a), a);
+	ck_assert_ptr_eq(path_of(on_b), b);
+	/* Taken from the status at once, before the log says so. */
+	ck_assert_int_eq(nvmefs_ns_ana_state(a, 1), NVME_ANA_STATE_INACCESSIBLE);
+	ck_assert(atomic_load(&a->ana_stale));
+	nvmefs_subsys_path_stats(s, 0, &st);
+	ck_assert_uint_eq(st.failovers, 1);
+	ck_assert_uint_eq(st.ios, 0);
+	nvmefs_subsys_path_stats(s, 1, &st);
+	ck_assert_uint_eq(st.ios, 1);
+
+	/* The next I/O goes straight to B while A is inaccessible. */
+	r.calls = 0;
+	on_b = expect_read(8);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 8, 1, buf, io_cb, &r), 0);
+	poll_until(mpq, &r);
+	ck_assert_ptr_eq(path_of(on_b), b);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
+START_TEST(test_path_error_dnr_is_final)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_NUMA, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *on_a;
+	struct result r = { 0 };
+
+	/* Do Not Retry: on no controller of the subsystem. */
+	on_a = expect_read(3);
+	fake_step_status(on_a, NVME_SCT_PATH, NVME_SC_ANA_TRANSITION, true);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 3, 1, buf, io_cb, &r), 0);
+	poll_until(mpq, &r);
+	ck_assert_int_eq(r.status, NVME_SCT_PATH << 8 | NVME_SC_ANA_TRANSITION);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
+static struct nvmefs_ioq *ioq_a;
+static bool a_stopped_first;
+
+/* The I/O reaches B only once A's queue can no longer reach the buffer. */
+static void on_b_read(struct fake_step *step, void *arg)
+{
+	(void)step;
+	(void)arg;
+	a_stopped_first = ioq_a->q.stopped;
+}
+
+START_TEST(test_failed_path_hands_over_after_stop)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_NUMA, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *on_a, *on_b;
+	struct result r = { 0 };
+
+	ioq_a = nvmefs_ctrl_io_queue(a, 0);
+	a_stopped_first = false;
+	on_a = expect_read(5);
+	on_a->hold = true;
+	on_b = expect_read(5);
+	on_b->on_match = on_b_read;
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 5, 1, buf, io_cb, &r), 0);
+	nvmefs_mpq_poll(mpq, 0);
+	ck_assert_ptr_eq(path_of(on_a), a);
+	ck_assert_int_eq(r.calls, 0);
+	/* A's connection breaks with the read outstanding: A is deleted
+	 * (ctrl_loss_tmo 0), its queue stopped, the read sent through B. */
+	fake_disconnect(1);
+	poll_until(mpq, &r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_ptr_eq(path_of(on_b), b);
+	ck_assert_msg(a_stopped_first, "the read went to B before A's queue was stopped");
+	ck_assert_int_lt(nvmefs_ctrl_failed(a), 0);
+	ck_assert_int_eq(nvmefs_ctrl_failed(b), 0);
+	/* New I/O goes to B; the polls go on without an error. */
+	r.calls = 0;
+	on_b = expect_read(6);
+	on_b->on_match = NULL;
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 6, 1, buf, io_cb, &r), 0);
+	poll_until(mpq, &r);
+	ck_assert_ptr_eq(path_of(on_b), b);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, false, true);
+}
+END_TEST
+
+START_TEST(test_held_without_usable_path)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_NUMA, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *step;
+	struct result r = { 0 }, r2 = { 0 };
+
+	/* Both paths in ANA transition: the read waits, and so does the next. */
+	step = expect_read(9);
+	fake_step_status(step, NVME_SCT_PATH, NVME_SC_ANA_TRANSITION, false);
+	step = expect_read(9);
+	fake_step_status(step, NVME_SCT_PATH, NVME_SC_ANA_TRANSITION, false);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 9, 1, buf, io_cb, &r), 0);
+	for (int i = 0; i < 5; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_int_eq(r.calls, 0);
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 1);
+	ck_assert_int_eq(nvmefs_mpq_arm(mpq), 0);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 10, 1, buf, io_cb, &r2), 0);
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 2);
+	/* B is optimized again (as its ANA log would say): both go, in order. */
+	atomic_store(&b->ns[0].ana_state, NVME_ANA_STATE_OPTIMIZED);
+	ck_assert_int_gt(nvmefs_mpq_arm(mpq), 0);
+	step = expect_read(9);
+	expect_read(10);
+	poll_until(mpq, &r);
+	while (!r2.calls)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_ptr_eq(path_of(step), b);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert_int_eq(r2.status, 0);
+
+	/* No path left for good: what is held fails, and so does polling. */
+	r.calls = 0;
+	atomic_store(&b->ns[0].ana_state, NVME_ANA_STATE_INACCESSIBLE);
+	atomic_store(&a->ns[0].ana_state, NVME_ANA_STATE_INACCESSIBLE);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 11, 1, buf, io_cb, &r), 0);
+	nvmefs_ctrl_stop_reconnect(a);
+	nvmefs_ctrl_stop_reconnect(b);
+	fake_disconnect(1);
+	nvmefs_ctrl_fail(b, -ECONNRESET, "scripted");
+	for (int i = 0; i < 50 && !r.calls; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_lt(r.status, 0);
+	ck_assert_int_lt(nvmefs_mpq_poll(mpq, 0), 0);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "every path") != NULL, "message: %s", nvmefs_errmsg());
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, false, false);
+}
+END_TEST
+
+START_TEST(test_refused_paths)
+{
+	static const struct fake_ns ns4k[] = { { .nsid = 1, .nsze = 1u << 17, .lba_shift = 12 } };
+	static const struct fake_ns two[] = { { .nsid = 1, .nsze = 1u << 20, .lba_shift = 9 },
+					      { .nsid = 2, .nsze = 1u << 20, .lba_shift = 9 } };
+	struct nvmefs_ctrl *a = path(TRADDR_A, CNTLID_A, SUBNQN, ns512, 1), *other;
+	struct nvmefs_subsys *s = NULL;
+
+	ck_assert_int_eq(nvmefs_subsys_create(a, NVMEFS_IOPOLICY_NUMA, &s), 0);
+	/* Namespace 1 with other blocks: another disk behind the NSID. */
+	other = path(TRADDR_B, CNTLID_B, SUBNQN, ns4k, 1);
+	ck_assert_int_eq(nvmefs_subsys_add_path(s, other), -EXDEV);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "block size") != NULL, "message: %s", nvmefs_errmsg());
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(other);
+	/* A namespace more. */
+	other = path(TRADDR_B, CNTLID_B, SUBNQN, two, 2);
+	ck_assert_int_eq(nvmefs_subsys_add_path(s, other), -EXDEV);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "has namespace 2") != NULL, "message: %s",
+		      nvmefs_errmsg());
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(other);
+	/* Another subsystem. */
+	other = path(TRADDR_B, CNTLID_B, "nqn.2024-01.io.example:other", ns512, 1);
+	ck_assert_int_eq(nvmefs_subsys_add_path(s, other), -EXDEV);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "same subsystem") != NULL, "message: %s",
+		      nvmefs_errmsg());
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(other);
+	/* The subsystem is unharmed: still one path, which works. */
+	ck_assert_uint_eq(nvmefs_subsys_path_count(s), 1);
+	ck_assert_uint_eq(fake_stats.mr_regs - fake_stats.mr_deregs, 1);
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_subsys_destroy(s);
+}
+END_TEST
+
+START_TEST(test_iopolicy_names)
+{
+	enum nvmefs_iopolicy p;
+
+	for (int i = NVMEFS_IOPOLICY_NUMA; i <= NVMEFS_IOPOLICY_QUEUE_DEPTH; i++) {
+		ck_assert_int_eq(nvmefs_iopolicy_parse(nvmefs_iopolicy_name((enum nvmefs_iopolicy)i),
+						       &p), 0);
+		ck_assert_int_eq((int)p, i);
+	}
+	ck_assert_int_eq(nvmefs_iopolicy_parse("service-time", &p), -EINVAL);
+	ck_assert_str_eq(nvmefs_iopolicy_name(NVMEFS_IOPOLICY_ROUND_ROBIN), "round-robin");
+}
+END_TEST
+
+static Suite *mpath_suite(void)
+{
+	Suite *s = suite_create("mpath");
+	TCase *tc = tcase_create("paths");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_loop_test(tc, test_policies, 0, 2);
+	tcase_add_test(tc, test_ana_status_fails_over);
+	tcase_add_test(tc, test_path_error_dnr_is_final);
+	tcase_add_test(tc, test_failed_path_hands_over_after_stop);
+	tcase_add_test(tc, test_held_without_usable_path);
+	tcase_add_test(tc, test_refused_paths);
+	tcase_add_test(tc, test_iopolicy_names);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(mpath_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
