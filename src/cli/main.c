@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "paths.h"
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
@@ -57,6 +58,9 @@ static void usage(FILE *out)
 		"Connect options of the commands that talk to a target:\n"
 		CONNECT_HELP
 		"  (mount takes -o for mount options instead: see 'nvmefs mount --help')\n"
+		"\n"
+		"Paths, for perf and mount (see MULTIPATH in man nvmefs):\n"
+		PATHS_HELP
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 wrong usage.\n"
 		"'nvmefs COMMAND --help' shows a command's options; man nvmefs has more.\n");

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "paths.h"
 #include "../fuse/fs.h"
 
 static const char *const cmd = "mount";
@@ -39,6 +40,7 @@ enum {
 
 struct mount_args {
 	struct connect_args conn;
+	struct path_args paths;
 	struct nvmefs_fs_opts fs;
 	bool foreground;
 	const char *pidfile;
@@ -83,7 +85,8 @@ static void help(void)
 	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
 	       "                            fast_io_fail_tmo=, dhchap_secret=,\n"
 	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
-	       "                            dhchap_ctrl_secret_file=, rkey_per_io=\n"
+	       "                            dhchap_ctrl_secret_file=, rkey_per_io=, path=\n"
+	       "                            (repeatable), all_paths, iopolicy=\n"
 	       "  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n"
@@ -96,6 +99,7 @@ static void help(void)
 	       RECONNECT_HELP
 	       DHCHAP_HELP
 	       RKEY_HELP
+	       PATHS_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
 	       HELP_HELP);
 }
@@ -197,6 +201,15 @@ static int mount_option(struct mount_args *m, char *opt)
 		return connect_args_option(&m->conn, cmd, connect_opts[i], m->owned[m->nr_owned++],
 					   &handled);
 	}
+	/* Multipath: path=TRADDR[:TRSVCID] (repeatable), all_paths, iopolicy=. */
+	if (!strcmp(opt, "path") || !strcmp(opt, "iopolicy")) {
+		if (!value || !*value)
+			return usage_error(cmd, "-o %s needs a value (%s=...)", opt, opt);
+		return path_args_option(&m->paths, cmd, !strcmp(opt, "path") ? OPT_PATH : OPT_IOPOLICY,
+					value, &handled);
+	}
+	if (!strcmp(opt, "all_paths"))
+		return path_args_option(&m->paths, cmd, OPT_ALL_PATHS, NULL, &handled);
 	if (!strcmp(opt, "uid") || !strcmp(opt, "gid")) {
 		if (!value || parse_uint(value, 0, UINT32_MAX - 1, &v))
 			return usage_error(cmd, "-o %s=%s: give a numeric ID", opt, value ? value : "");
@@ -295,27 +308,64 @@ static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const 
 	syslog(prio, "%s", msg);
 }
 
+/* Why no path could be connected, for the daemon's parent and syslog. */
+static const char *no_path_subnqn;
+
+static const char *no_path_msg(void)
+{
+	static char msg[400];
+
+	snprintf(msg, sizeof(msg), "no path to %s could be connected (each one's reason is above, "
+		 "or in the foreground's output)", no_path_subnqn);
+	return msg;
+}
+
+/* Each path's transitions are logged as the single controller's are. */
+static void setup_path(struct nvmefs_ctrl *ctrl, void *arg)
+{
+	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, arg);
+}
+
 /* Connects and serves; returns the exit status. */
 static int serve(struct mount_args *m)
 {
+	struct nvmefs_subsys *subsys = NULL;
 	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_io_opts io;
 	char addr[300];
 	int ret;
-
-	verbose(&m->conn, cmd, "connecting to %s at %s, timeout %u ms", m->conn.opts.subnqn,
-		connect_args_where(&m->conn.opts, addr, sizeof(addr)), m->conn.opts.timeout_ms);
 	const char *(*why)(void) = nvmefs_errmsg;
 
+	m->fs.ready = on_ready;
+	m->fs.ready_arg = m;
+	if (path_args_multipath(&m->paths)) {
+		/* The paths' queues are made here, as the mount would make them. */
+		nvmefs_fs_io_opts(&m->fs, &io);
+		ret = paths_connect(&m->conn, &m->paths, &io, cmd, setup_path, NULL, &subsys) ? -EIO
+		      : 0;
+		if (ret == 0) {
+			ctrl = nvmefs_subsys_path(subsys, 0);
+			why = nvmefs_fs_errmsg;
+			ret = nvmefs_fs_run(ctrl, subsys, &m->fs);
+		} else {
+			/* paths_connect() told why on stderr; the daemon's parent
+			 * and syslog get the gist. */
+			why = no_path_msg;
+			no_path_subnqn = m->conn.opts.subnqn;
+		}
+		goto done;
+	}
+	verbose(&m->conn, cmd, "connecting to %s at %s, timeout %u ms", m->conn.opts.subnqn,
+		connect_args_where(&m->conn.opts, addr, sizeof(addr)), m->conn.opts.timeout_ms);
 	ret = nvmefs_ctrl_connect(&m->conn.opts, &ctrl);
 	connect_args_forget_secrets(&m->conn);
 	if (ret == 0) {
 		why = nvmefs_fs_errmsg;
 		verbose_connected(&m->conn, cmd, ctrl);
 		nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
-		m->fs.ready = on_ready;
-		m->fs.ready_arg = m;
-		ret = nvmefs_fs_run(ctrl, &m->fs);
+		ret = nvmefs_fs_run(ctrl, NULL, &m->fs);
 	}
+done:
 	if (ret < 0) {
 		char msg[1100];
 
@@ -326,10 +376,16 @@ static int serve(struct mount_args *m)
 			m->ready_fd = -1;
 		syslog(LOG_ERR, "%.*s", (int)strlen(msg) - 1, msg);
 	}
-	/* Tearing the controller down on the way out is no outage to log. */
-	if (ctrl)
-		nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
-	nvmefs_ctrl_disconnect(ctrl);
+	/* Tearing the controllers down on the way out is no outage to log. */
+	if (subsys) {
+		for (unsigned int i = 0; i < nvmefs_subsys_path_count(subsys); i++)
+			nvmefs_ctrl_set_event_cb(nvmefs_subsys_path(subsys, i), NULL, NULL);
+		nvmefs_subsys_destroy(subsys);
+	} else {
+		if (ctrl)
+			nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+		nvmefs_ctrl_disconnect(ctrl);
+	}
 	if (m->pidfile_written)
 		unlink(m->pidfile);
 	return ret < 0 ? EXIT_FAIL : EXIT_OK;
@@ -408,6 +464,7 @@ int cmd_mount(int argc, char **argv)
 		RECONNECT_LONGOPTS,
 		DHCHAP_LONGOPTS,
 		RKEY_LONGOPTS,
+		PATHS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mount_args *m;
@@ -421,6 +478,7 @@ int cmd_mount(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	connect_args_init(&m->conn);
+	path_args_init(&m->paths);
 	m->fs.workers = 2;
 	m->fs.depth = 16;
 	m->fs.max_io = 1u << 20;
@@ -457,6 +515,8 @@ int cmd_mount(int argc, char **argv)
 			continue;
 		}
 		if (connect_args_option(&m->conn, cmd, opt, optarg, &handled))
+			goto out;
+		if (!handled && path_args_option(&m->paths, cmd, opt, optarg, &handled))
 			goto out;
 		if (handled)
 			continue;

@@ -96,42 +96,67 @@ static void log_field(char *dst, size_t size, const char *src, size_t len)
 		dst[--len] = '\0';
 }
 
-/* Every RDMA record of the subsystem in the discovery log at -a/-s. */
+/* Referrals are followed this deep, as 'nvme connect-all' follows them. */
+#define ALL_PATHS_REFERRAL_DEPTH 4
+
+struct found_paths {
+	const char *subnqn;
+	struct path_args *p;
+};
+
+/* Takes the RDMA records of the subsystem from one discovery log, each
+ * address once, up to the most paths. */
+static int take_records(const struct nvmefs_connect_opts *where,
+			const struct nvmf_discovery_log *log, int depth, void *arg)
+{
+	struct found_paths *f = arg;
+	struct path_args *p = f->p;
+	char subnqn[NVMF_NQN_SIZE + 1], traddr[256], trsvcid[32];
+	uint64_t n;
+
+	(void)where;
+	(void)depth;
+	if (!log)
+		return 0;
+	n = le64toh(log->numrec);
+	for (uint64_t i = 0; i < n && p->nr < NVMEFS_MAX_PATHS - 1; i++) {
+		const struct nvmf_disc_log_entry *e = &log->entries[i];
+		unsigned int k;
+
+		log_field(subnqn, sizeof(subnqn), e->subnqn, sizeof(e->subnqn));
+		if (e->trtype != NVMF_TRTYPE_RDMA || e->subtype != NVME_NQN_NVME ||
+		    strcmp(subnqn, f->subnqn))
+			continue;
+		log_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
+		log_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		for (k = 0; k < p->nr && (strcmp(p->traddr[k], traddr) || strcmp(p->trsvcid[k], trsvcid));
+		     k++)
+			;
+		if (k < p->nr)
+			continue;
+		snprintf(p->traddr[p->nr], sizeof(p->traddr[0]), "%s", traddr);
+		snprintf(p->trsvcid[p->nr], sizeof(p->trsvcid[0]), "%s", trsvcid);
+		p->nr++;
+	}
+	return 0;
+}
+
+/* Every RDMA record of the subsystem in the discovery log at -a/-s and the
+ * logs it refers to. */
 static int discover_paths(const struct connect_args *conn, const char *cmd, struct path_args *p)
 {
 	struct nvmefs_connect_opts disc = conn->opts;
-	struct nvmf_discovery_log *log = NULL;
-	struct nvmefs_ctrl *ctrl = NULL;
-	char subnqn[NVMF_NQN_SIZE + 1];
-	uint64_t n;
-	int ret;
+	struct found_paths f = { conn->opts.subnqn, p };
 
 	disc.subnqn = NULL;
 	disc.kato_ms = -1;
 	disc.dhchap_secret = disc.dhchap_ctrl_secret = NULL;
-	ret = nvmefs_ctrl_connect(&disc, &ctrl);
-	if (ret == 0)
-		ret = nvmefs_get_discovery_log(ctrl, &log);
-	nvmefs_ctrl_disconnect(ctrl);
-	if (ret < 0) {
+	p->nr = 0;
+	if (nvmefs_discover(&disc, ALL_PATHS_REFERRAL_DEPTH, take_records, &f) < 0) {
 		fprintf(stderr, "nvmefs %s: --all-paths: reading the discovery log failed: %s\n", cmd,
 			nvmefs_errmsg());
 		return EXIT_FAIL;
 	}
-	n = le64toh(log->numrec);
-	p->nr = 0;
-	for (uint64_t i = 0; i < n && p->nr < NVMEFS_MAX_PATHS - 1; i++) {
-		const struct nvmf_disc_log_entry *e = &log->entries[i];
-
-		log_field(subnqn, sizeof(subnqn), e->subnqn, sizeof(e->subnqn));
-		if (e->trtype != NVMF_TRTYPE_RDMA || e->subtype != NVME_NQN_NVME ||
-		    strcmp(subnqn, conn->opts.subnqn))
-			continue;
-		log_field(p->traddr[p->nr], sizeof(p->traddr[0]), e->traddr, sizeof(e->traddr));
-		log_field(p->trsvcid[p->nr], sizeof(p->trsvcid[0]), e->trsvcid, sizeof(e->trsvcid));
-		p->nr++;
-	}
-	free(log);
 	if (!p->nr) {
 		fprintf(stderr, "nvmefs %s: --all-paths: the discovery log at -a/-s lists no RDMA "
 			"path to %s: check the NQN with 'nvmefs discover'\n", cmd, conn->opts.subnqn);

@@ -26,8 +26,8 @@ enum {
 	"      --path=TRADDR[:TRSVCID]\n"					\
 	"                            another path to the subsystem (repeatable; IPv6 as\n" \
 	"                            [ADDR]:PORT); -a/-s is the first\n"	\
-	"      --all-paths           every path the discovery log at -a/-s lists for the\n" \
-	"                            subsystem\n"				\
+	"      --all-paths           every path the discovery log at -a/-s (and those it\n" \
+	"                            refers to) lists for the subsystem\n"	\
 	"      --iopolicy=POLICY     how I/O picks among optimized paths: numa (the first;\n" \
 	"                            the default), round-robin or queue-depth\n"
 

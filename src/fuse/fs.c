@@ -562,6 +562,43 @@ static void stats_members(struct json *j, const struct queue_stats *s, const str
 	json_object_end(j);
 }
 
+/* Each path of a multipath mount: where, its state, how it reaches each
+ * namespace, and what went through it. */
+static void paths_json(struct fs *fs, struct json *j)
+{
+	json_string(j, "iopolicy", nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(fs->subsys)));
+	json_array_begin(j, "paths");
+	for (unsigned int i = 0; i < nvmefs_subsys_path_count(fs->subsys); i++) {
+		struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(fs->subsys, i);
+		struct nvmefs_ctrl_status cs;
+		struct nvmefs_path_stats ps;
+
+		nvmefs_ctrl_status(ctrl, &cs);
+		nvmefs_subsys_path_stats(fs->subsys, i, &ps);
+		json_object_begin(j, NULL);
+		json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
+		json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
+		json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
+		json_string(j, "state", nvmefs_ctrl_state_name(cs.state));
+		json_uint(j, "reconnects", cs.reconnects);
+		json_string(j, "last_error", cs.reason);
+		json_uint(j, "ios", ps.ios);
+		json_uint(j, "errors", ps.errors);
+		json_uint(j, "failovers", ps.failovers);
+		json_array_begin(j, "ana");
+		for (unsigned int k = 0; k < atomic_load(&fs->nr_ns); k++) {
+			json_object_begin(j, NULL);
+			json_uint(j, "nsid", fs->ns[k].nsid);
+			json_string(j, "state",
+				    nvmefs_ana_state_name(nvmefs_ns_ana_state(ctrl, fs->ns[k].nsid)));
+			json_object_end(j);
+		}
+		json_array_end(j);
+		json_object_end(j);
+	}
+	json_array_end(j);
+}
+
 /* A snapshot of the counters of every queue and their sum, as JSON. */
 char *fs_stats_json(struct fs *fs, size_t *len)
 {
@@ -617,6 +654,8 @@ char *fs_stats_json(struct fs *fs, size_t *len)
 	json_uint(&j, "io_failing", cs.io_failing ? 1 : 0);
 	json_uint(&j, "io_queues", cs.io_queues);
 	json_object_end(&j);
+	if (fs->subsys)
+		paths_json(fs, &j);
 	json_object_end(&j);
 	fputc('\n', out);
 	fclose(out);
@@ -647,6 +686,20 @@ int fs_build_info(struct fs *fs)
 	json_string(&j, "hostnqn", nvmefs_ctrl_hostnqn(fs->ctrl));
 	json_uint(&j, "io_queues", fs->opts.workers);
 	json_string(&j, "mode", fs->opts.cached ? "cached" : "direct");
+	if (fs->subsys) {
+		json_string(&j, "iopolicy", nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(fs->subsys)));
+		json_array_begin(&j, "paths");
+		for (unsigned int i = 0; i < nvmefs_subsys_path_count(fs->subsys); i++) {
+			struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(fs->subsys, i);
+
+			json_object_begin(&j, NULL);
+			json_string(&j, "traddr", nvmefs_ctrl_traddr(ctrl));
+			json_string(&j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
+			json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
+			json_object_end(&j);
+		}
+		json_array_end(&j);
+	}
 	json_array_begin(&j, "namespaces");
 	for (unsigned int i = 0; i < fs->nr_ns; i++) {
 		const struct ns_file *ns = &fs->ns[i];

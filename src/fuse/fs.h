@@ -35,14 +35,22 @@ struct nvmefs_fs_opts {
 	void *ready_arg;
 };
 
+/* The I/O queues a mount with @opts needs: nvmefs_fs_run() creates them on
+ * a single controller; a caller with several paths creates them on each. */
+void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts *io);
+
 /*
  * Serve @ctrl's namespaces at opts->mountpoint until unmounted or a
  * SIGINT/SIGTERM: create the I/O queues, mount, run the workers, and on
  * the way out finish the I/O in flight, flush every namespace and unmount.
- * The caller disconnects @ctrl afterwards.  Returns 0, or -errno with
- * nvmefs_fs_errmsg() set, also when the controller failed while mounted.
+ * With @subsys (several paths, their I/O queues created, @ctrl the first),
+ * the workers drive its multipath queues instead.  The caller disconnects
+ * @ctrl (or destroys @subsys) afterwards.  Returns 0, or -errno with
+ * nvmefs_fs_errmsg() set, also when the controller (every path) failed
+ * while mounted.
  */
-int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts);
+int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
+		  const struct nvmefs_fs_opts *opts);
 
 /* One line: why nvmefs_fs_run() failed, and what to do. */
 const char *nvmefs_fs_errmsg(void);

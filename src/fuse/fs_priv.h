@@ -99,8 +99,11 @@ struct worker {
 	pthread_t thread;
 	int epfd;
 	bool fuse_watched;	/* /dev/fuse is in epfd (only while a buffer is free) */
+	/* Its queue: one controller's, or with several paths a multipath one. */
 	struct nvmefs_ioq *q;
+	struct nvmefs_mpq *mpq;
 	struct nvmefs_mr *mr;
+	struct nvmefs_subsys_mr *smr;
 	uint8_t *region;
 	struct freq *freqs;
 	struct freq *free;
@@ -117,7 +120,9 @@ struct resv {
 };
 
 struct fs {
+	/* The controller; with several paths, the first, and the paths. */
 	struct nvmefs_ctrl *ctrl;
+	struct nvmefs_subsys *subsys;
 	struct nvmefs_fs_opts opts;
 	struct fuse_session *se;
 	int stop_fd;
@@ -179,6 +184,27 @@ void fs_sub_add(struct freq *f, unsigned int i, enum sub_kind kind, uint64_t slb
 void fs_step(struct freq *f);
 /* Writes and sub-I/Os that waited: whether any of them got on. */
 bool fs_run_retries(struct worker *w);
+
+/* A worker's queue, whichever kind it is. */
+static inline int worker_poll(struct worker *w, int timeout_ms)
+{
+	return w->mpq ? nvmefs_mpq_poll(w->mpq, timeout_ms) : nvmefs_ioq_poll(w->q, timeout_ms);
+}
+
+static inline int worker_arm(struct worker *w)
+{
+	return w->mpq ? nvmefs_mpq_arm(w->mpq) : nvmefs_ioq_arm(w->q);
+}
+
+static inline unsigned int worker_inflight(const struct worker *w)
+{
+	return w->mpq ? nvmefs_mpq_inflight(w->mpq) : nvmefs_ioq_inflight(w->q);
+}
+
+static inline int worker_fd(const struct worker *w)
+{
+	return w->mpq ? nvmefs_mpq_fd(w->mpq) : nvmefs_ioq_fd(w->q);
+}
 
 /* worker.c */
 /* The workers, each with its queue and its requests' buffers, registered once. */

@@ -75,7 +75,7 @@ static int watch_worker_fds(struct fs *fs)
 
 		w->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fs->stop_fd, &stop) ||
-		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, nvmefs_ioq_fd(w->q), &cq))
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, worker_fd(w), &cq))
 			return fs_error(-errno, "setting up epoll for worker %u failed: %s", i,
 					strerror(errno));
 	}
@@ -88,25 +88,85 @@ static void free_workers(struct fs *fs)
 		if (fs->workers[i].epfd >= 0)
 			close(fs->workers[i].epfd);
 		nvmefs_mr_dereg(fs->workers[i].mr);
+		nvmefs_subsys_mr_dereg(fs->workers[i].smr);
 		free(fs->workers[i].region);
 		free(fs->workers[i].freqs);
 	}
 	free(fs->workers);
 }
 
+/* Whether the mount's controller, or every one of its paths, failed. */
+static int fs_failed(const struct fs *fs)
+{
+	unsigned int n = fs->subsys ? nvmefs_subsys_path_count(fs->subsys) : 1;
+	int err = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		err = nvmefs_ctrl_failed(fs->subsys ? nvmefs_subsys_path(fs->subsys, i) : fs->ctrl);
+		if (!err)
+			return 0;
+	}
+	return err;
+}
+
+struct flush_wait {
+	bool done;
+	int status;
+};
+
+static void flush_done(void *arg, int status)
+{
+	struct flush_wait *fw = arg;
+
+	fw->done = true;
+	fw->status = status;
+}
+
+/* Flush @nsid through the first worker's multipath queue. */
+static int mpq_flush_sync(struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	struct flush_wait fw = { 0 };
+	int ret;
+
+	while ((ret = nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)) == -EAGAIN)
+		if ((ret = nvmefs_mpq_poll(mpq, 100)) < 0)
+			return ret;
+	while (ret == 0 && !fw.done)
+		if ((ret = nvmefs_mpq_poll(mpq, 100)) < 0)
+			return ret;
+	return ret < 0 ? ret : fw.status;
+}
+
 /* Everything written is made durable before the mount goes away. */
 static void flush_all(struct fs *fs)
 {
-	struct nvmefs_ioq *q = nvmefs_ctrl_io_queue(fs->ctrl, 0);
+	struct nvmefs_ioq *q = fs->subsys ? NULL : nvmefs_ctrl_io_queue(fs->ctrl, 0);
+	struct nvmefs_mpq *mpq = fs->subsys ? nvmefs_subsys_queue(fs->subsys, 0) : NULL;
 
-	for (unsigned int i = 0; q && i < fs->nr_ns && !nvmefs_ctrl_failed(fs->ctrl); i++) {
-		if (nvmefs_ioq_flush_sync(q, fs->ns[i].nsid) != 0)
+	for (unsigned int i = 0; (q || mpq) && i < fs->nr_ns && !fs_failed(fs); i++) {
+		int ret = mpq ? mpq_flush_sync(mpq, fs->ns[i].nsid)
+			  : nvmefs_ioq_flush_sync(q, fs->ns[i].nsid);
+
+		if (ret)
 			fs_log("flushing %s before unmounting failed: %s", fs->ns[i].name,
-			       nvmefs_errmsg());
+			       ret > 0 ? nvme_status_to_string(ret, false) : nvmefs_errmsg());
 	}
 }
 
-int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
+void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts *io)
+{
+	nvmefs_io_opts_init(io);
+	io->nr_queues = opts->workers;
+	/* Each request needs up to three commands at once (two edges, the middle). */
+	io->queue_size = opts->queue_size ? opts->queue_size : opts->depth * 3 + 1;
+	io->bufs_per_queue = 1;
+	io->buf_size = 4096;
+	io->timeout_ms = opts->io_timeout_ms;
+}
+
+
+int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
+		  const struct nvmefs_fs_opts *opts)
 {
 	struct fs *fs;
 	struct nvmefs_io_opts io;
@@ -120,6 +180,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 	if (!fs)
 		return fs_error(-ENOMEM, "out of memory");
 	fs->ctrl = ctrl;
+	fs->subsys = subsys;
 	fs->opts = *opts;
 	fs->uid = opts->uid >= 0 ? (uid_t)opts->uid : getuid();
 	fs->gid = opts->gid >= 0 ? (gid_t)opts->gid : getgid();
@@ -130,14 +191,8 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 	/* The request, or the blocks around an unaligned read of max_io bytes. */
 	fs->bufsize = opts->max_io + BUF_SLACK;
 
-	nvmefs_io_opts_init(&io);
-	io.nr_queues = opts->workers;
-	/* Each request needs up to three commands at once (two edges, the middle). */
-	io.queue_size = opts->queue_size ? opts->queue_size : opts->depth * 3 + 1;
-	io.bufs_per_queue = 1;
-	io.buf_size = 4096;
-	io.timeout_ms = opts->io_timeout_ms;
-	ret = nvmefs_ctrl_create_io_queues(ctrl, &io);
+	nvmefs_fs_io_opts(opts, &io);
+	ret = subsys ? 0 : nvmefs_ctrl_create_io_queues(ctrl, &io);
 	if (ret < 0) {
 		ret = lib_error(ret);
 		goto out;
@@ -186,7 +241,10 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 		fuse_session_unmount(fs->se);
 		goto out;
 	}
-	/* Files follow the target's namespaces while the mount is live. */
+	/* Files follow the target's namespaces while the mount is live: with
+	 * several paths, as the first one sees them (one callback at a time, and
+	 * the sizes come from its cache; it reports what changed while it was
+	 * away when it reconnects). */
 	nvmefs_ctrl_set_change_cb(ctrl, fs_namespaces_changed, fs);
 	sig_fs = fs;
 	sigaction(SIGINT, &sa, NULL);
@@ -213,10 +271,11 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, const struct nvmefs_fs_opts *opts)
 	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
 	flush_all(fs);
 	fuse_session_unmount(fs->se);
-	if (nvmefs_ctrl_failed(ctrl) && ret == 0)
-		ret = fs_error(nvmefs_ctrl_failed(ctrl), "the controller of %s failed while mounted and "
+	if (fs_failed(fs) && ret == 0)
+		ret = fs_error(fs_failed(fs), "the controller of %s failed while mounted%s and "
 			       "was not reconnected (%s), so file I/O failed with EIO: check the "
-			       "target and mount again", nvmefs_ctrl_subnqn(ctrl), nvmefs_errmsg());
+			       "target and mount again", nvmefs_ctrl_subnqn(ctrl),
+			       subsys ? ", on every path," : "", nvmefs_errmsg());
 out:
 	sig_fs = NULL;
 	if (fs->se)
@@ -224,7 +283,8 @@ out:
 	fuse_opt_free_args(&args);
 	free(mount_opts);
 	free_workers(fs);
-	nvmefs_ctrl_delete_io_queues(ctrl);
+	if (!subsys)
+		nvmefs_ctrl_delete_io_queues(ctrl);
 	if (fs->stop_fd >= 0)
 		close(fs->stop_fd);
 	pthread_mutex_destroy(&fs->resv_lock);

@@ -106,13 +106,18 @@ int fs_setup_workers(struct fs *fs)
 
 		w->fs = fs;
 		w->idx = i;
-		w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
+		if (fs->subsys)
+			w->mpq = nvmefs_subsys_queue(fs->subsys, i);
+		else
+			w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
 		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
 		if (!w->freqs || posix_memalign((void **)&w->region, 4096, len))
 			return fs_error(-ENOMEM, "out of memory for %zu MiB of request buffers",
 					    len >> 20);
-		/* Registered once: requests arrive here and data moves from here. */
-		ret = nvmefs_mr_reg(fs->ctrl, w->region, len, &w->mr);
+		/* Registered once (on every path): requests arrive here and data
+		 * moves from here. */
+		ret = fs->subsys ? nvmefs_subsys_mr_reg(fs->subsys, w->region, len, &w->smr)
+			: nvmefs_mr_reg(fs->ctrl, w->region, len, &w->mr);
 		if (ret < 0)
 			return lib_error(ret);
 		for (unsigned int k = 0; k < fs->opts.depth; k++) {
@@ -165,6 +170,19 @@ static void watch_fuse(struct worker *w, bool on)
 		w->fuse_watched = on;
 }
 
+/* Every controller (path) that is not live gives up reconnecting. */
+static void stop_reconnecting(struct fs *fs)
+{
+	unsigned int n = fs->subsys ? nvmefs_subsys_path_count(fs->subsys) : 1;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct nvmefs_ctrl *ctrl = fs->subsys ? nvmefs_subsys_path(fs->subsys, i) : fs->ctrl;
+
+		if (nvmefs_ctrl_failed(ctrl))
+			nvmefs_ctrl_stop_reconnect(ctrl);
+	}
+}
+
 void *fs_worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -174,7 +192,7 @@ void *fs_worker_main(void *arg)
 		struct epoll_event ev[3];
 		bool busy = false;
 
-		if (w->busy && nvmefs_ioq_poll(w->q, 0) > 0)
+		if (w->busy && worker_poll(w, 0) > 0)
 			busy = true;
 		if (w->retry_head && fs_run_retries(w))
 			busy = true;
@@ -187,29 +205,28 @@ void *fs_worker_main(void *arg)
 		/* Nothing to do: sleep until a request, a completion or the end.  Arm
 		 * even when idle: arming also takes the completion channel's pending
 		 * event, which would otherwise keep epoll_wait() returning at once. */
-		if (nvmefs_ioq_arm(w->q) > 0) {
+		if (worker_arm(w) > 0) {
 			/* Completions, or an outage: a worker with nothing in flight
 			 * must still stop its queue for the controller to recover. */
-			nvmefs_ioq_poll(w->q, 0);
+			worker_poll(w, 0);
 			continue;
 		}
 		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
 	 * timeout, and I/O held by an outage fails as the mount goes. */
-	while (w->busy || nvmefs_ioq_inflight(w->q) || atomic_load(&fs->workers_left)) {
+	while (w->busy || worker_inflight(w) || atomic_load(&fs->workers_left)) {
 		int ret;
 
-		if (!w->busy && !nvmefs_ioq_inflight(w->q) && !w->drained) {
+		if (!w->busy && !worker_inflight(w) && !w->drained) {
 			w->drained = true;
 			atomic_fetch_sub(&fs->workers_left, 1);
 		}
 
 		/* Going away ends an outage's wait: what it holds fails now rather
 		 * than at ctrl_loss_tmo, as 'nvme disconnect' does while reconnecting. */
-		if (nvmefs_ctrl_failed(fs->ctrl))
-			nvmefs_ctrl_stop_reconnect(fs->ctrl);
-		ret = nvmefs_ioq_poll(w->q, 100);
+		stop_reconnecting(fs);
+		ret = worker_poll(w, 100);
 
 		fs_run_retries(w);
 		/* A failed queue has ended all its I/O: what is left waits on nothing. */

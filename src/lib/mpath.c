@@ -18,6 +18,7 @@
  * are registered on every other path too.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -580,7 +581,12 @@ static const char *identity_difference(const struct nvmefs_ns_cache *a,
 static int same_namespaces(const struct nvmefs_ctrl *a, const struct nvmefs_ctrl *b)
 {
 	unsigned int na = atomic_load(&a->nr_ns), nb = atomic_load(&b->nr_ns);
+	char where_a[300], where_b[300];
 	const char *diff;
+
+	/* nvmefs_ctrl_where() has one buffer: both go in one message. */
+	snprintf(where_a, sizeof(where_a), "%s", nvmefs_ctrl_where(a));
+	snprintf(where_b, sizeof(where_b), "%s", nvmefs_ctrl_where(b));
 
 	for (unsigned int i = 0; i < na; i++) {
 		const struct nvmefs_ns_cache *ns = &a->ns[i], *other = nvmefs_io_find_ns(b, ns->nsid);
@@ -588,20 +594,20 @@ static int same_namespaces(const struct nvmefs_ctrl *a, const struct nvmefs_ctrl
 		if (!other)
 			return nvmefs_error(-EXDEV, "the path through %s does not have namespace %u, "
 					    "which %s has: not the same subsystem's namespaces; "
-					    "not joined", nvmefs_ctrl_where(b), ns->nsid,
-					    nvmefs_ctrl_where(a));
+					    "not joined", where_b, ns->nsid,
+					    where_a);
 		diff = identity_difference(ns, other);
 		if (diff)
 			return nvmefs_error(-EXDEV, "namespace %u through %s has another %s than "
 					    "through %s: another disk behind the same NSID; the path "
-					    "is not joined", ns->nsid, nvmefs_ctrl_where(b), diff,
-					    nvmefs_ctrl_where(a));
+					    "is not joined", ns->nsid, where_b, diff,
+					    where_a);
 	}
 	for (unsigned int i = 0; i < nb; i++)
 		if (!nvmefs_io_find_ns(a, b->ns[i].nsid))
 			return nvmefs_error(-EXDEV, "the path through %s has namespace %u, which %s "
-					    "does not: not joined", nvmefs_ctrl_where(b),
-					    b->ns[i].nsid, nvmefs_ctrl_where(a));
+					    "does not: not joined", where_b,
+					    b->ns[i].nsid, where_a);
 	return 0;
 }
 

@@ -13,6 +13,9 @@
  *   cycles N               N times connect, create 2 I/O queues, write, read
  *                          back and compare 1 MiB, disconnect; fails if the
  *                          process's open descriptors grew
+ *   join TRSVCID READY GO  a multipath subsystem of the first path; once GO
+ *                          exists, a second path at TRSVCID tried (joined or
+ *                          refused), then a block written and read through it
  *
  * write and read move the data in chunks of random sizes (1 block to 2 MiB,
  * so some exceed the controller's MDTS and get split) in a random order
@@ -709,6 +712,102 @@ static int cmd_cycles(const struct args *a, int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Joining a second path                                                    */
+/* ---------------------------------------------------------------------- */
+
+/* Waits up to 60 s for @path to exist. */
+static int wait_file(const char *path)
+{
+	for (int i = 0; i < 600; i++) {
+		if (access(path, F_OK) == 0)
+			return 0;
+		usleep(100000);
+	}
+	return failf("%s did not appear within 60 s", path);
+}
+
+/* One block written through @mpq and read back the same. */
+static int mpq_roundtrip(struct nvmefs_mpq *mpq, uint32_t nsid, uint32_t lba_size)
+{
+	uint8_t *buf = nvmefs_mpq_buf_get(mpq);
+	struct one o = { 0 };
+	int ret;
+
+	if (!buf)
+		return failf("no pool buffer");
+	for (uint32_t i = 0; i < lba_size; i++)
+		buf[i] = (uint8_t)(i * 7 + 1);
+	for (int pass = 0; pass < 2; pass++) {
+		o.done = false;
+		ret = pass ? nvmefs_mpq_read(mpq, nsid, 0, 1, buf, one_done, &o)
+			: nvmefs_mpq_write(mpq, nsid, 0, 1, buf, one_done, &o);
+		if (ret < 0)
+			return failf("submitting through the paths: %s", nvmefs_errmsg());
+		if (pass)
+			memset(buf, 0, lba_size);
+		while (!o.done)
+			if (nvmefs_mpq_poll(mpq, 100) < 0 && !o.done)
+				return failf("polling the paths: %s", nvmefs_errmsg());
+		if (o.status)
+			return failf("I/O through the paths failed: %s", status_str(o.status));
+	}
+	for (uint32_t i = 0; i < lba_size; i++)
+		if (buf[i] != (uint8_t)(i * 7 + 1))
+			return failf("the block read back through the paths differs at byte %u", i);
+	nvmefs_mpq_buf_put(mpq, buf);
+	return 0;
+}
+
+/* join TRSVCID READY GO: the first path (-a/-s) as a subsystem, READY
+ * created, and once GO exists a second path at TRSVCID tried; prints
+ * "joined" or "refused: WHY", then checks I/O through what there is. */
+static int cmd_join(const struct args *a, int argc, char **argv)
+{
+	struct nvmefs_connect_opts second = a->conn;
+	struct nvmefs_subsys *subsys = NULL;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_io_opts io;
+	struct session s;
+	int fd, ret = 1;
+
+	if (argc != 3)
+		return usage("join takes TRSVCID READY_FILE GO_FILE");
+	if (session_open(a, 1, 16, &s))
+		return 1;
+	if (nvmefs_subsys_create(s.ctrl, NVMEFS_IOPOLICY_NUMA, &subsys)) {
+		failf("%s", nvmefs_errmsg());
+		session_close(&s);
+		return 1;
+	}
+	fd = open(argv[1], O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	if (wait_file(argv[2]))
+		goto out;
+	second.trsvcid = argv[0];
+	nvmefs_io_opts_init(&io);
+	io.queue_size = 16;
+	io.buf_size = 4096;
+	io.bufs_per_queue = 1;
+	if (nvmefs_ctrl_connect(&second, &ctrl) || nvmefs_ctrl_create_io_queues(ctrl, &io)) {
+		printf("refused: %s\n", nvmefs_errmsg());
+		nvmefs_ctrl_disconnect(ctrl);
+	} else if (nvmefs_subsys_add_path(subsys, ctrl)) {
+		printf("refused: %s\n", nvmefs_errmsg());
+		nvmefs_ctrl_disconnect(ctrl);
+	} else {
+		printf("joined\n");
+	}
+	fflush(stdout);
+	ret = mpq_roundtrip(nvmefs_subsys_queue(subsys, 0), a->nsid, s.ns.lba_size);
+	if (!ret)
+		printf("io ok over %u path(s)\n", nvmefs_subsys_path_count(subsys));
+out:
+	nvmefs_subsys_destroy(subsys);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
 /* Command line                                                             */
 /* ---------------------------------------------------------------------- */
 
@@ -725,6 +824,10 @@ static void help(void)
 	       "  flush                   Flush\n"
 	       "  cycles N                N times connect, 2 I/O queues, 1 MiB write/read/compare,\n"
 	       "                          disconnect; fails if open descriptors grew\n"
+	       "  join TRSVCID READY GO   the first path as a multipath subsystem; once the file\n"
+	       "                          GO exists (READY is made first), a second path at\n"
+	       "                          TRSVCID: prints joined or refused: WHY, then checks a\n"
+	       "                          block written and read through the paths\n"
 	       "\n"
 	       "write and read move random-sized chunks (1 block to 2 MiB) in an order drawn\n"
 	       "from SEED over every queue (one thread each), --qd in flight per queue, from\n"
@@ -823,5 +926,7 @@ int main(int argc, char **argv)
 		return cmd_flush(&a, argc, argv);
 	if (!strcmp(command, "cycles"))
 		return cmd_cycles(&a, argc, argv);
+	if (!strcmp(command, "join"))
+		return cmd_join(&a, argc, argv);
 	return usage("unknown command '%s'", command);
 }

@@ -39,4 +39,5 @@ INTEGRATION_TESTS += \
 
 # Multipath with ANA (issue #14): the testbed's two ports as two paths.
 INTEGRATION_TESTS += \
-	tests/integration/test-multipath-perf.sh
+	tests/integration/test-multipath-perf.sh \
+	tests/integration/test-multipath-mount.sh

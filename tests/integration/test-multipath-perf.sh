@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# testbed: --ports 2 --ns-size 64M
+# testbed: --ports 2 --namespaces 2 --ns-size 64M
 # Multipath with nvmefs perf over the testbed's two ports (one subsystem, ANA group 1 on each):
 #  - round-robin puts I/O on both paths;
 #  - port 1 unlinked for good under load: I/O goes on through port 2, no I/O or verify error, the
@@ -8,7 +8,9 @@
 #    (logged from the ANA log, which the ANA Change event makes us read), I/O moves to port 2 and
 #    comes back, no error;
 #  - both ports unlinked for 8 s, then back: I/O is held, not failed, and both paths reconnect;
-#  - a --path to a port without the subsystem is left out with a message, the run goes on.
+#  - a --path to a port without the subsystem is left out with a message, the run goes on;
+#  - a path on which a namespace is another disk (namespace 2 replaced after the first path
+#    identified it) is refused, and I/O goes on through the first path.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 syslog_start
@@ -88,6 +90,21 @@ jq -e '[.paths[] | .reconnects >= 1 and .state == "live"] | all' /tmp/perf-both.
 	fail "not every path reconnected: $(jq -c .paths /tmp/perf-both.json)"
 log "both down: $(jq -c '[.paths[] | {state, reconnects, ios}]' /tmp/perf-both.json)"
 
+log "--all-paths: port ${ports[0]}'s discovery log refers to port ${ports[1]}'s"
+ref=$NVMEFS_TEST_NVMET/ports/1/referrals/to-2
+mkdir "$ref"
+echo rdma >"$ref/addr_trtype"
+echo ipv4 >"$ref/addr_adrfam"
+echo "$NVMEFS_TEST_TRADDR" >"$ref/addr_traddr"
+echo "${ports[1]}" >"$ref/addr_trsvcid"
+echo 1 >"$ref/enable"
+"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "${ports[0]}" -n "$nqn" --all-paths --iopolicy round-robin \
+	--time 1 --qd 4 -o json >/tmp/perf-all.json 2>/tmp/perf-all.err || fail "perf --all-paths failed: $(cat /tmp/perf-all.err)"
+jq -e '[.paths[].trsvcid] == ["'"${ports[0]}"'", "'"${ports[1]}"'"] and ([.paths[].ios] | all(. > 0))' /tmp/perf-all.json >/dev/null ||
+	fail "--all-paths did not find and use both ports: $(jq -c .paths /tmp/perf-all.json)"
+rmdir "$ref"
+log "--all-paths: $(jq -c '[.paths[] | {trsvcid, ios}]' /tmp/perf-all.json)"
+
 log "a path to a port without the subsystem is left out"
 port_unlink "$nqn" 2
 "$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "${ports[0]}" -n "$nqn" --path "$path2" --time 1 --qd 4 -o json \
@@ -97,4 +114,23 @@ jq -e '(.paths | length) == 1 and .errors == 0' /tmp/perf-missing.json >/dev/nul
 	fail "the run did not go on over the one path: $(cat /tmp/perf-missing.json)"
 log "$(grep 'left out' /tmp/perf-missing.err)"
 port_link "$nqn" 2
-echo "PASS: multipath perf: round-robin on both paths, failover under 2 s, ANA followed both ways, both paths down and back, a bad path left out"
+
+log "a path on which namespace 2 is another disk is refused"
+require_io_tool
+io_tool "$nqn" join "${ports[1]}" /tmp/join.ready /tmp/join.go >/tmp/join.out 2>/tmp/join.err &
+join_pid=$!
+wait_file=0
+until [[ -e /tmp/join.ready ]]; do
+	((++wait_file < 300)) || fail "io-tool join did not connect the first path: $(cat /tmp/join.err)"
+	sleep 0.1
+done
+size=$(blockdev --getsize64 "$(cat "$NVMEFS_TEST_NVMET/subsystems/$nqn/namespaces/2/device_path")")
+new_dev=$(nullb_create nullb_other "$size" 512)
+ns_replace "$nqn" 2 "$new_dev" >/dev/null
+touch /tmp/join.go
+wait "$join_pid" || fail "io-tool join failed: $(cat /tmp/join.out /tmp/join.err)"
+grep -q "^refused: namespace 2 through [^ ]*:${ports[1]} has another NGUID than through [^ ]*:${ports[0]}" /tmp/join.out ||
+	fail "the path with another namespace 2 was not refused for it: $(cat /tmp/join.out /tmp/join.err)"
+grep -q "^io ok over 1 path" /tmp/join.out || fail "I/O did not go on through the first path: $(cat /tmp/join.out)"
+log "$(head -n 1 /tmp/join.out)"
+echo "PASS: multipath perf: round-robin on both paths, failover under 2 s, ANA followed both ways, both paths down and back, a bad path left out, a path with another namespace refused"

@@ -349,6 +349,9 @@ START_TEST(test_refused_paths)
 	other = path(TRADDR_B, CNTLID_B, SUBNQN, ns4k, 1);
 	ck_assert_int_eq(nvmefs_subsys_add_path(s, other), -EXDEV);
 	ck_assert_msg(strstr(nvmefs_errmsg(), "block size") != NULL, "message: %s", nvmefs_errmsg());
+	/* It names both paths. */
+	ck_assert_msg(strstr(nvmefs_errmsg(), TRADDR_A) && strstr(nvmefs_errmsg(), TRADDR_B),
+		      "message: %s", nvmefs_errmsg());
 	fake_expect_destroy();
 	fake_script_disconnect();
 	nvmefs_ctrl_disconnect(other);
@@ -374,6 +377,129 @@ START_TEST(test_refused_paths)
 	fake_expect_destroy();
 	fake_script_disconnect();
 	nvmefs_subsys_destroy(s);
+}
+END_TEST
+
+/* An ANA log image: header, then per group its descriptor and NSIDs. */
+struct ana_group {
+	uint32_t grpid;
+	uint8_t state;
+	uint32_t nsids[2];
+	uint32_t nnsids;
+};
+
+static size_t ana_log(uint8_t *buf, size_t size, const struct ana_group *g, unsigned int ngrps,
+		      unsigned int claimed_ngrps)
+{
+	size_t off = 16;
+
+	memset(buf, 0, size);
+	buf[0] = 7;				/* change count */
+	buf[8] = (uint8_t)claimed_ngrps;	/* NGRPS, little-endian */
+	for (unsigned int i = 0; i < ngrps; i++) {
+		uint8_t *d = buf + off;
+
+		d[0] = (uint8_t)g[i].grpid;
+		d[4] = (uint8_t)g[i].nnsids;
+		d[16] = g[i].state;
+		off += 32;
+		for (unsigned int k = 0; k < g[i].nnsids; k++, off += 4)
+			buf[off] = (uint8_t)g[i].nsids[k];
+	}
+	return off;
+}
+
+/* Namespace @nsid of @ctrl in ANA group @grpid, as Identify would say. */
+static void set_group(struct nvmefs_ctrl *ctrl, uint32_t nsid, uint32_t grpid)
+{
+	for (unsigned int i = 0; i < ctrl->nr_ns; i++)
+		if (ctrl->ns[i].nsid == nsid)
+			ctrl->ns[i].anagrpid = grpid;
+}
+
+START_TEST(test_ana_log)
+{
+	static const struct fake_ns three[] = { { .nsid = 1, .nsze = 1u << 20, .lba_shift = 9 },
+						{ .nsid = 2, .nsze = 1u << 20, .lba_shift = 9 },
+						{ .nsid = 3, .nsze = 1u << 20, .lba_shift = 9 } };
+	/* Group 1 inaccessible, group 2 non-optimized, a state 9 the spec
+	 * does not define for group 3. */
+	const struct ana_group groups[] = {
+		{ 1, NVME_ANA_STATE_INACCESSIBLE, { 1 }, 1 },
+		{ 2, NVME_ANA_STATE_NONOPTIMIZED, { 2 }, 1 },
+		{ 3, 9, { 3 }, 1 },
+	};
+	struct nvmefs_ctrl *ctrl = path(TRADDR_A, CNTLID_A, SUBNQN, three, 3);
+	/* Sized from Identify: 16 + NANAGRPID 4 x 32 + NN 3 x 4. */
+	uint8_t log[16 + 4 * 32 + 3 * 4];
+	struct fake_step *step;
+
+	/* Without ANA reporting: optimized, and no log is read. */
+	for (uint32_t nsid = 1; nsid <= 3; nsid++)
+		ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, nsid), NVME_ANA_STATE_OPTIMIZED);
+	ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 9), -ENOENT);
+	ctrl->id.cmic |= NVME_CTRL_CMIC_MULTI_ANA_REPORTING;
+	ctrl->id.nanagrpid = nvmefs_cpu_to_le32(4);
+	ctrl->id.nn = nvmefs_cpu_to_le32(3);
+	set_group(ctrl, 1, 1);
+	set_group(ctrl, 2, 2);
+	set_group(ctrl, 3, 3);
+	ana_log(log, sizeof(log), groups, 3, 3);
+	step = fake_expect_log(NVME_LOG_LID_ANA, 0, sizeof(log), log);
+	step->nsid = NVME_NSID_ALL;
+	ck_assert_int_eq(nvmefs_ana_update(ctrl, true), 3);
+	ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 1), NVME_ANA_STATE_INACCESSIBLE);
+	ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 2), NVME_ANA_STATE_NONOPTIMIZED);
+	ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 3), NVME_ANA_STATE_INACCESSIBLE);
+
+	/* A log that claims more groups than it holds is refused, states kept. */
+	ana_log(log, sizeof(log), groups, 3, 200);
+	step = fake_expect_log(NVME_LOG_LID_ANA, 0, sizeof(log), log);
+	step->nsid = NVME_NSID_ALL;
+	ck_assert_int_eq(nvmefs_ana_update(ctrl, true), -EPROTO);
+	ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 2), NVME_ANA_STATE_NONOPTIMIZED);
+
+	/* A group the log leaves out keeps its state; NNSIDs past the end
+	 * stops the walk without reading beyond it. */
+	{
+		struct ana_group g2[] = { { 2, NVME_ANA_STATE_OPTIMIZED, { 2 }, 1 } };
+
+		ana_log(log, sizeof(log), g2, 1, 2);
+		log[16 + 4] = 200;	/* NNSIDs of the one group */
+		step = fake_expect_log(NVME_LOG_LID_ANA, 0, sizeof(log), log);
+		step->nsid = NVME_NSID_ALL;
+		ck_assert_int_eq(nvmefs_ana_update(ctrl, true), 1);
+		ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 1), NVME_ANA_STATE_INACCESSIBLE);
+		ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 2), NVME_ANA_STATE_OPTIMIZED);
+	}
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+START_TEST(test_ana_log_truncated)
+{
+	const struct ana_group groups[] = { { 1, NVME_ANA_STATE_NONOPTIMIZED, { 1 }, 1 } };
+	struct nvmefs_ctrl *ctrl = path(TRADDR_A, CNTLID_A, SUBNQN, ns512, 1);
+	uint8_t log[16 + 1 * 32 + 1 * 4];
+	struct fake_step *step;
+
+	ctrl->id.cmic |= NVME_CTRL_CMIC_MULTI_ANA_REPORTING;
+	ctrl->id.nanagrpid = nvmefs_cpu_to_le32(1);
+	ctrl->id.nn = nvmefs_cpu_to_le32(1);
+	set_group(ctrl, 1, 1);
+	/* Two groups claimed, room for one: the second is not read past the end. */
+	ana_log(log, sizeof(log), groups, 1, 2);
+	step = fake_expect_log(NVME_LOG_LID_ANA, 0, sizeof(log), log);
+	step->nsid = NVME_NSID_ALL;
+	ck_assert_int_eq(nvmefs_ana_update(ctrl, true), -EPROTO);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "ANA log") != NULL, "message: %s", nvmefs_errmsg());
+	/* Nothing taken from a log that is wrong. */
+	ck_assert_int_eq(nvmefs_ns_ana_state(ctrl, 1), NVME_ANA_STATE_OPTIMIZED);
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
 }
 END_TEST
 
@@ -404,6 +530,8 @@ static Suite *mpath_suite(void)
 	tcase_add_test(tc, test_failed_path_hands_over_after_stop);
 	tcase_add_test(tc, test_held_without_usable_path);
 	tcase_add_test(tc, test_refused_paths);
+	tcase_add_test(tc, test_ana_log);
+	tcase_add_test(tc, test_ana_log_truncated);
 	tcase_add_test(tc, test_iopolicy_names);
 	suite_add_tcase(s, tc);
 	return s;
