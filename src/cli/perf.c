@@ -31,8 +31,8 @@
 
 #include "cli.h"
 #include "paths.h"
+#include "perf.h"
 #include "../common/histogram.h"
-#include "../common/json.h"
 
 static const char *const cmd = "perf";
 
@@ -51,34 +51,6 @@ enum {
 	OPT_VERIFY,
 	OPT_MODE,
 	OPT_IO_TIMEOUT,
-};
-
-/* --threads is at most 256, so more CPUs than that would go unused. */
-#define MAX_CPUS 256
-
-enum workload { WL_READ, WL_WRITE, WL_RANDREAD, WL_RANDWRITE, WL_RANDRW };
-static const char *const workload_names[] = { "read", "write", "randread", "randwrite", "randrw" };
-
-struct perf_args {
-	struct connect_args conn;
-	struct path_args paths;
-	uint32_t nsid;
-	enum workload rw;
-	unsigned int mix;	/* % reads of randrw */
-	uint32_t bs;
-	unsigned int qd;
-	unsigned int queues;
-	unsigned int threads;	/* each drives queues t, t + threads, ... */
-	const char *cpus_arg;	/* --cpus as given, for the report */
-	unsigned int cpus[MAX_CPUS];	/* thread t runs on cpus[t % nr_cpus] */
-	unsigned int nr_cpus;	/* 0: wherever the scheduler puts it */
-	unsigned int queue_size;
-	unsigned int seconds;
-	uint64_t size;		/* 0: to the end of the namespace */
-	uint64_t offset;
-	bool verify;
-	bool event_mode;
-	unsigned int io_timeout_ms;
 };
 
 /* ---------------------------------------------------------------------- */
@@ -145,50 +117,6 @@ static uint32_t verify_check(const uint8_t *buf, uint32_t len, uint32_t block, u
 /* ---------------------------------------------------------------------- */
 /* Workers                                                                  */
 /* ---------------------------------------------------------------------- */
-
-struct worker;
-
-/* A thread's queues share one poll() set, kept on its stack. */
-#define MAX_QUEUES_PER_THREAD 16
-
-struct slot {
-	struct worker *w;
-	/* The queue it uses: a path's, or (with several paths) a multipath one. */
-	struct nvmefs_ioq *q;
-	struct nvmefs_mpq *mpq;
-	uint8_t *buf;
-	uint64_t offset;
-	uint64_t start_ns;
-	bool is_read;
-	bool busy;
-};
-
-struct worker {
-	const struct perf_args *a;
-	struct nvmefs_ctrl *ctrl;	/* with one path */
-	struct nvmefs_subsys *subsys;	/* with several */
-	/* The thread's I/Os go round-robin over its queues: rxe serializes the
-	 * work of one queue pair, so one thread gains from spreading its depth. */
-	struct nvmefs_ioq **queues;
-	struct nvmefs_mpq **mpqs;	/* instead, with several paths */
-	unsigned int nr_queues;
-	pthread_t thread;
-	struct slot *slots;
-	unsigned int nr_slots;
-	uint64_t rng;
-	uint64_t seq_next, seq_begin, seq_end;
-	uint64_t seed;
-	uint32_t lba_shift;
-	uint8_t *scratch;
-	atomic_uint_fast64_t ios;	/* read by the progress line */
-	uint64_t bytes;
-	uint64_t errors;
-	int first_status;
-	uint64_t verified, mismatches, first_mismatch;
-	struct histogram hist;
-	char error[512];
-	bool prefill;		/* writes the whole slice once, then stops */
-};
 
 /* stop ends a run; interrupted remembers that a signal asked, across runs. */
 static atomic_bool stop;
@@ -420,11 +348,6 @@ static void *worker_main(void *arg)
 /* The run                                                                  */
 /* ---------------------------------------------------------------------- */
 
-/* The CPU --cpus gives thread @t (only with --cpus). */
-static unsigned int thread_cpu(const struct perf_args *a, unsigned int t)
-{
-	return a->cpus[t % a->nr_cpus];
-}
 
 static void on_signal(int sig)
 {
@@ -594,156 +517,6 @@ static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const 
 	fprintf(stderr, "nvmefs %s: %s\n", cmd, msg);
 }
 
-/* Each path of a multipath run: where, its state, and what went through it. */
-static void report_paths(const struct perf_args *a, struct nvmefs_subsys *subsys, struct json *j)
-{
-	for (unsigned int i = 0; i < nvmefs_subsys_path_count(subsys); i++) {
-		struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(subsys, i);
-		struct nvmefs_ctrl_status st;
-		struct nvmefs_path_stats ps;
-		int ana = nvmefs_ns_ana_state(ctrl, a->nsid);
-
-		nvmefs_ctrl_status(ctrl, &st);
-		nvmefs_subsys_path_stats(subsys, i, &ps);
-		if (j) {
-			json_object_begin(j, NULL);
-			json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
-			json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
-			json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
-			json_string(j, "state", nvmefs_ctrl_state_name(st.state));
-			json_string(j, "ana_state", nvmefs_ana_state_name(ana));
-			json_uint(j, "ios", ps.ios);
-			json_uint(j, "errors", ps.errors);
-			json_uint(j, "failovers", ps.failovers);
-			json_uint(j, "reconnects", st.reconnects);
-			json_object_end(j);
-			continue;
-		}
-		printf("  path %u: %s:%s, controller %u, %s, ANA %s: %" PRIu64 " I/Os, %" PRIu64
-		       " errors, %" PRIu64 " failed over, %u reconnects\n", i + 1,
-		       nvmefs_ctrl_traddr(ctrl), nvmefs_ctrl_trsvcid(ctrl), nvmefs_ctrl_cntlid(ctrl),
-		       nvmefs_ctrl_state_name(st.state), nvmefs_ana_state_name(ana), ps.ios, ps.errors,
-		       ps.failovers, st.reconnects);
-	}
-}
-
-static void report(const struct perf_args *a, const char *subnqn, struct worker *workers,
-		   double elapsed, double user_s, double sys_s, const struct nvmefs_ctrl_status *cs,
-		   struct nvmefs_subsys *subsys)
-{
-	struct histogram *h = calloc(1, sizeof(*h));
-	uint64_t ios = 0, errors = 0, verified = 0, mismatches = 0;
-	static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
-	static const char *const pct_keys[] = { "p50", "p90", "p99", "p999", "p9999" };
-	double iops, mibs, mean;
-	unsigned int t, i;
-
-	if (!h) {
-		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
-		return;
-	}
-	for (t = 0; t < a->threads; t++) {
-		hist_merge(h, &workers[t].hist);
-		ios += atomic_load(&workers[t].ios);
-		errors += workers[t].errors;
-		verified += workers[t].verified;
-		mismatches += workers[t].mismatches;
-	}
-	iops = elapsed > 0 ? (ios - errors) / elapsed : 0;
-	mibs = iops * a->bs / (1 << 20);
-	mean = hist_mean(h) / 1000;
-	if (a->conn.fmt == OUTPUT_JSON) {
-		struct json j;
-
-		json_init(&j, stdout);
-		json_object_begin(&j, NULL);
-		json_object_begin(&j, "job");
-		json_string(&j, "subnqn", subnqn);
-		json_uint(&j, "nsid", a->nsid);
-		json_string(&j, "rw", workload_names[a->rw]);
-		if (a->rw == WL_RANDRW)
-			json_uint(&j, "mix", a->mix);
-		json_uint(&j, "bs", a->bs);
-		json_uint(&j, "qd", a->qd);
-		json_uint(&j, "queues", a->queues);
-		json_uint(&j, "threads", a->threads);
-		if (a->nr_cpus) {
-			json_array_begin(&j, "cpus");
-			for (i = 0; i < a->threads; i++)
-				json_uint(&j, NULL, thread_cpu(a, i));
-			json_array_end(&j);
-		}
-		json_uint(&j, "offset", a->offset);
-		json_uint(&j, "size", a->size);
-		json_string(&j, "mode", a->event_mode ? "event" : "poll");
-		json_object_end(&j);
-		json_double(&j, "runtime_s", elapsed);
-		json_uint(&j, "ios", ios);
-		json_uint(&j, "errors", errors);
-		json_double(&j, "iops", iops);
-		json_double(&j, "bw_mibs", mibs);
-		json_object_begin(&j, "lat_us");
-		json_double(&j, "mean", mean);
-		json_double(&j, "min", hist_min(h) / 1000.0);
-		json_double(&j, "max", hist_max(h) / 1000.0);
-		for (i = 0; i < 5; i++)
-			json_double(&j, pct_keys[i], hist_percentile(h, pcts[i]) / 1000);
-		json_object_end(&j);
-		json_object_begin(&j, "cpu");
-		json_double(&j, "user_s", user_s);
-		json_double(&j, "sys_s", sys_s);
-		json_object_end(&j);
-		json_object_begin(&j, "controller");
-		json_string(&j, "state", nvmefs_ctrl_state_name(cs->state));
-		json_uint(&j, "reconnects", cs->reconnects);
-		json_int(&j, "longest_outage_ms", cs->longest_outage_ms);
-		json_uint(&j, "io_queues", cs->io_queues);
-		json_object_end(&j);
-		if (subsys) {
-			json_string(&j, "iopolicy", nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(subsys)));
-			json_array_begin(&j, "paths");
-			report_paths(a, subsys, &j);
-			json_array_end(&j);
-		}
-		if (a->verify) {
-			json_object_begin(&j, "verify");
-			json_uint(&j, "blocks_read", verified);
-			json_uint(&j, "mismatches", mismatches);
-			json_object_end(&j);
-		}
-		json_object_end(&j);
-		putchar('\n');
-	} else {
-		printf("%s: %s, bs %u, qd %u, %u queue%s, %u thread%s%s%s, %.1f s, namespace %u of %s\n",
-		       cmd, workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
-		       a->threads, a->threads == 1 ? "" : "s",
-		       !a->nr_cpus ? "" : a->nr_cpus == 1 ? " on CPU " : " on CPUs ",
-		       a->nr_cpus ? a->cpus_arg : "", elapsed, a->nsid, subnqn);
-		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
-		       ios, errors);
-		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, hist_min(h) / 1000.0,
-		       hist_max(h) / 1000.0);
-		printf("  percentiles (us):");
-		for (i = 0; i < 5; i++)
-			printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
-		printf("  CPU: user %.2f s, system %.2f s (%.0f%% of one core)\n", user_s, sys_s,
-		       elapsed > 0 ? (user_s + sys_s) * 100 / elapsed : 0);
-		if (subsys) {
-			printf("  paths: %u, I/O policy %s\n", nvmefs_subsys_path_count(subsys),
-			       nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(subsys)));
-			report_paths(a, subsys, NULL);
-		} else if (cs->reconnects || cs->state != NVMEFS_CTRL_LIVE)
-			/* Quiet on a run without outages, as most are. */
-			printf("  reconnects: %u, longest outage: %" PRId64 " ms%s%s\n", cs->reconnects,
-			       cs->longest_outage_ms, cs->state == NVMEFS_CTRL_LIVE ? "" : ", now ",
-			       cs->state == NVMEFS_CTRL_LIVE ? "" : nvmefs_ctrl_state_name(cs->state));
-		if (a->verify)
-			printf("  verify: %" PRIu64 " blocks read and checked, %" PRIu64 " mismatches\n",
-			       verified, mismatches);
-	}
-	free(h);
-}
-
 /* Each path's state transitions, as they happen. */
 static void setup_path(struct nvmefs_ctrl *ctrl, void *arg)
 {
@@ -858,9 +631,9 @@ static int run(struct perf_args *a)
 		goto out;
 	getrusage(RUSAGE_SELF, &r1);
 	nvmefs_ctrl_status(ctrl, &cs);
-	report(a, nvmefs_ctrl_subnqn(ctrl), workers, elapsed,
-	       cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
-	       cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs, subsys);
+	perf_report(a, nvmefs_ctrl_subnqn(ctrl), workers, elapsed,
+		    cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
+		    cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs, subsys);
 	ret = EXIT_OK;
 	for (t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];

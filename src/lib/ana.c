@@ -108,64 +108,87 @@ static bool valid_state(uint8_t state)
 	       state == NVME_ANA_STATE_CHANGE;
 }
 
+/* Changes told per log read: a change of more namespaces at once is told in part. */
+#define ANA_TOLD_MAX 8
+
+struct ana_change {
+	uint32_t nsid, grpid;
+	uint8_t from, to;
+};
+
+/*
+ * Sets each cached namespace's state from @groups (NULL: no ANA reporting,
+ * all optimized), under io_lock, which keeps the cache from going away
+ * under us.  Returns how many changed state; the first ANA_TOLD_MAX changes
+ * the log made go into @told (*@nr_told).
+ */
+static int apply(struct nvmefs_ctrl *ctrl, const struct group_state *groups, unsigned int n,
+		 struct ana_change *told, unsigned int *nr_told)
+{
+	int changed = 0;
+
+	pthread_mutex_lock(&ctrl->io_lock);
+	for (unsigned int i = 0; ctrl->ns && i < atomic_load(&ctrl->nr_ns); i++) {
+		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
+		uint8_t old = ns->ana_log_state, state = NVME_ANA_STATE_OPTIMIZED;
+		unsigned int g = 0;
+
+		if (groups) {
+			for (g = 0; g < n && groups[g].grpid != ns->anagrpid; g++)
+				;
+			/* A group the log leaves out says nothing new (a namespace
+			 * not heard of yet is taken as optimized, as Linux does); a
+			 * state the specification does not define is no way to send
+			 * I/O. */
+			if (g < n)
+				state = valid_state(groups[g].state) ? groups[g].state
+					: NVME_ANA_STATE_INACCESSIBLE;
+			else if (valid_state(old))
+				state = old;
+		}
+		if (atomic_exchange(&ns->ana_state, state) != state)
+			changed++;
+		ns->ana_log_state = state;
+		/* A namespace's first state is no change to tell. */
+		if (state != old && old && !atomic_load(&ns->gone) && *nr_told < ANA_TOLD_MAX)
+			told[(*nr_told)++] = (struct ana_change){ ns->nsid, ns->anagrpid, old, state };
+	}
+	pthread_mutex_unlock(&ctrl->io_lock);
+	return changed;
+}
+
 int nvmefs_ana_update(struct nvmefs_ctrl *ctrl, bool quiet)
 {
+	struct ana_change told[ANA_TOLD_MAX];
 	struct group_state *groups = NULL;
 	size_t size = log_size(ctrl);
 	uint8_t *buf = NULL;
-	unsigned int n = 0, nr = atomic_load(&ctrl->nr_ns);
-	int ret = 0, changed = 0;
+	unsigned int n = 0, nr_told = 0;
+	int ret = 0;
 
 	atomic_store(&ctrl->ana_stale, false);
-	if (!nvmefs_ana_reporting(ctrl)) {
-		for (unsigned int i = 0; i < nr; i++) {
-			if (atomic_exchange(&ctrl->ns[i].ana_state, NVME_ANA_STATE_OPTIMIZED) !=
-			    NVME_ANA_STATE_OPTIMIZED)
-				changed++;
-			ctrl->ns[i].ana_log_state = NVME_ANA_STATE_OPTIMIZED;
-		}
-		return changed;
-	}
+	if (!nvmefs_ana_reporting(ctrl))
+		return apply(ctrl, NULL, 0, told, &nr_told);
 	buf = malloc(size);
 	groups = calloc(ANA_GROUPS_MAX, sizeof(*groups));
 	if (!buf || !groups) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
+	/* The admin command goes without io_lock: one that fails takes it to
+	 * wake the I/O queues. */
 	ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_ANA, NVME_NSID_ALL, 0, buf, size);
 	if (ret == 0)
 		ret = parse_log(ctrl, buf, size, groups, &n);
 	if (ret < 0)
 		goto out;
-	ctrl->ana_chgcnt = nvmefs_le64_to_cpu(((const struct nvme_ana_log *)buf)->chgcnt);
-	for (unsigned int i = 0; i < nr; i++) {
-		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
-		uint8_t old = ns->ana_log_state, state = old;
-		unsigned int g;
-
-		for (g = 0; g < n && groups[g].grpid != ns->anagrpid; g++)
-			;
-		/* A group the log leaves out says nothing new (a namespace not
-		 * heard of yet is taken as optimized, as Linux does); a state
-		 * the specification does not define is no way to send I/O. */
-		if (g < n)
-			state = valid_state(groups[g].state) ? groups[g].state
-				: NVME_ANA_STATE_INACCESSIBLE;
-		else if (!valid_state(old))
-			state = NVME_ANA_STATE_OPTIMIZED;
-		if (atomic_exchange(&ns->ana_state, state) != state)
-			changed++;
-		ns->ana_log_state = state;
-		/* A namespace's first state is no change to tell. */
-		if (state == old || !old)
-			continue;
-		if (!quiet && !atomic_load(&ns->gone))
-			nvmefs_ctrl_emit(ctrl, "%s at %s: namespace %u (ANA group %u) is now %s, was %s",
-					 ctrl->subnqn, nvmefs_ctrl_where(ctrl), ns->nsid, ns->anagrpid,
-					 nvmefs_ana_state_name(state), nvmefs_ana_state_name(old));
-	}
+	ret = apply(ctrl, groups, n, told, &nr_told);
+	for (unsigned int i = 0; !quiet && i < nr_told; i++)
+		nvmefs_ctrl_emit(ctrl, "%s at %s: namespace %u (ANA group %u) is now %s, was %s",
+				 ctrl->subnqn, nvmefs_ctrl_where(ctrl), told[i].nsid, told[i].grpid,
+				 nvmefs_ana_state_name(told[i].to), nvmefs_ana_state_name(told[i].from));
 out:
 	free(buf);
 	free(groups);
-	return ret < 0 ? ret : changed;
+	return ret;
 }

@@ -303,9 +303,8 @@ struct nvmefs_ctrl {
 	 * -ENOLINK for another path, as does a path error status (SCT 3h). */
 	bool failover;
 	/* ana.c: an I/O saw an ANA status; the controller's thread reads the
-	 * ANA log again.  ana_chgcnt is the change count last read. */
+	 * ANA log again. */
 	atomic_bool ana_stale;
-	uint64_t ana_chgcnt;
 	_Atomic(struct nvmefs_mr *) mrs;
 	/* mr.c: every registration, and whether the device was let go of;
 	 * the callers' regions deregistered while the controller lives. */
@@ -454,9 +453,9 @@ void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what)
 
 /* ana.c: read the ANA log and set every cached namespace's state from its
  * group's (all optimized on a controller without ANA reporting); logs each
- * change through the event callback unless @quiet.  Returns how many
- * namespaces changed state: the caller wakes the I/O queues' owners (not
- * under io_lock), whose held I/O may now have a path. */
+ * change through the event callback unless @quiet.  Takes io_lock.  Returns
+ * how many namespaces changed state: the caller wakes the I/O queues'
+ * owners, whose held I/O may now have a path. */
 int nvmefs_ana_update(struct nvmefs_ctrl *ctrl, bool quiet);
 /* Whether the controller reports ANA (CMIC bit 3). */
 bool nvmefs_ana_reporting(const struct nvmefs_ctrl *ctrl);

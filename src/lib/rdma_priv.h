@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What rdma.c shows of itself beyond its operations table: the decision of
- * how a command's data travels, kept free of verbs calls so that unit tests
- * can check it.
+ * What the RDMA transport shows beyond its operations table: the decision
+ * of how a command's data travels (rdma_sgl.c), free of verbs calls so
+ * that unit tests can check it.
  */
 #ifndef NVMEFS_RDMA_PRIV_H
 #define NVMEFS_RDMA_PRIV_H

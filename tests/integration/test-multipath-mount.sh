@@ -105,6 +105,15 @@ done
 log "round-robin: $(jq -c '[.paths[] | .ios]' "$mnt/stats") I/Os"
 nvmefs_unmount "$mnt"
 
+log "a path to a port without the subsystem is left out; the mount serves over the other"
+port_unlink "$nqn" 2
+nvmefs_mount "$nqn" "$mnt" --path "$path2"
+grep -q "path $path2 left out" "$mnt.out" || fail "no message about the path left out: $(cat "$mnt.out")"
+jq -e '(.paths | length) == 1' "$mnt/info" >/dev/null || fail "info: $(cat "$mnt/info")"
+dd if=/tmp/rr.bin of="$mnt/n1" bs=4k oflag=direct conv=notrunc status=none || fail "writing through the one path failed"
+nvmefs_unmount "$mnt"
+port_link "$nqn" 2
+
 log "the kernel initiator's native multipath, port ${ports[0]} removed under the same fio job"
 dev=$(kernel_connect "$nqn" 1 -c 1)
 nvme connect -t rdma -a "$NVMEFS_TEST_TRADDR" -s "${ports[1]}" -n "$nqn" -c 1 >/dev/null ||

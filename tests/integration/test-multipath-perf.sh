@@ -38,6 +38,15 @@ mp_perf() {
 path_ios() { jq -r ".paths[$(($2 - 1))].ios" "/tmp/perf-$1.json"; }
 max_lat_ms() { jq -r '.lat_us.max / 1000 | floor' "/tmp/perf-$1.json"; }
 
+log "usage errors: a --path that is not TRADDR[:TRSVCID], an unknown --iopolicy"
+for bad in "--path [fe80::1" "--path 198.18.0.1:99999" "--path :4421" "--iopolicy service-time"; do
+	rc=0
+	# shellcheck disable=SC2086 # the option and its value are two words on purpose
+	"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -n "$nqn" $bad --time 1 >/dev/null 2>/tmp/usage.err || rc=$?
+	((rc == 2)) || fail "perf $bad exited $rc, not 2 (usage): $(cat /tmp/usage.err)"
+	[[ $(wc -l </tmp/usage.err) == 1 ]] || fail "perf $bad: not one line: $(cat /tmp/usage.err)"
+done
+
 log "round-robin over both paths"
 mp_perf rr 3 --iopolicy round-robin
 perf_load_check rr 60 0

@@ -173,6 +173,39 @@ START_TEST(test_policies)
 }
 END_TEST
 
+START_TEST(test_queue_depth)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_QUEUE_DEPTH, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *first, *second, *third;
+	struct result r1 = { 0 }, r2 = { 0 }, r3 = { 0 };
+
+	/* A first read held on A (both idle: the first path), then one goes
+	 * to B, which has fewer in flight; with one each, A again. */
+	first = expect_read(1);
+	first->hold = true;
+	second = expect_read(2);
+	second->hold = true;
+	third = expect_read(3);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 1, 1, buf, io_cb, &r1), 0);
+	nvmefs_mpq_poll(mpq, 0);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 2, 1, buf, io_cb, &r2), 0);
+	nvmefs_mpq_poll(mpq, 0);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 3, 1, buf, io_cb, &r3), 0);
+	poll_until(mpq, &r3);
+	ck_assert_ptr_eq(path_of(first), a);
+	ck_assert_ptr_eq(path_of(second), b);
+	ck_assert_ptr_eq(path_of(third), a);
+	ck_assert_uint_eq(fake_release(FAKE_UNLIMITED), 2);
+	poll_until(mpq, &r1);
+	poll_until(mpq, &r2);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
 START_TEST(test_ana_status_fails_over)
 {
 	struct nvmefs_ctrl *a, *b;
@@ -525,6 +558,7 @@ static Suite *mpath_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_policies, 0, 2);
+	tcase_add_test(tc, test_queue_depth);
 	tcase_add_test(tc, test_ana_status_fails_over);
 	tcase_add_test(tc, test_path_error_dnr_is_final);
 	tcase_add_test(tc, test_failed_path_hands_over_after_stop);
