@@ -199,8 +199,10 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 	/* With --all-paths, -a/-s is where the discovery log is, not a path. */
 	if (given->all_paths) {
 		ret = discover_paths(conn, cmd, &all);
-		if (ret)
+		if (ret) {
+			connect_args_forget_secrets(conn);
 			return ret;
+		}
 	} else {
 		memmove(all.traddr[1], all.traddr[0], sizeof(all.traddr[0]) * all.nr);
 		memmove(all.trsvcid[1], all.trsvcid[0], sizeof(all.trsvcid[0]) * all.nr);
