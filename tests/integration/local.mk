@@ -7,7 +7,17 @@ tests_integration_io_tool_SOURCES = tests/integration/io-tool.c src/cli/util_par
 tests_integration_io_tool_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
 tests_integration_io_tool_LDADD = $(LIBNVMEFS_LDADD)
 
+# The API examples (issue #15), built against the library as a program of the caller's would be.
+check_PROGRAMS += contrib/examples/discover contrib/examples/readwrite
+contrib_examples_discover_SOURCES = contrib/examples/discover.c
+contrib_examples_discover_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
+contrib_examples_discover_LDADD = $(LIBNVMEFS_LDADD)
+contrib_examples_readwrite_SOURCES = contrib/examples/readwrite.c
+contrib_examples_readwrite_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
+contrib_examples_readwrite_LDADD = $(LIBNVMEFS_LDADD)
+
 INTEGRATION_TESTS += \
+	tests/integration/test-examples.sh \
 	tests/integration/test-io-crosscheck.sh \
 	tests/integration/test-perf-verify.sh \
 	tests/integration/test-rkey-per-io.sh \
