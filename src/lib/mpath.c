@@ -145,6 +145,18 @@ static bool path_may_return(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 	return ns && !atomic_load(&ns->gone);
 }
 
+/* Whether some path can take @nsid's I/O now. */
+static bool usable_path(const struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
+		uint8_t state = path_state(mpq->subsys->paths[p], nsid);
+
+		if (state == NVME_ANA_STATE_OPTIMIZED || state == NVME_ANA_STATE_NONOPTIMIZED)
+			return true;
+	}
+	return false;
+}
+
 /* The path for @nsid's next I/O, not one in @skip: optimized ones first,
  * else non-optimized, by the policy; -1 if none can take it now. */
 static int choose(struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
@@ -296,18 +308,40 @@ static void mp_done(void *arg, int status)
 	finish(mpq, io, status);
 }
 
-/* Sends what is held, oldest first, while paths take it. */
+/* Whether an I/O of @nsid is held before @upto (NULL: at all).  The held
+ * list is short and only walked while a namespace has no usable path. */
+static bool held_before(const struct nvmefs_mpq *mpq, uint32_t nsid, const struct mp_io *upto)
+{
+	for (const struct mp_io *io = mpq->held_head; io != upto; io = io->next)
+		if (io->nsid == nsid)
+			return true;
+	return false;
+}
+
+/* Sends what is held, oldest first within each namespace, while paths take
+ * it: as Linux keeps a requeue list per namespace, a namespace without a
+ * usable path holds up only its own I/O. */
 static void pump_held(struct nvmefs_mpq *mpq)
 {
-	while (mpq->held_head) {
-		struct mp_io *io = mpq->held_head;
-		int ret = mp_send(mpq, io);
+	struct mp_io *io, *prev = NULL, *next;
 
-		if (ret == MP_HELD || ret == -EAGAIN)
+	for (io = mpq->held_head; io; io = next) {
+		int ret;
+
+		next = io->next;
+		ret = held_before(mpq, io->nsid, io) ? MP_HELD : mp_send(mpq, io);
+		if (ret == -EAGAIN)
 			return;
-		mpq->held_head = io->next;
-		if (!mpq->held_head)
-			mpq->held_tail = NULL;
+		if (ret == MP_HELD) {
+			prev = io;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			mpq->held_head = next;
+		if (mpq->held_tail == io)
+			mpq->held_tail = prev;
 		if (ret < 0)
 			finish(mpq, io, ret);
 	}
@@ -328,8 +362,8 @@ static int mp_submit(struct nvmefs_mpq *mpq, enum mp_op op, uint32_t nsid, uint6
 	io->slba = slba;
 	io->nlb = nlb;
 	io->buf = buf;
-	/* Nothing overtakes what is held. */
-	ret = mpq->held_head ? MP_HELD : mp_send(mpq, io);
+	/* Nothing overtakes what is held for its namespace. */
+	ret = mpq->held_head && held_before(mpq, nsid, NULL) ? MP_HELD : mp_send(mpq, io);
 	if (ret < 0)
 		return ret;
 	mpq->free_ios = io->next;
@@ -432,8 +466,12 @@ int nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
 	}
 	/* Held I/O a path can take now, or that must fail now: poll does it.
 	 * Otherwise a path's state change wakes its queue's descriptor. */
-	if (mpq->held_head && (choose(mpq, mpq->held_head->nsid, 0) >= 0 || !any_path_left(mpq)))
-		n++;
+	for (const struct mp_io *io = mpq->held_head; io; io = io->next) {
+		if (usable_path(mpq, io->nsid) || !any_path_left(mpq)) {
+			n++;
+			break;
+		}
+	}
 	return n;
 }
 

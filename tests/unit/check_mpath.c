@@ -369,6 +369,46 @@ START_TEST(test_held_without_usable_path)
 }
 END_TEST
 
+START_TEST(test_held_per_namespace)
+{
+	static const struct fake_ns two[] = { { .nsid = 1, .nsze = 1u << 20, .lba_shift = 9 },
+					      { .nsid = 2, .nsze = 1u << 20, .lba_shift = 9 } };
+	struct nvmefs_ctrl *b = path(TRADDR_B, CNTLID_B, SUBNQN, two, 2);
+	struct nvmefs_ctrl *a = path(TRADDR_A, CNTLID_A, SUBNQN, two, 2);
+	struct result r1 = { 0 }, r1b = { 0 }, r2 = { 0 };
+	struct nvmefs_subsys *s = NULL;
+	struct nvmefs_mpq *mpq;
+	struct fake_step *step;
+	void *buf;
+
+	ck_assert_int_eq(nvmefs_subsys_create(a, NVMEFS_IOPOLICY_NUMA, &s), 0);
+	ck_assert_int_eq(nvmefs_subsys_add_path(s, b), 0);
+	mpq = nvmefs_subsys_queue(s, 0);
+	buf = nvmefs_mpq_buf_get(mpq);
+	/* Namespace 1 reachable on no path (its ANA group inaccessible on
+	 * both): its I/O waits, in order; namespace 2's goes meanwhile. */
+	atomic_store(&a->ns[0].ana_state, NVME_ANA_STATE_INACCESSIBLE);
+	atomic_store(&b->ns[0].ana_state, NVME_ANA_STATE_INACCESSIBLE);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 1, 1, buf, io_cb, &r1), 0);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 2, 1, buf, io_cb, &r1b), 0);
+	step = fake_expect_rw(1, nvme_cmd_read, 2, 5, 1, 512);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 2, 5, 1, buf, io_cb, &r2), 0);
+	poll_until(mpq, &r2);
+	ck_assert_ptr_eq(path_of(step), a);
+	ck_assert_int_eq(r1.calls + r1b.calls, 0);
+	/* B's group is back: namespace 1's two reads go, the older first. */
+	atomic_store(&b->ns[0].ana_state, NVME_ANA_STATE_OPTIMIZED);
+	step = fake_expect_rw(1, nvme_cmd_read, 1, 1, 1, 512);
+	fake_expect_rw(1, nvme_cmd_read, 1, 2, 1, 512);
+	poll_until(mpq, &r1);
+	while (!r1b.calls)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_ptr_eq(path_of(step), b);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
 START_TEST(test_refused_paths)
 {
 	static const struct fake_ns ns4k[] = { { .nsid = 1, .nsze = 1u << 17, .lba_shift = 12 } };
@@ -563,6 +603,7 @@ static Suite *mpath_suite(void)
 	tcase_add_test(tc, test_path_error_dnr_is_final);
 	tcase_add_test(tc, test_failed_path_hands_over_after_stop);
 	tcase_add_test(tc, test_held_without_usable_path);
+	tcase_add_test(tc, test_held_per_namespace);
 	tcase_add_test(tc, test_refused_paths);
 	tcase_add_test(tc, test_ana_log);
 	tcase_add_test(tc, test_ana_log_truncated);
