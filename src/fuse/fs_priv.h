@@ -185,6 +185,17 @@ void fs_step(struct freq *f);
 /* Writes and sub-I/Os that waited: whether any of them got on. */
 bool fs_run_retries(struct worker *w);
 
+/* The mount's controllers: its one, or each path's. */
+static inline unsigned int fs_nr_ctrls(const struct fs *fs)
+{
+	return fs->subsys ? nvmefs_subsys_path_count(fs->subsys) : 1;
+}
+
+static inline struct nvmefs_ctrl *fs_ctrl(const struct fs *fs, unsigned int i)
+{
+	return fs->subsys ? nvmefs_subsys_path(fs->subsys, i) : fs->ctrl;
+}
+
 /* A worker's queue, whichever kind it is. */
 static inline int worker_poll(struct worker *w, int timeout_ms)
 {

@@ -98,11 +98,10 @@ static void free_workers(struct fs *fs)
 /* Whether the mount's controller, or every one of its paths, failed. */
 static int fs_failed(const struct fs *fs)
 {
-	unsigned int n = fs->subsys ? nvmefs_subsys_path_count(fs->subsys) : 1;
 	int err = 0;
 
-	for (unsigned int i = 0; i < n; i++) {
-		err = nvmefs_ctrl_failed(fs->subsys ? nvmefs_subsys_path(fs->subsys, i) : fs->ctrl);
+	for (unsigned int i = 0; i < fs_nr_ctrls(fs); i++) {
+		err = nvmefs_ctrl_failed(fs_ctrl(fs, i));
 		if (!err)
 			return 0;
 	}

@@ -173,10 +173,8 @@ static void watch_fuse(struct worker *w, bool on)
 /* Every controller (path) that is not live gives up reconnecting. */
 static void stop_reconnecting(struct fs *fs)
 {
-	unsigned int n = fs->subsys ? nvmefs_subsys_path_count(fs->subsys) : 1;
-
-	for (unsigned int i = 0; i < n; i++) {
-		struct nvmefs_ctrl *ctrl = fs->subsys ? nvmefs_subsys_path(fs->subsys, i) : fs->ctrl;
+	for (unsigned int i = 0; i < fs_nr_ctrls(fs); i++) {
+		struct nvmefs_ctrl *ctrl = fs_ctrl(fs, i);
 
 		if (nvmefs_ctrl_failed(ctrl))
 			nvmefs_ctrl_stop_reconnect(ctrl);

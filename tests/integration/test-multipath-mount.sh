@@ -14,17 +14,8 @@
 require_nvmefs
 syslog_start
 nqn=${subnqns[0]}
-read -r -a ports <<<"$NVMEFS_TEST_TRSVCIDS"
-((${#ports[@]} >= 2)) || fail "the testbed gave ${#ports[@]} ports, not 2"
-ana=$NVMEFS_TEST_NVMET/ports/1/ana_groups/1/ana_state
-restore() {
-	for p in 1 2; do
-		[[ -L $NVMEFS_TEST_NVMET/ports/$p/subsystems/$nqn ]] || port_link "$nqn" "$p" 2>/dev/null || true
-	done
-	echo optimized >"$ana" 2>/dev/null || true
-}
-trap 'load_cleanup; nvmefs_cleanup; restore' EXIT
-path2="$NVMEFS_TEST_TRADDR:${ports[1]}"
+multipath_setup "$nqn"
+trap 'load_cleanup; nvmefs_cleanup; multipath_restore' EXIT
 mnt=/tmp/nvmefs-mp
 cd /tmp
 
