@@ -187,7 +187,8 @@ void connect_args_forget_secrets(struct connect_args *c);
 /* After parsing: what every command needs (-a).  EXIT_OK or EXIT_USAGE. */
 int connect_args_check(const struct connect_args *c, const char *cmd);
 
-/* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf. */
+/* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf, escaped: a
+ * referral's address comes from a discovery log. */
 const char *connect_args_where(const struct nvmefs_connect_opts *opts,
 			       char *buf, size_t size);
 

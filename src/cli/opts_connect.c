@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../common/text.h"
 
 void connect_args_init(struct connect_args *c)
 {
@@ -255,13 +256,8 @@ int connect_args_check(const struct connect_args *c, const char *cmd)
 const char *connect_args_where(const struct nvmefs_connect_opts *opts,
 			       char *buf, size_t size)
 {
-	const char *port = opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID;
-
-	if (strchr(opts->traddr, ':'))
-		snprintf(buf, size, "[%s]:%s", opts->traddr, port);
-	else
-		snprintf(buf, size, "%s:%s", opts->traddr, port);
-	return buf;
+	return text_where(buf, size, opts->traddr,
+			  opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID);
 }
 
 void verbose_connected(const struct connect_args *c, const char *cmd, struct nvmefs_ctrl *ctrl)

@@ -70,3 +70,13 @@ void text_escape(char *dst, size_t size, const char *src, size_t len)
 	}
 	dst[o] = '\0';
 }
+
+const char *text_where(char *buf, size_t size, const char *traddr, const char *trsvcid)
+{
+	char addr[TEXT_ESCAPED_SIZE(256)], port[TEXT_ESCAPED_SIZE(32)];
+
+	text_escape(addr, sizeof(addr), traddr, strlen(traddr));
+	text_escape(port, sizeof(port), trsvcid, strlen(trsvcid));
+	snprintf(buf, size, strchr(traddr, ':') ? "[%s]:%s" : "%s:%s", addr, port);
+	return buf;
+}

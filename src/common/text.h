@@ -18,4 +18,14 @@
  */
 void text_escape(char *dst, size_t size, const char *src, size_t len);
 
+/* Big enough for text_where() of any TRADDR (256) and TRSVCID (32). */
+#define TEXT_WHERE_SIZE (TEXT_ESCAPED_SIZE(256) + TEXT_ESCAPED_SIZE(32) + 3)
+
+/*
+ * "@traddr:@trsvcid" ("[@traddr]:@trsvcid" for IPv6) into @buf, both
+ * escaped as text_escape() does: an address may come from a discovery log.
+ * Returns @buf.
+ */
+const char *text_where(char *buf, size_t size, const char *traddr, const char *trsvcid);
+
 #endif /* NVMEFS_COMMON_TEXT_H */

@@ -46,6 +46,18 @@ static int copy_opt(char *dst, size_t size, const char *src, const char *what)
 	return 0;
 }
 
+/* TRADDR and TRSVCID are ASCII; one from a discovery log with a control
+ * byte in it would otherwise reach a terminal in a message. */
+static int copy_ascii_opt(char *dst, size_t size, const char *src, const char *what)
+{
+	for (const char *c = src; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			return nvmefs_error(-EINVAL, "the %s holds a byte (0x%02x) that is not printable "
+					    "ASCII: give a plain IP address and port",
+					    what, (unsigned char)*c);
+	return copy_opt(dst, size, src, what);
+}
+
 static void sleep_ms(unsigned int ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
@@ -231,13 +243,13 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	ctrl->status.since_ms = nvmefs_now_ms();
 	if (!ctrl->opts.timeout_ms)
 		ctrl->opts.timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
-	ret = copy_opt(ctrl->traddr, sizeof(ctrl->traddr), opts->traddr, "target address");
+	ret = copy_ascii_opt(ctrl->traddr, sizeof(ctrl->traddr), opts->traddr, "target address");
 	if (ret == 0)
-		ret = copy_opt(ctrl->trsvcid, sizeof(ctrl->trsvcid),
-			       opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID, "port");
+		ret = copy_ascii_opt(ctrl->trsvcid, sizeof(ctrl->trsvcid),
+				     opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID, "port");
 	if (ret == 0 && opts->host_traddr)
-		ret = copy_opt(ctrl->host_traddr, sizeof(ctrl->host_traddr), opts->host_traddr,
-			       "host address");
+		ret = copy_ascii_opt(ctrl->host_traddr, sizeof(ctrl->host_traddr), opts->host_traddr,
+				     "host address");
 	if (ret == 0)
 		ret = copy_opt(ctrl->subnqn, sizeof(ctrl->subnqn),
 			       opts->subnqn ? opts->subnqn : NVME_DISC_SUBSYS_NAME, "subsystem NQN");

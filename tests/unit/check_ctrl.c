@@ -235,6 +235,39 @@ START_TEST(test_connect_bad_opts)
 }
 END_TEST
 
+/*
+ * Addresses and ports are ASCII (NVMe-oF TRADDR, TRSVCID), and the ones a
+ * discovery log or a referral hands over end up in messages: a control byte
+ * is refused before anything is created, and the message does not echo it.
+ */
+START_TEST(test_connect_unprintable_address)
+{
+	static const char *const bad[] = { "198.18.0.1\x1b[2J", "198.18.0.1\n", "fd00::\xc3\xa9" };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		fake_opts(&opts, bad[i], 0);
+		ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+		assert_msg_has("target address");
+		assert_msg_has("printable ASCII");
+		for (const char *m = nvmefs_errmsg(); *m; m++)
+			ck_assert_msg(*m >= 0x20 && *m < 0x7f, "the message echoes a byte 0x%02x",
+				      (unsigned char)*m);
+	}
+	fake_opts(&opts, "198.18.0.1", 0);
+	opts.trsvcid = "4420\x07";
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("port");
+	fake_opts(&opts, "198.18.0.1", 0);
+	opts.host_traddr = "10.0.0.2\r";
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("host address");
+	ck_assert_ptr_null(ctrl);
+	ck_assert_uint_eq(fake_stats.creates, 0);
+}
+END_TEST
+
 /* The error a CM reject turns into, from queue_create: passed on as is. */
 START_TEST(test_connect_queue_create_fails)
 {
@@ -699,6 +732,7 @@ static Suite *ctrl_suite(void)
 	tcase_add_test(tc, test_connect_io_subsystem);
 	tcase_add_test(tc, test_connect_kato_and_queue_size);
 	tcase_add_test(tc, test_connect_bad_opts);
+	tcase_add_test(tc, test_connect_unprintable_address);
 	tcase_add_test(tc, test_connect_queue_create_fails);
 	suite_add_tcase(s, tc);
 

@@ -25,6 +25,7 @@
 #include <nvme/types.h>
 
 #include "../../src/common/json.h"
+#include "../../src/common/text.h"
 #include "../../src/cli/output.h"
 
 #ifndef TEST_DATA_DIR
@@ -535,6 +536,25 @@ START_TEST(test_hostile_strings)
 }
 END_TEST
 
+/*
+ * An address in a message ("path X left out", "skipped the referral to X")
+ * may come from a discovery log: escaped like any target string, an IPv6
+ * address bracketed, the port named.
+ */
+START_TEST(test_hostile_address)
+{
+	char buf[TEXT_WHERE_SIZE];
+
+	ck_assert_str_eq(text_where(buf, sizeof(buf), "198.18.0.1", "4420"), "198.18.0.1:4420");
+	ck_assert_str_eq(text_where(buf, sizeof(buf), "fd00::1", "4421"), "[fd00::1]:4421");
+	ck_assert_str_eq(text_where(buf, sizeof(buf), "10.0.0.1\x1b[2J", "44\n20"),
+			 "10.0.0.1\\x1b[2J:44\\x0a20");
+	ck_assert_str_eq(text_where(buf, sizeof(buf), "10.0.0.1\x1b]0;owned\x07", "4420\r"),
+			 "10.0.0.1\\x1b]0;owned\\x07:4420\\x0d");
+	ck_assert_msg(!has_control(buf), "a control byte reached the message");
+}
+END_TEST
+
 /* Power state scales and flags; an empty subnqn leaves the JSON key out. */
 START_TEST(test_id_ctrl_power_states)
 {
@@ -785,6 +805,7 @@ static Suite *output_suite(void)
 
 	tc = tcase_create("nvme-cli-2.3");
 	tcase_add_test(tc, test_discover_normal);
+	tcase_add_test(tc, test_hostile_address);
 	tcase_add_test(tc, test_discover_json);
 	tcase_add_test(tc, test_id_ctrl_normal);
 	tcase_add_test(tc, test_id_ctrl_json);
