@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <locale.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "json.h"
@@ -140,15 +142,33 @@ void json_uint(struct json *j, const char *key, uint64_t v)
 	fprintf(j->out, "%" PRIu64, v);
 }
 
+/* "%.3f" with a point, whatever the locale's decimal point (a comma in
+ * de_DE, which main()'s setlocale() takes from the user). */
+static const char *json_number_text(double v, char *buf, size_t size)
+{
+	const char *point = localeconv()->decimal_point;
+	size_t len = point ? strlen(point) : 0;
+	char *at;
+
+	snprintf(buf, size, "%.3f", v);
+	if (len && strcmp(point, ".") && (at = strstr(buf, point))) {
+		*at = '.';
+		memmove(at + 1, at + len, strlen(at + len) + 1);
+	}
+	return buf;
+}
+
 void json_double(struct json *j, const char *key, double v)
 {
+	char buf[352];
+
 	if (j->error)
 		return;
 	member(j, key);
 	/* JSON has no NaN or infinity; a measurement that has none is 0. */
 	if (v != v || v - v != 0)
 		v = 0;
-	fprintf(j->out, "%.3f", v);
+	fputs(json_number_text(v, buf, sizeof(buf)), j->out);
 }
 
 void json_uint128(struct json *j, const char *key, const uint8_t le[16])

@@ -16,6 +16,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -689,6 +690,38 @@ END_TEST
 /* ------------------------------------------------------------------------ */
 
 /* Expected strings are json-c 0.16's, with PRETTY | NOSLASHESCAPE. */
+/*
+ * main() takes the user's locale (nvme-cli groups 128-bit counters by it),
+ * and where the decimal point is a comma printf writes "1234,500": JSON
+ * numbers keep the point whatever the locale.  The locale is compiled for
+ * the test with localedef (package locales), as a machine may have none.
+ */
+START_TEST(test_json_double_any_locale)
+{
+	char dir[] = "/tmp/check-locale-XXXXXX", cmd[256];
+	struct capture c;
+	struct json j;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "localedef -i de_DE -f UTF-8 -c %s/de_DE.UTF-8 2>/dev/null", dir);
+	ck_assert_msg(system(cmd) == 0, "localedef cannot build de_DE.UTF-8: install locales");
+	setenv("LOCPATH", dir, 1);
+	ck_assert_ptr_nonnull(setlocale(LC_NUMERIC, "de_DE.UTF-8"));
+	ck_assert_str_eq(localeconv()->decimal_point, ",");
+	json_init_compact(&j, capture_start(&c));
+	json_object_begin(&j, NULL);
+	json_double(&j, "iops", 1234.5);
+	json_double(&j, "lat", -0.25);
+	json_object_end(&j);
+	capture_end(&c);
+	setlocale(LC_NUMERIC, "C");
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_str_eq(c.buf, "{\"iops\":1234.500,\"lat\":-0.250}");
+	free(c.buf);
+}
+END_TEST
+
 START_TEST(test_json_layout_and_escaping)
 {
 	struct capture c;
@@ -831,6 +864,7 @@ static Suite *output_suite(void)
 
 	tc = tcase_create("json");
 	tcase_add_test(tc, test_json_layout_and_escaping);
+	tcase_add_test(tc, test_json_double_any_locale);
 	tcase_add_test(tc, test_u128);
 	tcase_add_test(tc, test_output_format_parse);
 	suite_add_tcase(s, tc);
