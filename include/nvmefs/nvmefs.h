@@ -234,6 +234,10 @@ struct nvmefs_mr;
 
 /** Default I/O queue entries (-Q), bounded by the controller's CAP.MQES. */
 #define NVMEFS_DEFAULT_IO_QUEUE_SIZE 128
+/** queue_size that asks for enough entries to have every pool buffer's I/O
+ *  in flight whole (one command per largest transfer the controller takes,
+ *  from its MDTS), bounded by CAP.MQES. */
+#define NVMEFS_IO_QUEUE_SIZE_AUTO 0
 /** Default request timeout: a command not completed by then fails the controller. */
 #define NVMEFS_DEFAULT_IO_TIMEOUT_MS 30000
 /** Default size of each buffer in a queue's registered pool. */
@@ -243,7 +247,8 @@ struct nvmefs_mr;
 struct nvmefs_io_opts {
 	/** Queues to create (-i); the controller may grant fewer: an error. */
 	unsigned int nr_queues;
-	/** Entries per queue (-Q); at most queue_size - 1 commands in flight. */
+	/** Entries per queue (-Q); at most queue_size - 1 commands in flight;
+	 *  NVMEFS_IO_QUEUE_SIZE_AUTO: from the pool and the controller's MDTS. */
 	unsigned int queue_size;
 	/** Bytes per pool buffer (nvmefs_ioq_buf_get()). */
 	size_t buf_size;

@@ -29,6 +29,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf.c \
 	src/cli/perf.h \
 	src/cli/perf_report.c \
+	src/cli/perf_layout.c \
+	src/cli/perf_layout.h \
 	src/cli/mount.c \
 	src/fuse/fs.c \
 	src/fuse/requests.c \
@@ -38,7 +40,8 @@ src_cli_nvmefs_SOURCES = \
 	src/fuse/fs_priv.h \
 	src/fuse/namespaces.c
 src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS)
-src_cli_nvmefs_LDADD = $(LIBNVMEFS_LDADD) $(FUSE3_LIBS) -lm
+# The command is a user of the shared library like any other.
+src_cli_nvmefs_LDADD = src/lib/libnvmefs.la $(LIBNVME_LIBS) $(FUSE3_LIBS) -lm
 
 dist_man_MANS += \
 	man/nvmefs.1 \
@@ -92,3 +95,17 @@ tests_unit_san_check_parse_SOURCES = $(tests_unit_check_parse_SOURCES)
 tests_unit_san_check_parse_CFLAGS = $(tests_unit_check_parse_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_parse_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_parse_LDADD = $(CHECK_LIBS)
+
+# The layout perf chooses where its command line leaves it open.
+check_PROGRAMS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
+UNIT_TESTS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
+
+tests_unit_check_perf_layout_SOURCES = tests/unit/check_perf_layout.c src/cli/perf_layout.c \
+	src/cli/perf_layout.h
+tests_unit_check_perf_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_perf_layout_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_perf_layout_SOURCES = $(tests_unit_check_perf_layout_SOURCES)
+tests_unit_san_check_perf_layout_CFLAGS = $(tests_unit_check_perf_layout_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_perf_layout_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_perf_layout_LDADD = $(CHECK_LIBS)

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,10 @@
 #include "cli.h"
 #include "paths.h"
 #include "../fuse/fs.h"
+
+/* -i's default stops here: each worker pins --depth x max_io of buffers
+ * (16 MiB by default), which a memlock limit has to cover. */
+#define MOUNT_AUTO_MAX_WORKERS 4
 
 static const char *const cmd = "mount";
 
@@ -68,7 +73,8 @@ static void help(void)
 	       "\n"
 	       "Options:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
-	       "  -i, --nr-io-queues=N      I/O queues, one worker thread each (default 2)\n"
+	       "  -i, --nr-io-queues=N      I/O queues, one worker thread each (default: one per\n"
+	       "                            CPU this process may use, at most 4)\n"
 	       "  -Q, --queue-size=N        entries per I/O queue (default: enough for --depth)\n"
 	       "      --depth=N             FUSE requests each worker keeps in flight (default 16)\n"
 	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
@@ -327,6 +333,22 @@ static void setup_path(struct nvmefs_ctrl *ctrl, void *arg)
 }
 
 /* Connects and serves; returns the exit status. */
+/* Without -i: one queue and worker per CPU this process may use, as the
+ * kernel initiator opens one queue per CPU, but no more than
+ * MOUNT_AUTO_MAX_WORKERS, as each worker pins its buffers in memory. */
+static void choose_workers(struct mount_args *m)
+{
+	cpu_set_t allowed;
+	int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) ? 1 : CPU_COUNT(&allowed);
+
+	m->fs.workers = cpus < 1 ? 1 : cpus > MOUNT_AUTO_MAX_WORKERS ? MOUNT_AUTO_MAX_WORKERS
+								      : (unsigned int)cpus;
+	verbose(&m->conn, cmd, "%u I/O queue%s and worker%s, chosen: one per CPU this process may "
+		"use (%d), at most %u, as each pins --depth x max_io of buffers; -i sets them",
+		m->fs.workers, m->fs.workers == 1 ? "" : "s", m->fs.workers == 1 ? "" : "s", cpus,
+		MOUNT_AUTO_MAX_WORKERS);
+}
+
 static int serve(struct mount_args *m)
 {
 	struct nvmefs_subsys *subsys = NULL;
@@ -338,6 +360,13 @@ static int serve(struct mount_args *m)
 
 	m->fs.ready = on_ready;
 	m->fs.ready_arg = m;
+	/* Before connecting: the admin queue's registration would fail first,
+	 * with a smaller sum than the mount needs. */
+	ret = nvmefs_fs_check_memlock(&m->fs);
+	if (ret < 0) {
+		why = nvmefs_fs_errmsg;
+		goto done;
+	}
 	if (path_args_multipath(&m->paths)) {
 		/* The paths' queues are made here, as the mount would make them. */
 		nvmefs_fs_io_opts(&m->fs, &io);
@@ -479,7 +508,6 @@ int cmd_mount(int argc, char **argv)
 	}
 	connect_args_init(&m->conn);
 	path_args_init(&m->paths);
-	m->fs.workers = 2;
 	m->fs.depth = 16;
 	m->fs.max_io = 1u << 20;
 	m->fs.io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS;
@@ -575,6 +603,8 @@ int cmd_mount(int argc, char **argv)
 	}
 	m->fs.mountpoint = m->mountpoint;
 	m->fs.fuse_options = m->fuse_options[0] ? m->fuse_options : NULL;
+	if (!m->fs.workers)
+		choose_workers(m);
 	if (m->pidfile && m->pidfile[0] != '/') {
 		char *abs = realpath(".", NULL);
 

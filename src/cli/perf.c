@@ -361,6 +361,13 @@ static double cpu_seconds(const struct timeval *tv)
 	return (double)tv->tv_sec + tv->tv_usec / 1e6;
 }
 
+/* The most I/Os any one queue carries: a thread's --qd over the fewest
+ * queues a thread has. */
+static unsigned int queue_depth_most(const struct perf_args *a)
+{
+	return perf_queue_depth(a->qd, a->queues / a->threads, 0);
+}
+
 static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
 			 struct nvmefs_subsys *subsys, uint32_t lba_shift, struct worker *workers,
 			 bool prefill)
@@ -375,7 +382,7 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
 		w->ctrl = subsys ? NULL : ctrl;
 		w->subsys = subsys;
 		w->nr_queues = (a->queues - t + a->threads - 1) / a->threads;
-		w->nr_slots = w->nr_queues * a->qd;
+		w->nr_slots = a->qd;
 		if (subsys)
 			w->mpqs = calloc(w->nr_queues, sizeof(*w->mpqs));
 		else
@@ -423,8 +430,8 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
 				s->buf = nvmefs_ioq_buf_get(s->q);
 			}
 			if (!s->buf) {
-				fprintf(stderr, "nvmefs %s: an I/O queue has fewer pool buffers than --qd\n",
-					cmd);
+				fprintf(stderr, "nvmefs %s: an I/O queue has fewer pool buffers than its "
+					"share of --qd\n", cmd);
 				return -ENOMEM;
 			}
 		}
@@ -541,16 +548,17 @@ static int run(struct perf_args *a)
 
 	nvmefs_io_opts_init(&io);
 	io.nr_queues = a->queues;
-	if (a->queue_size)
-		io.queue_size = a->queue_size;
-	else if (a->qd + 1 > io.queue_size)
-		io.queue_size = a->qd + 1;
+	io.bufs_per_queue = queue_depth_most(a);
+	/* Without -Q, room for every buffer's I/O whole, however many commands
+	 * the controller's largest transfer (MDTS) splits it into. */
+	io.queue_size = a->queue_size ? a->queue_size : NVMEFS_IO_QUEUE_SIZE_AUTO;
 	io.buf_size = a->bs;
-	io.bufs_per_queue = a->qd;
 	io.timeout_ms = a->io_timeout_ms;
-	verbose(&a->conn, cmd, "creating %u I/O queue%s of %u entries, %u buffers of %u bytes each%s",
-		io.nr_queues, io.nr_queues == 1 ? "" : "s", io.queue_size, a->qd, a->bs,
-		path_args_multipath(&a->paths) ? " on every path" : "");
+	verbose(&a->conn, cmd, "creating %u I/O queue%s with %u buffers of %u bytes each%s; entries: %s",
+		io.nr_queues, io.nr_queues == 1 ? "" : "s", io.bufs_per_queue, a->bs,
+		path_args_multipath(&a->paths) ? ", on every path" : "",
+		a->queue_size ? "as -Q gives" : "room for each buffer's I/O whole at the controller's "
+		"largest transfer (MDTS)");
 	if (path_args_multipath(&a->paths)) {
 		ret = paths_connect(&a->conn, &a->paths, &io, cmd, setup_path, NULL, &subsys);
 		if (ret)
@@ -683,10 +691,11 @@ static void help(void)
 	       "                   [--bs=SIZE] [--qd=N] [--queues=N] [--threads=N] [--time=SEC]\n"
 	       "                   [--verify] ...\n"
 	       "\n"
-	       "Drive namespace NSID of subsystem SUBNQN with a workload over N I/O queues (one\n"
-	       "thread each unless --threads says fewer, each queue keeping --qd I/Os in flight\n"
-	       "from registered buffers), print a progress line each second on stderr, then\n"
-	       "IOPS, bandwidth, CPU time and latency percentiles.\n"
+	       "Drive namespace NSID of subsystem SUBNQN with a workload over I/O queues (each\n"
+	       "thread keeping --qd I/Os in flight from registered buffers, spread over its\n"
+	       "queues), print a progress line each second on stderr, then IOPS, bandwidth, CPU\n"
+	       "time and latency percentiles. Without --queues, --threads and --cpus, the layout\n"
+	       "is chosen for speed (-v says which).\n"
 	       "\n"
 	       "Options:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
@@ -695,25 +704,39 @@ static void help(void)
 	       "                            randread)\n"
 	       "      --mix=PCT             reads in percent of randrw (default 50)\n"
 	       "      --bs=SIZE             bytes per I/O, K/M suffixes (default 4k)\n"
-	       "      --qd=N                I/Os in flight per queue (default 32)\n"
-	       "      --queues=N            I/O queues (default 1)\n"
+	       "      --qd=N                I/Os in flight per thread, spread over its queues\n"
+	       "                            (default 32)\n"
+	       "      --queues=N            I/O queues (default: one per 8 of --qd per thread)\n"
 	       "      --threads=N           threads driving them, each spreading its I/Os over\n"
-	       "                            every N-th queue (default: one per queue)\n"
-	       "      --cpus=LIST           run thread t on the t-th CPU of LIST, round robin\n"
-	       "                            (taskset -c style: 0,2 or 1-3; default: unpinned)\n"
-	       "  -Q, --queue-size=N        entries per I/O queue (default 128, or --qd + 1)\n"
+	       "                            every N-th queue (default 1, or one per 16 queues)\n"
+	       "      --cpus=LIST|none      run thread t on the t-th CPU of LIST, round robin\n"
+	       "                            (taskset -c style: 0,2 or 1-3; default: the first\n"
+	       "                            CPUs this process may use; none: unpinned)\n"
+	       "  -Q, --queue-size=N        entries per I/O queue (default: room for every I/O\n"
+	       "                            whole at the controller's largest transfer)\n"
 	       "      --time=SEC            how long to run (default 10)\n"
 	       "      --size=SIZE           bytes of the namespace to use (default: to its end)\n"
 	       "      --offset=SIZE         where that region starts (default 0)\n"
 	       "      --verify              write the region once, then check every block read\n"
-	       "      --mode=MODE           'event': sleep until completions come (the default);\n"
-	       "                            'poll': spin on the completion queues (yielding the CPU\n"
-	       "                            when nothing came), the lowest latency\n"
+	       "      --mode=MODE           'event': sleep until completions come (the default\n"
+	       "                            above --qd 1); 'poll': spin on the completion queues\n"
+	       "                            (yielding the CPU when nothing came), the lowest\n"
+	       "                            latency (the default at --qd 1)\n"
 	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
 	       "                            (default 30000)\n"
 	       CONNECT_HELP
 	       PATHS_HELP
 	       HELP_HELP);
+}
+
+/* Writes @n CPU numbers as a list like "0,1" into @buf. */
+static void format_cpu_numbers(const unsigned int *cpus, unsigned int n, char *buf, size_t size)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < n && o < size; i++)
+		o += (size_t)snprintf(buf + o, size - o, "%s%u", i ? "," : "", cpus[i]);
 }
 
 /* Writes the CPUs of @set as a list like "0-3,6" into @buf. */
@@ -741,9 +764,15 @@ static int check_cpus(struct perf_args *a, const char *arg)
 	cpu_set_t allowed;
 	char list[256];
 
+	if (!strcmp(arg, "none")) {
+		a->unpinned = true;
+		a->nr_cpus = 0;
+		return 0;
+	}
+	a->unpinned = false;
 	if (parse_cpu_list(arg, CPU_SETSIZE - 1, a->cpus, MAX_CPUS, &a->nr_cpus))
 		return usage_error(cmd, "--cpus '%s' is not a CPU list: give CPU numbers and ranges "
-				   "like 0, 0,2 or 1-3, at most %u of them", arg, MAX_CPUS);
+				   "like 0, 0,2 or 1-3, at most %u of them, or none", arg, MAX_CPUS);
 	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
 		fprintf(stderr, "nvmefs %s: --cpus: reading the CPUs this process may use failed: %s\n",
 			cmd, strerror(errno));
@@ -756,7 +785,69 @@ static int check_cpus(struct perf_args *a, const char *arg)
 					   "pick from %s", a->cpus[i], list);
 		}
 	}
-	a->cpus_arg = arg;
+	snprintf(a->cpus_text, sizeof(a->cpus_text), "%s", arg);
+	return 0;
+}
+
+/*
+ * What the command line leaves open, chosen for speed from the depth and the
+ * CPUs this process may use (perf_layout.h), and said with -v; then the
+ * checks of what it gave.
+ */
+static int choose_layout(struct perf_args *a)
+{
+	const bool auto_queues = !a->queues, auto_threads = !a->threads;
+	cpu_set_t allowed;
+	char list[256];
+
+	if (!a->threads)
+		a->threads = a->queues ? perf_auto_threads(a->queues) : 1;
+	if (!a->queues)
+		a->queues = perf_auto_queues(a->qd, a->threads);
+	if (a->threads > a->queues)
+		return usage_error(cmd, "--threads %u is more than the %u queue%s: a queue is driven "
+				   "by one thread; raise --queues or lower --threads", a->threads,
+				   a->queues, a->queues == 1 ? "" : "s");
+	if ((a->queues + a->threads - 1) / a->threads > MAX_QUEUES_PER_THREAD)
+		return usage_error(cmd, "--queues %u over --threads %u gives a thread more than %u "
+				   "queues: raise --threads", a->queues, a->threads,
+				   MAX_QUEUES_PER_THREAD);
+	if (a->qd < (a->queues + a->threads - 1) / a->threads)
+		return usage_error(cmd, "--qd %u is fewer I/Os than a thread's %u queues: each "
+				   "queue needs one; raise --qd or lower --queues", a->qd,
+				   (a->queues + a->threads - 1) / a->threads);
+	if (a->queue_size && queue_depth_most(a) >= a->queue_size)
+		return usage_error(cmd, "--qd %u puts %u I/Os on a queue, which needs more than %u "
+				   "entries: raise -Q/--queue-size or lower --qd", a->qd,
+				   queue_depth_most(a), queue_depth_most(a));
+	if (!a->nr_cpus && !a->unpinned) {
+		if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+			fprintf(stderr, "nvmefs %s: reading the CPUs this process may use failed: %s; "
+				"leave the threads unpinned with --cpus none\n", cmd, strerror(errno));
+			return EXIT_FAIL;
+		}
+		a->nr_cpus = perf_auto_cpus(&allowed, a->threads, a->cpus, MAX_CPUS);
+		format_cpu_set(&allowed, list, sizeof(list));
+		format_cpu_numbers(a->cpus, a->nr_cpus, a->cpus_text, sizeof(a->cpus_text));
+		verbose(&a->conn, cmd, "threads pinned to CPU%s %s (of the %s this process may use; "
+			"--cpus none leaves them to the scheduler)", a->nr_cpus == 1 ? "" : "s",
+			a->cpus_text, list);
+	}
+	if (!a->mode_given) {
+		a->event_mode = a->qd > 1;
+		verbose(&a->conn, cmd, "%s mode, chosen: %s; --mode sets it",
+			a->event_mode ? "event" : "poll", a->event_mode ? "with more than one I/O in "
+			"flight a thread sleeps until completions come" : "with one I/O in flight, "
+			"spinning on it is the lowest latency");
+	}
+	if (auto_queues)
+		verbose(&a->conn, cmd, "%u I/O queue%s, chosen: one per %u I/Os of --qd (RDMA "
+			"devices like soft-RoCE work through one queue pair's packets at a time); "
+			"--queues sets them", a->queues, a->queues == 1 ? "" : "s",
+			PERF_DEPTH_PER_QUEUE);
+	verbose(&a->conn, cmd, "%u thread%s%s, each keeping --qd %u I/Os in flight over its "
+		"queues (at most %u on one)", a->threads, a->threads == 1 ? "" : "s",
+		auto_threads ? " (chosen; --threads sets them)" : "", a->qd, queue_depth_most(a));
 	return 0;
 }
 
@@ -784,7 +875,7 @@ int cmd_perf(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct perf_args a = {
-		.nsid = 1, .rw = WL_RANDREAD, .mix = 50, .bs = 4096, .qd = 32, .queues = 1,
+		.nsid = 1, .rw = WL_RANDREAD, .mix = 50, .bs = 4096, .qd = 32,
 		.seconds = 10, .io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS, .event_mode = true,
 	};
 	bool handled;
@@ -839,15 +930,15 @@ int cmd_perf(int argc, char **argv)
 			a.qd = (unsigned int)v;
 			break;
 		case OPT_QUEUES:
-			if (parse_uint(optarg, 1, 256, &v))
-				return usage_error(cmd, "--queues '%s' is not a number of queues from 1 to 256",
-						   optarg);
+			if (parse_uint(optarg, 1, PERF_MAX_QUEUES, &v))
+				return usage_error(cmd, "--queues '%s' is not a number of queues from 1 to %u",
+						   optarg, PERF_MAX_QUEUES);
 			a.queues = (unsigned int)v;
 			break;
 		case OPT_THREADS:
-			if (parse_uint(optarg, 1, 256, &v))
+			if (parse_uint(optarg, 1, PERF_MAX_QUEUES, &v))
 				return usage_error(cmd, "--threads '%s' is not a number of threads from 1 "
-						   "to 256", optarg);
+						   "to %u", optarg, PERF_MAX_QUEUES);
 			a.threads = (unsigned int)v;
 			break;
 		case OPT_CPUS:
@@ -882,6 +973,7 @@ int cmd_perf(int argc, char **argv)
 			if (strcmp(optarg, "poll") && strcmp(optarg, "event"))
 				return usage_error(cmd, "--mode '%s' is not 'poll' or 'event'", optarg);
 			a.event_mode = !strcmp(optarg, "event");
+			a.mode_given = true;
 			break;
 		case OPT_IO_TIMEOUT:
 			if (parse_uint(optarg, 1, NVMEFS_MAX_TIMEOUT_MS, &v))
@@ -902,18 +994,8 @@ int cmd_perf(int argc, char **argv)
 	if (!a.conn.opts.subnqn)
 		return usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn "
 				   "('nvmefs discover' lists them)");
-	if (!a.threads)
-		a.threads = a.queues;
-	if (a.threads > a.queues)
-		return usage_error(cmd, "--threads %u is more than the %u queue%s: a queue is driven "
-				   "by one thread; raise --queues or lower --threads", a.threads,
-				   a.queues, a.queues == 1 ? "" : "s");
-	if ((a.queues + a.threads - 1) / a.threads > MAX_QUEUES_PER_THREAD)
-		return usage_error(cmd, "--queues %u over --threads %u gives a thread more than %u "
-				   "queues: raise --threads", a.queues, a.threads,
-				   MAX_QUEUES_PER_THREAD);
-	if (a.queue_size && a.qd >= a.queue_size)
-		return usage_error(cmd, "--qd %u needs a queue of more than %u entries: raise "
-				   "-Q/--queue-size or lower --qd", a.qd, a.qd);
+	ret = choose_layout(&a);
+	if (ret)
+		return ret;
 	return run(&a);
 }

@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "paths.h"
 #include "../common/histogram.h"
+#include "perf_layout.h"
 
 /* --threads is at most 256, so more CPUs than that would go unused. */
 #define MAX_CPUS 256
@@ -26,10 +27,11 @@ struct perf_args {
 	enum workload rw;
 	unsigned int mix;	/* % reads of randrw */
 	uint32_t bs;
-	unsigned int qd;
-	unsigned int queues;
-	unsigned int threads;	/* each drives queues t, t + threads, ... */
-	const char *cpus_arg;	/* --cpus as given, for the report */
+	unsigned int qd;	/* per thread, spread over its queues */
+	unsigned int queues;	/* 0 until chosen (perf_layout.h) */
+	unsigned int threads;	/* each drives queues t, t + threads, ...; 0 until chosen */
+	bool unpinned;		/* --cpus none */
+	char cpus_text[64];	/* the CPUs as a list, for the report */
 	unsigned int cpus[MAX_CPUS];	/* thread t runs on cpus[t % nr_cpus] */
 	unsigned int nr_cpus;	/* 0: wherever the scheduler puts it */
 	unsigned int queue_size;
@@ -38,13 +40,11 @@ struct perf_args {
 	uint64_t offset;
 	bool verify;
 	bool event_mode;
+	bool mode_given;	/* --mode; else poll at --qd 1, events above */
 	unsigned int io_timeout_ms;
 };
 
 struct worker;
-
-/* A thread's queues share one poll() set, kept on its stack. */
-#define MAX_QUEUES_PER_THREAD 16
 
 struct slot {
 	struct worker *w;

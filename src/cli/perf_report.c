@@ -140,7 +140,7 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 		       cmd, workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
 		       a->threads, a->threads == 1 ? "" : "s",
 		       !a->nr_cpus ? "" : a->nr_cpus == 1 ? " on CPU " : " on CPUs ",
-		       a->nr_cpus ? a->cpus_arg : "", elapsed, a->nsid, subnqn);
+		       a->nr_cpus ? a->cpus_text : "", elapsed, a->nsid, subnqn);
 		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
 		       ios, errors);
 		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, hist_min(h) / 1000.0,

@@ -35,6 +35,11 @@ struct nvmefs_fs_opts {
 	void *ready_arg;
 };
 
+/* 0 when the locked-memory limit covers the buffers a mount with @opts
+ * registers; else -ENOMEM with the sum and what to do (nvmefs_fs_errmsg()).
+ * Call it before connecting, whose own registrations would fail first. */
+int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts);
+
 /* The I/O queues a mount with @opts needs: nvmefs_fs_run() creates them on
  * a single controller; a caller with several paths creates them on each. */
 void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts *io);

@@ -48,21 +48,41 @@ static void on_signal(int sig)
 	}
 }
 
-/* Say what the buffers need before registering them fails halfway. */
-static int check_memlock(struct fs *fs)
+/* CAP_IPC_LOCK, which lets mlock() and the RDMA device pin past the limit,
+ * counts only in the initial user namespace: root of a container's own
+ * namespace is held to RLIMIT_MEMLOCK like anyone. */
+static bool memlock_unbounded(void)
 {
-	size_t need = (size_t)fs->opts.workers * fs->opts.depth * (fs->bufsize + 2 * MAX_LBA_SIZE);
+	unsigned long inner, outer, count;
+	bool initial = false;
+	FILE *f;
+
+	if (geteuid() != 0)
+		return false;
+	f = fopen("/proc/self/uid_map", "r");
+	if (f) {
+		initial = fscanf(f, "%lu %lu %lu", &inner, &outer, &count) == 3 && inner == 0 &&
+			  outer == 0 && count == 4294967295ul;
+		fclose(f);
+	}
+	return initial;
+}
+
+int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts)
+{
+	size_t need = (size_t)opts->workers * opts->depth *
+		      (opts->max_io + BUF_SLACK + 2 * MAX_LBA_SIZE);
 	struct rlimit rl;
 
-	/* Root may lock memory past the limit (CAP_IPC_LOCK). */
-	if (geteuid() == 0 || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	if (memlock_unbounded() || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    rl.rlim_cur >= need + (1u << 20))
 		return 0;
 	return fs_error(-ENOMEM, "the request buffers need %zu KiB of locked memory (%u queues x "
 			"--depth %u x max_io %zu KiB), more than RLIMIT_MEMLOCK allows (%llu KiB): "
-			"raise it ('ulimit -l %zu') or use fewer or smaller buffers (-i, --depth, "
-			"-o max_io)", need >> 10, fs->opts.workers, fs->opts.depth, fs->opts.max_io >> 10,
-			(unsigned long long)rl.rlim_cur >> 10, (need >> 10) + 1024);
+			"raise it ('ulimit -l %zu'; in a container, --ulimit memlock=%zu) or use fewer "
+			"or smaller buffers (-i, --depth, -o max_io)", need >> 10, opts->workers,
+			opts->depth, opts->max_io >> 10, (unsigned long long)rl.rlim_cur >> 10,
+			(need >> 10) + 1024, need + (1u << 20));
 }
 
 /* What every worker sleeps on besides /dev/fuse: the end, and its queue. */
@@ -208,9 +228,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		ret = fs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = check_memlock(fs);
-	if (ret == 0)
-		ret = fs_setup_workers(fs);
+	ret = fs_setup_workers(fs);
 	if (ret < 0)
 		goto out;
 

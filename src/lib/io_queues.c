@@ -265,9 +265,22 @@ void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&ctrl->io_lock);
 }
 
-int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_io_opts *opts)
+/* Entries for every pool buffer's I/O in flight whole: one command per
+ * largest transfer of it, and the one entry a full queue keeps free. */
+static unsigned int auto_queue_size(const struct nvmefs_ctrl *ctrl,
+				    const struct nvmefs_io_opts *opts, unsigned int mqes)
+{
+	uint64_t cmds = ctrl->max_xfer ? (opts->buf_size + ctrl->max_xfer - 1) / ctrl->max_xfer : 1;
+	uint64_t bufs = opts->bufs_per_queue ? opts->bufs_per_queue : NVMEFS_DEFAULT_IO_QUEUE_SIZE - 1;
+	uint64_t size = bufs * (cmds ? cmds : 1) + 1;
+
+	return size > mqes ? mqes : (unsigned int)size;
+}
+
+int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_io_opts *given)
 {
 	unsigned int mqes = (unsigned int)NVME_CAP_MQES(ctrl->cap) + 1;
+	struct nvmefs_io_opts chosen = *given, *opts = &chosen;
 	struct nvmefs_ioq **ioqs = NULL;
 	unsigned int i, nr = 0;
 	int ret;
@@ -280,6 +293,9 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	if (!opts->nr_queues || opts->nr_queues > MAX_IO_QUEUES)
 		return nvmefs_error(-EINVAL, "%u I/O queues: ask for 1 to %d", opts->nr_queues,
 				    MAX_IO_QUEUES);
+	ctrl->max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
+	if (opts->queue_size == NVMEFS_IO_QUEUE_SIZE_AUTO && opts->buf_size)
+		opts->queue_size = auto_queue_size(ctrl, opts, mqes);
 	if (opts->queue_size < 2 || opts->queue_size > mqes)
 		return nvmefs_error(-EINVAL, "an I/O queue of %u entries: %s takes 2 to %u (CAP.MQES)",
 				    opts->queue_size, ctrl->subnqn, mqes);
@@ -289,7 +305,6 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 		return nvmefs_error(-EINVAL, "an I/O timeout of %u ms: give at most %u ms",
 				    opts->timeout_ms, NVMEFS_MAX_TIMEOUT_MS);
 
-	ctrl->max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
 	ret = nvmefs_ctrl_read_nvm_limits(ctrl);
 	if (ret < 0)
 		return ret;

@@ -11,6 +11,7 @@
  * One receive is posted per response buffer and re-posted as soon as its
  * response has been copied out.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -116,8 +117,46 @@ static const char *where(const struct nvmefs_queue *q)
 	return nvmefs_ctrl_where(q->ctrl);
 }
 
+/*
+ * libibverbs lists only the devices whose /dev/infiniband/uverbsN it can
+ * use, so a kernel device without its node (a container not given it) or
+ * whose node this user may not open looks like no device at all: name it.
+ */
 static int no_device_error(void)
 {
+	static const char sysdir[] = "/sys/class/infiniband_verbs";
+	char node[64], ibdev[64] = "", path[128];
+	struct dirent *d;
+	int err;
+	DIR *dir = opendir(sysdir);
+	FILE *f;
+
+	while (dir && (d = readdir(dir))) {
+		if (strncmp(d->d_name, "uverbs", 6) || strlen(d->d_name) > 16)
+			continue;
+		snprintf(node, sizeof(node), "/dev/infiniband/%s", d->d_name);
+		if (access(node, R_OK | W_OK) == 0)
+			continue;
+		err = errno;
+		snprintf(path, sizeof(path), "%s/%s/ibdev", sysdir, d->d_name);
+		f = fopen(path, "r");
+		if (!f || !fgets(ibdev, sizeof(ibdev), f))
+			snprintf(ibdev, sizeof(ibdev), "?");
+		if (f)
+			fclose(f);
+		ibdev[strcspn(ibdev, "\n")] = '\0';
+		closedir(dir);
+		if (err == ENOENT)
+			return nvmefs_error(-ENODEV, "the RDMA device %s has no device node %s here: "
+					    "create it (udev does) or, in a container, pass it in "
+					    "(--device %s, with /dev/infiniband/rdma_cm)", ibdev, node,
+					    node);
+		return nvmefs_error(-ENODEV, "the RDMA device %s is there but %s cannot be opened "
+				    "(%s): give this user read-write access to it (a udev rule or "
+				    "group)", ibdev, node, strerror(err));
+	}
+	if (dir)
+		closedir(dir);
 	return nvmefs_error(-ENODEV,
 			    "no RDMA device on this machine: load soft-RoCE ('modprobe rdma_rxe; "
 			    "rdma link add rxe0 type rxe netdev IFACE') or install an RDMA NIC and its "
@@ -465,7 +504,8 @@ static int memlock_error(size_t bytes, int err)
 		return nvmefs_error(err,
 				    "registering %zu KiB of queue buffers with the RDMA device failed (%s): "
 				    "the locked-memory limit (RLIMIT_MEMLOCK) is %llu KiB; raise it with "
-				    "'ulimit -l unlimited' (or LimitMEMLOCK= / memlock in limits.conf)",
+				    "'ulimit -l unlimited' (LimitMEMLOCK= / memlock in limits.conf; in a "
+				    "container, --ulimit memlock=-1)",
 				    bytes >> 10, strerror(-err), (unsigned long long)rl.rlim_cur >> 10);
 	return nvmefs_error(err, "registering %zu KiB of queue buffers with the RDMA device failed: %s",
 			    bytes >> 10, strerror(-err));

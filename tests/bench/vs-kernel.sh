@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): in one testbed boot, on the same namespace, fio (libaio, O_DIRECT, one
 # job) on the kernel initiator's block device against `nvmefs perf` (one thread, the same total
-# depth on one queue, then spread over --spread queues) and against the same fio job on the file
-# that `nvmefs mount` serves, for the workloads of doc/PERFORMANCE.md.  Prints three tables (IOPS,
-# MiB/s, mean latency); ratios to the kernel are what count (everything in the guest is emulated).
+# depth on one queue, then spread over --spread queues, then with no tuning flags at all: the
+# layout it chooses) and against the same fio job on the file that `nvmefs mount` serves, for the
+# workloads of doc/PERFORMANCE.md.  Prints three tables (IOPS, MiB/s, mean latency); ratios to the
+# kernel are what count (everything in the guest is emulated).
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
 #                            [--mtu BYTES] [--rkey-per-io auto|on|off]
@@ -76,12 +77,20 @@ fio_run() { # file rw bs qd [fio options] -> "iops mibs lat_us"
 }
 pin=()
 [[ $cpu == none ]] || pin=(--cpus="$cpu")
+[[ $cpu == none ]] && pin=(--cpus=none)
 nvmefs_run() { # rw bs qd queues: one thread, qd in flight over the queues
 	local mode=event
 	(($3 == 1)) && mode=poll
 	"$nvmefs" perf "${pin[@]}" -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" \
-		--qd=$(($3 / $4)) --queues="$4" --threads=1 --time="$time_s" --mode="$mode" --rkey-per-io="$rkey" -o json \
+		--qd="$3" --queues="$4" --threads=1 --time="$time_s" --mode="$mode" --rkey-per-io="$rkey" -o json \
 		2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
+}
+# What a user who types only the workload and the depth gets.
+nvmefs_defaults() { # rw bs qd
+	local rk=()
+	[[ $rkey == auto ]] || rk=(--rkey-per-io="$rkey")
+	"$nvmefs" perf -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" --qd="$3" \
+		--time="$time_s" "${rk[@]}" -o json 2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
 }
 # The run with the highest IOPS, or the median one by IOPS (the upper of the middle two).
 pick() {
@@ -99,13 +108,14 @@ better() { printf '%s\n%s\n' "$1" "$2" | sort -n -k1,1 | tail -n 1; }
 declare -A res
 for w in "${workloads[@]}"; do
 	read -r name rw bs qd <<<"$w"
-	k= kp= p1= pn= f=
+	k= kp= p1= pn= pd= f=
 	spreads=$((qd >= spread && qd % spread == 0))
 	for ((r = 0; r < runs; r++)); do
 		k+=$(fio_run "$dev" "$rw" "$bs" "$qd")$'\n'
 		[[ $cpu == none ]] || kp+=$(fio_run "$dev" "$rw" "$bs" "$qd" --cpus_allowed="$cpu")$'\n'
 		p1+=$(nvmefs_run "$rw" "$bs" "$qd" 1)$'\n'
 		((spreads)) && pn+=$(nvmefs_run "$rw" "$bs" "$qd" "$spread")$'\n'
+		pd+=$(nvmefs_defaults "$rw" "$bs" "$qd")$'\n'
 		f+=$(fio_run "$mnt/n1" "$rw" "$bs" "$qd")$'\n'
 	done
 	res[$name k]=$(pick <<<"$k")
@@ -113,25 +123,26 @@ for w in "${workloads[@]}"; do
 	res[$name p1]=$(pick <<<"$p1")
 	res[$name pn]=-
 	((spreads)) && res[$name pn]=$(pick <<<"$pn")
+	res[$name pd]=$(pick <<<"$pd")
 	res[$name f]=$(pick <<<"$f")
 done
 
 # table TITLE FIELD FORMAT: FIELD 1 IOPS, 2 MiB/s, 3 mean latency (us)
 table() {
-	printf '\n%-18s | %9s | %9s %6s | %9s %6s | %9s %6s\n' "$1" kernel perf ratio \
-		"perf/${spread}q" ratio fuse ratio
+	printf '\n%-18s | %9s | %9s %6s | %9s %6s | %9s %6s | %9s %6s\n' "$1" kernel perf ratio \
+		"perf/${spread}q" ratio defaults ratio fuse ratio
 	for w in "${workloads[@]}"; do
 		read -r name _ <<<"$w"
 		awk -v name="$name" -v f="$2" -v fmt="$3" -v k="${res[$name k]}" -v p1="${res[$name p1]}" \
-			-v pn="${res[$name pn]}" -v fu="${res[$name f]}" 'function cell(v, kv) {
+			-v pn="${res[$name pn]}" -v pd="${res[$name pd]}" -v fu="${res[$name f]}" 'function cell(v, kv) {
 				if (v == "-") return sprintf(" %9s %6s", "-", "")
 				split(v, a, " ")
 				return sprintf(" " fmt " %5.2fx", a[f], a[f] / kv)
 			}
 			BEGIN {
 				split(k, ka, " ")
-				printf "%-18s | " fmt " |%s |%s |%s\n", name, ka[f], cell(p1, ka[f]),
-					cell(pn, ka[f]), cell(fu, ka[f])
+				printf "%-18s | " fmt " |%s |%s |%s |%s\n", name, ka[f], cell(p1, ka[f]),
+					cell(pn, ka[f]), cell(pd, ka[f]), cell(fu, ka[f])
 			}'
 	done
 }

@@ -19,7 +19,7 @@ if FUZZ
 FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE \
 	-I$(top_builddir) -I$(top_srcdir)/include -I$(top_srcdir)/src/lib -pthread \
 	$(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS) $(OPENSSL_CFLAGS)
-# The library's C sources (its headers are in src_lib_libnvmefs_a_SOURCES too).
+# The library's C sources (its headers are in NVMEFS_LIB_SOURCES too).
 FUZZ_LIB_C = src/lib/ana.c src/lib/auth.c src/lib/auth_crypto.c src/lib/error.c src/lib/queue.c src/lib/ctrl.c src/lib/aen.c src/lib/fabrics.c \
 	src/lib/discovery.c src/lib/io.c src/lib/io_forward.c src/lib/io_queues.c src/lib/mpath.c src/lib/mr.c src/lib/namespaces.c src/lib/rdma.c src/lib/rdma_sgl.c \
 	src/lib/recover.c src/lib/wire.c

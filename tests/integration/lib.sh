@@ -86,6 +86,19 @@ kernel_disconnect_all() {
 NVMEFS=${top_builddir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/src/cli/nvmefs
 require_nvmefs() { [[ -x $NVMEFS ]] || fail "$NVMEFS is not built: run make first"; }
 
+# nvmefs_copy DIR: the build's nvmefs as DIR/nvmefs, for a user who cannot read the build tree (it
+# is shared over 9p): src/cli/nvmefs is libtool's wrapper around src/cli/.libs/nvmefs, which
+# finds libnvmefs.so.0 in the build tree; the copy takes both along and a wrapper of its own.
+nvmefs_copy() {
+	local dir=$1 top
+	top=$(dirname "$(dirname "$(dirname "$NVMEFS")")")
+	mkdir -p "$dir/lib" || return 1
+	cp "$top/src/cli/.libs/nvmefs" "$dir/lib/nvmefs" && cp -P "$top"/src/lib/.libs/libnvmefs.so* "$dir/lib/" ||
+		fail "cannot copy the build's nvmefs and libnvmefs.so.0 to $dir/lib"
+	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s/lib/nvmefs "$@"\n' "$dir" "$dir" >"$dir/nvmefs"
+	chmod -R a+rX "$dir" && chmod 0755 "$dir/nvmefs" "$dir/lib/nvmefs"
+}
+
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # syslog_start: runs a syslog daemon (busybox syslogd) writing to $syslog_file, so that the

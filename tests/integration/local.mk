@@ -11,10 +11,10 @@ tests_integration_io_tool_LDADD = $(LIBNVMEFS_LDADD)
 check_PROGRAMS += contrib/examples/discover contrib/examples/readwrite
 contrib_examples_discover_SOURCES = contrib/examples/discover.c
 contrib_examples_discover_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
-contrib_examples_discover_LDADD = $(LIBNVMEFS_LDADD)
+contrib_examples_discover_LDADD = src/lib/libnvmefs.la
 contrib_examples_readwrite_SOURCES = contrib/examples/readwrite.c
 contrib_examples_readwrite_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
-contrib_examples_readwrite_LDADD = $(LIBNVMEFS_LDADD)
+contrib_examples_readwrite_LDADD = src/lib/libnvmefs.la
 
 INTEGRATION_TESTS += \
 	tests/integration/test-examples.sh \
@@ -51,3 +51,30 @@ INTEGRATION_TESTS += \
 INTEGRATION_TESTS += \
 	tests/integration/test-multipath-perf.sh \
 	tests/integration/test-multipath-mount.sh
+
+# JSON schemas (issue #15): every -o json output and the mount's info and stats, validated against
+# doc/json (doc/JSON.md) with python3-jsonschema.
+INTEGRATION_TESTS += \
+	tests/integration/test-json-schema.sh
+EXTRA_DIST += \
+	doc/JSON.md \
+	doc/json/discover.schema.json \
+	doc/json/identify-ctrl.schema.json \
+	doc/json/identify-ns.schema.json \
+	doc/json/identify-list-ns.schema.json \
+	doc/json/perf.schema.json \
+	doc/json/mount-info.schema.json \
+	doc/json/mount-stats.schema.json
+
+# Shipping (issue #15): the Debian packages that tests/check-dist builds, installed in the guest.
+INTEGRATION_TESTS += \
+	tests/integration/test-packages.sh
+tests/integration/test-packages.log: tests/check-dist.log
+
+# Containers (issue #15): nvmefs in rootless crun (an OCI bundle the test builds from the host's
+# files) and in rootless and rootful podman, with the recipe of doc/CONTAINERS.md.
+INTEGRATION_TESTS += \
+	tests/integration/test-container.sh
+EXTRA_DIST += \
+	doc/CONTAINERS.md \
+	contrib/container/Containerfile

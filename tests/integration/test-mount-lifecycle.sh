@@ -11,6 +11,7 @@
 #   the readiness pipe and held the command until unmount), and kill -9 unmounts by itself;
 # - the fstab way: mount -t fuse.nvmefs SUBNQN DIR -o traddr=...,trsvcid=... (mount.fuse3 runs
 #   nvmefs, found in the default PATH), and an /etc/fstab line with _netdev,noauto;
+# - without -i, one I/O queue per CPU the mount may run on (taskset narrows it), said with -v;
 # - 50 mount/unmount cycles (daemon + fusermount3 -u, -f + fusermount3 -u): afterwards, and after
 #   all of the above, the RDMA resources are back to the baseline and no nvmefs process is left.
 . "$(dirname "$0")/lib.sh"
@@ -173,6 +174,16 @@ out=$(timeout 60 mount "$fmnt" 2>&1) || fail "mount $fmnt (from /etc/fstab) fail
 io_check "$fmnt"
 umount "$fmnt" || fail "umount $fmnt failed"
 for ((t = 0; t < 100; t++)); do [[ -z $(nvmefs_procs) ]] && break; sleep 0.1; done
+
+log "without -i, a queue per CPU the mount may use, and -v says so"
+out=$(timeout 60 "$NVMEFS" mount "${mount_args[@]}" --pidfile "$mnt.pid" -v "$mnt" 2>&1) || fail "nvmefs mount -v failed: $out"
+[[ $(jq .io_queues "$mnt/info") == "$(nproc)" ]] || fail "without -i, $(nproc) CPUs gave $(jq .io_queues "$mnt/info") I/O queues"
+grep -q "$(nproc) I/O queues and workers, chosen: one per CPU this process may use" <<<"$out" ||
+	fail "nvmefs mount -v does not say how many queues it chose: $out"
+nvmefs_unmount "$mnt"
+out=$(timeout 60 taskset -c 0 "$NVMEFS" mount "${mount_args[@]}" --pidfile "$mnt.pid" "$mnt" 2>&1) || fail "nvmefs mount under taskset -c 0 failed: $out"
+[[ $(jq .io_queues "$mnt/info") == 1 ]] || fail "under taskset -c 0, the mount made $(jq .io_queues "$mnt/info") I/O queues, not 1"
+nvmefs_unmount "$mnt"
 
 log "$runs mount/unmount cycles"
 start=$(now_ms)

@@ -24,9 +24,7 @@ chmod 0666 /dev/fuse
 chmod 0666 /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
 [[ -u $(command -v fusermount3) ]] || fail "fusermount3 ($(command -v fusermount3)) is not setuid root here: $(ls -l "$(command -v fusermount3)")"
 # The build tree is shared from the host over 9p, which need not let another user in: run a copy.
-mkdir -p /tmp/nvmefs-user-bin
-cp "$NVMEFS" /tmp/nvmefs-user-bin/nvmefs
-chmod 0755 /tmp/nvmefs-user-bin /tmp/nvmefs-user-bin/nvmefs
+nvmefs_copy /tmp/nvmefs-user-bin
 nvmefs=/tmp/nvmefs-user-bin/nvmefs
 rm -rf "$mnt" "$mnt.pid"
 # as_user MEMLOCK_BYTES COMMAND...: COMMAND as $user, with no capabilities and that memlock limit.

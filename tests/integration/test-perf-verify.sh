@@ -2,7 +2,9 @@
 # testbed: --ns-size 64M
 # nvmefs perf --verify checks every block it reads against what it wrote: on 1, 2 and 4 queues,
 # with a thread per queue or one thread over several, with random and sequential mixes, it finds
-# no mismatch and no error; --cpus pins its threads where it is told.  And the check really bites: a
+# no mismatch and no error; --cpus pins its threads where it is told; with no tuning flags it
+# takes the layout it chooses (queues from --qd, one thread pinned to the first CPU it may use,
+# polling at depth 1) and says so with -v.  And the check really bites: a
 # block overwritten behind perf's back (on the target's backing null_blk device) while a
 # read-only verify run is going makes perf report the mismatch at that block and exit 1.
 . "$(dirname "$0")/lib.sh"
@@ -30,13 +32,36 @@ clean_run() {
 }
 
 clean_run 1 randrw 4k
-clean_run 2 read 64k
+clean_run 2 read 64k --threads 2
 clean_run 2 write 4k
-clean_run 4 randrw 64k --mix 30
+clean_run 4 randrw 64k --mix 30 --threads 4
 clean_run 4 randread 4k --qd 16
 # One thread spreading its I/Os over 4 queues: each queue's completions reach their own slots.
 clean_run 4 randrw 4k --threads 1 --qd 8
 clean_run 3 write 64k --threads 2 --qd 4
+
+log "no tuning flags: the layout perf chooses, and -v says it"
+# layout JQ_TEST OPTIONS...: a verify run with OPTIONS and -v whose JSON passes JQ_TEST.
+layout() {
+	local want=$1 out
+	shift
+	out=$(perf --verify --size 16M --time 2 -v "$@" 2>/tmp/pv-err) || fail "perf $*: $(cat /tmp/pv-err)"
+	jq -e "$want and .errors == 0 and .verify.mismatches == 0" <<<"$out" >/dev/null ||
+		fail "perf $* ran with $(jq -c .job <<<"$out"), not as $want"
+	log "perf $*: $(jq -c '.job | {qd, queues, threads, cpus, mode}' <<<"$out"), $(jq -r '.iops | floor' <<<"$out") IOPS"
+}
+first_cpu=$(taskset -pc $$ | sed 's/.*: //; s/[-,].*//')
+layout ".job.qd == 32 and .job.queues == 4 and .job.threads == 1 and .job.cpus == [$first_cpu] and .job.mode == \"event\""
+grep -q "4 I/O queues, chosen: one per 8 I/Os of --qd" /tmp/pv-err || fail "-v does not say why 4 queues: $(cat /tmp/pv-err)"
+grep -q "threads pinned to CPU $first_cpu (of the" /tmp/pv-err || fail "-v does not say where the thread runs: $(cat /tmp/pv-err)"
+layout ".job.qd == 1 and .job.queues == 1 and .job.mode == \"poll\"" --qd 1
+grep -q "poll mode, chosen" /tmp/pv-err || fail "-v does not say why it polls at --qd 1: $(cat /tmp/pv-err)"
+layout ".job.queues == 2 and .job.threads == 1 and (.job | has(\"cpus\") | not)" --qd 12 --cpus none
+# Within the CPUs taskset leaves it: the first of those, not CPU 0.
+out=$(taskset -c "$(($(nproc) - 1))" "$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
+	-o json --time 1 --size 16M 2>/tmp/pv-err) || fail "perf under taskset: $(cat /tmp/pv-err)"
+jq -e --argjson c "$(($(nproc) - 1))" '.job.cpus == [$c]' <<<"$out" >/dev/null ||
+	fail "under taskset -c $(($(nproc) - 1)), perf pinned its thread to $(jq -c .job.cpus <<<"$out")"
 
 log "--cpus pins each thread to its CPU"
 # Two threads, the first on the last CPU and the second on CPU 0: while the run goes, the worker
@@ -44,7 +69,7 @@ log "--cpus pins each thread to its CPU"
 # a busy guest can print the progress line seconds late.
 last=$(($(nproc) - 1))
 ((last > 0)) || fail "the testbed has one CPU: --cpus needs two to show the order"
-"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o json --verify --queues 2 \
+"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o json --verify --queues 2 --threads 2 \
 	--rw randrw --bs 4k --size 16M --time 8 --cpus "$last,0" >/tmp/pv-out 2>/tmp/pv-err &
 pid=$!
 wait_progress "$pid" /tmp/pv-err 1

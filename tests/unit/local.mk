@@ -90,9 +90,9 @@ tests_unit_san_check_queue_LDADD = $(UNIT_FAKE_SAN_LDADD)
 # The registry of registered memory under threads: plain, ASan, and TSan,
 # which needs the library built for it too.
 TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer
-noinst_LIBRARIES += src/lib/libnvmefs-tsan.a
-src_lib_libnvmefs_tsan_a_SOURCES = $(src_lib_libnvmefs_a_SOURCES)
-src_lib_libnvmefs_tsan_a_CFLAGS = $(src_lib_libnvmefs_a_CFLAGS) $(TSAN_FLAGS)
+check_LIBRARIES += src/lib/libnvmefs-tsan.a
+src_lib_libnvmefs_tsan_a_SOURCES = $(NVMEFS_LIB_SOURCES)
+src_lib_libnvmefs_tsan_a_CFLAGS = $(NVMEFS_LIB_CFLAGS) $(TSAN_FLAGS)
 MR_UNIT_TESTS = tests/unit/check_mr tests/unit/san/check_mr tests/unit/tsan/check_mr
 check_PROGRAMS += $(MR_UNIT_TESTS)
 UNIT_TESTS += $(MR_UNIT_TESTS)

@@ -1,0 +1,228 @@
+#!/usr/bin/env bash
+# testbed: --ports 2 --namespaces 2 --ns-size 64M
+# Every JSON output of nvmefs validates against its schema in doc/json (doc/JSON.md), with
+# python3-jsonschema (draft 2020-12), against the real target: discover (one log, --referral-depth's
+# several, --persistent's JSON Lines), identify (controller, each namespace, --list-ns), perf (plain,
+# randrw --verify --cpus, multipath --all-paths) and the mount's info and stats files (one path and
+# two). Each run that has optional members is checked to have them, so their schemas are exercised.
+# And each schema can fail: every document checked is also altered (an undocumented member at the
+# top and in an array's first object, a number given as a string, a string as a number, a required
+# member left out), and every alteration must be rejected.
+. "$(dirname "$0")/lib.sh"
+require_nvmefs
+schemas=$(cd "$(dirname "$0")/../../doc/json" && pwd)
+# Not the first python3 in PATH (a pyenv one on a developer's machine lacks jsonschema): the
+# system's, which Debian's python3-jsonschema is for.
+py=/usr/bin/python3
+"$py" -c 'import jsonschema' 2>/dev/null ||
+	skip "$py cannot import jsonschema: install python3-jsonschema (contrib/setup-debian does)"
+addr=$NVMEFS_TEST_TRADDR
+nqn=${subnqns[0]}
+read -r -a ports <<<"$NVMEFS_TEST_TRSVCIDS"
+((${#ports[@]} >= 2)) || fail "the testbed gave ${#ports[@]} ports, not 2"
+work=/tmp/json-schema
+mkdir -p "$work"
+cd "$work" || fail "cannot enter $work"
+trap nvmefs_cleanup EXIT
+
+# The validator: MODE SCHEMA FILE. FILE holds one or more JSON documents one after the other (as
+# discover prints several logs, pretty or as JSON Lines). Mode 'valid': each must validate; prints
+# how many there were, or each error (where, what) on stderr and exits 1. Mode 'altered': each
+# alteration of the first document must fail; prints where each was caught, or exits 1 naming the
+# one that was accepted.
+validator=$(
+	cat <<'PY'
+import copy, json, sys
+import jsonschema
+
+mode, schema_path, doc_path = sys.argv[1:4]
+with open(schema_path, encoding="utf-8") as f:
+    schema = json.load(f)
+jsonschema.Draft202012Validator.check_schema(schema)
+validator = jsonschema.Draft202012Validator(schema)
+with open(doc_path, encoding="utf-8") as f:
+    text = f.read()
+docs, pos, decoder = [], 0, json.JSONDecoder()
+while True:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    if pos == len(text):
+        break
+    doc, pos = decoder.raw_decode(text, pos)
+    docs.append(doc)
+if not docs:
+    sys.exit(f"{doc_path}: no JSON document in it")
+
+
+def where(e):
+    return "/" + "/".join(str(p) for p in e.absolute_path)
+
+
+def errors(doc):
+    """The deepest first: they name the member at fault."""
+    return sorted(validator.iter_errors(doc), key=lambda e: (-len(e.absolute_path), [str(p) for p in e.absolute_path]))
+
+
+if mode == "valid":
+    bad = 0
+    for n, doc in enumerate(docs, 1):
+        for e in errors(doc):
+            print(f"{doc_path}, document {n}: {where(e)}: {e.message}", file=sys.stderr)
+            bad += 1
+    if bad:
+        sys.exit(1)
+    print(len(docs))
+    sys.exit(0)
+
+
+def leaves(node, path=()):
+    """Every (path, value) under node, depth first, in document order."""
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for k, v in items:
+        yield path + (k,), v
+        yield from leaves(v, path + (k,))
+
+
+def altered(path, change):
+    doc = copy.deepcopy(docs[0])
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    change(parent, path[-1])
+    return doc
+
+
+def name(path):
+    return "/" + "/".join(str(p) for p in path)
+
+
+first = docs[0]
+alterations = [("an undocumented member /undocumented", altered(("undocumented",), lambda p, k: p.__setitem__(k, 1)))]
+for path, v in leaves(first):
+    if isinstance(v, dict) and isinstance(path[-1], int):
+        alterations.append((f"an undocumented member in {name(path)}",
+                            altered(path + ("undocumented",), lambda p, k: p.__setitem__(k, 1))))
+        break
+for path, v in leaves(first):
+    if isinstance(v, int) and not isinstance(v, bool):
+        alterations.append((f"{name(path)} as a string", altered(path, lambda p, k: p.__setitem__(k, str(p[k])))))
+        break
+for path, v in leaves(first):
+    if isinstance(v, str):
+        alterations.append((f"{name(path)} as a number", altered(path, lambda p, k: p.__setitem__(k, 12345))))
+        break
+top = next(iter(first))
+alterations.append((f"/{top} left out", altered((top,), lambda p, k: p.__delitem__(k))))
+accepted = 0
+for what, doc in alterations:
+    errs = errors(doc)
+    if errs:
+        print(f"  {what}: rejected at {where(errs[0])}: {errs[0].message[:100]}")
+    else:
+        print(f"{schema_path}: {what} was accepted", file=sys.stderr)
+        accepted += 1
+sys.exit(1 if accepted else 0)
+PY
+)
+
+# check NAME FILE [MIN_DOCS]: every document in FILE validates against doc/json/NAME.schema.json
+# (at least MIN_DOCS of them, default 1), and each alteration of the first is rejected.
+check() {
+	local name=$1 file=$2 min=${3:-1} schema=$schemas/$1.schema.json n id
+	[[ -s $file ]] || fail "$name: no output in $file"
+	n=$("$py" -c "$validator" valid "$schema" "$file") ||
+		fail "$name: $file does not match $schema (above); it holds: $(head -c 3000 "$file")"
+	((n >= min)) || fail "$name: $file holds $n JSON documents, expected at least $min"
+	id=$(jq -r '."$id"' "$schema")
+	log "$name: $file: $n document(s) valid against $id"
+	"$py" -c "$validator" altered "$schema" "$file" ||
+		fail "$name: $schema accepted an altered document (above): it cannot catch an undocumented or mistyped member"
+}
+
+# has FILE JQ_FILTER WHAT: the optional members a run should have printed are there.
+has() { jq -e "$2" "$1" >/dev/null || fail "$1 lacks $3: $(head -c 3000 "$1")"; }
+
+discover() { "$NVMEFS" discover -t rdma -a "$addr" "$@"; }
+ident() { "$NVMEFS" identify -t rdma -a "$addr" -s "${ports[0]}" -n "$nqn" "$@"; }
+perf() { "$NVMEFS" perf -t rdma -a "$addr" -s "${ports[0]}" -n "$nqn" -o json --time 1 --size 8M "$@"; }
+
+log "discover, on each port"
+for port in "${ports[@]}"; do
+	discover -s "$port" -o json >"discover-$port.json" || fail "nvmefs discover -s $port -o json failed"
+	check discover "discover-$port.json"
+	has "discover-$port.json" '[.records[] | select(.trtype == "rdma") | .rdma_pkey] | length > 0' "RDMA records"
+done
+
+log "discover --referral-depth 1: port ${ports[0]}'s log refers to port ${ports[1]}'s, one document each"
+ref=$NVMEFS_TEST_NVMET/ports/1/referrals/to-2
+mkdir "$ref"
+echo rdma >"$ref/addr_trtype"
+echo ipv4 >"$ref/addr_adrfam"
+echo "$addr" >"$ref/addr_traddr"
+echo "${ports[1]}" >"$ref/addr_trsvcid"
+echo 1 >"$ref/enable"
+discover -s "${ports[0]}" --referral-depth 1 -o json >discover-referral.json ||
+	fail "nvmefs discover --referral-depth 1 -o json failed"
+check discover discover-referral.json 2
+jq -s -e '[.[0].records[] | select(.subtype == "discovery subsystem referral")] | length > 0' discover-referral.json \
+	>/dev/null || fail "port ${ports[0]}'s log has no referral record: $(cat discover-referral.json)"
+
+log "discover --persistent: JSON Lines, until SIGINT"
+rc=0
+timeout --preserve-status -s INT 4 "$NVMEFS" discover -t rdma -a "$addr" -s "${ports[0]}" --persistent -o json \
+	>discover-persistent.json 2>discover-persistent.err || rc=$?
+((rc == 0)) || fail "discover --persistent exited $rc after SIGINT: $(cat discover-persistent.err)"
+[[ $(head -n 1 discover-persistent.json) == "{"*"}" ]] ||
+	fail "discover --persistent -o json did not print its log on one line: $(head -c 500 discover-persistent.json)"
+check discover discover-persistent.json
+
+log "identify: the controller, each namespace, the namespace list"
+ident -o json >identify-ctrl.json || fail "nvmefs identify -o json failed"
+check identify-ctrl identify-ctrl.json
+for nsid in $(seq 1 "$NVMEFS_TEST_NAMESPACES"); do
+	ident --nsid "$nsid" -o json >"identify-ns$nsid.json" || fail "nvmefs identify --nsid $nsid -o json failed"
+	check identify-ns "identify-ns$nsid.json"
+	has "identify-ns$nsid.json" '."ns-descs" | length > 0' "namespace identification descriptors"
+done
+ident --list-ns -o json >identify-list-ns.json || fail "nvmefs identify --list-ns -o json failed"
+check identify-list-ns identify-list-ns.json
+has identify-list-ns.json ".nsid_list | length == $NVMEFS_TEST_NAMESPACES" "$NVMEFS_TEST_NAMESPACES namespaces"
+
+log "perf: a plain run, randrw --verify --cpus, and --all-paths"
+perf --rw read --queues 2 >perf-read.json 2>perf.err || fail "perf --rw read failed: $(cat perf.err)"
+check perf perf-read.json
+perf --rw randrw --mix 70 --verify --cpus 0 --mode poll >perf-verify.json 2>perf.err ||
+	fail "perf --rw randrw --verify failed: $(cat perf.err)"
+check perf perf-verify.json
+has perf-verify.json '.job.mix == 70 and .job.cpus == [0] and .verify.blocks_read > 0' "mix, cpus and verify"
+perf --all-paths --iopolicy round-robin --qd 4 >perf-paths.json 2>perf.err ||
+	fail "perf --all-paths failed: $(cat perf.err)"
+check perf perf-paths.json
+has perf-paths.json '.iopolicy == "round-robin" and (.paths | length) == 2' "iopolicy and 2 paths"
+
+log "mount: info and stats, one path"
+mnt=$work/mnt
+nvmefs_mount "$nqn" "$mnt"
+dd if=/dev/urandom of="$mnt/n1" bs=64k count=16 oflag=direct status=none || fail "writing through the mount failed"
+dd if="$mnt/n1" of=/dev/null bs=64k count=16 iflag=direct status=none || fail "reading through the mount failed"
+cat "$mnt/info" >mount-info.json || fail "reading $mnt/info failed"
+cat "$mnt/stats" >mount-stats.json || fail "reading $mnt/stats failed"
+nvmefs_unmount "$mnt"
+check mount-info mount-info.json
+check mount-stats mount-stats.json
+has mount-info.json ".namespaces | length == $NVMEFS_TEST_NAMESPACES" "$NVMEFS_TEST_NAMESPACES namespaces"
+has mount-stats.json '.total.writes > 0 and .total.reads > 0' "the I/O just done"
+
+log "mount: info and stats, two paths"
+nvmefs_mount "$nqn" "$mnt" --path "$addr:${ports[1]}"
+dd if=/dev/urandom of="$mnt/n1" bs=64k count=16 oflag=direct status=none || fail "writing through the mount failed"
+cat "$mnt/info" >mount-info-paths.json || fail "reading $mnt/info failed"
+cat "$mnt/stats" >mount-stats-paths.json || fail "reading $mnt/stats failed"
+nvmefs_unmount "$mnt"
+check mount-info mount-info-paths.json
+check mount-stats mount-stats-paths.json
+has mount-info-paths.json '(.paths | length) == 2' "2 paths"
+has mount-stats-paths.json "(.paths | length) == 2 and (.paths[0].ana | length) == $NVMEFS_TEST_NAMESPACES" "2 paths with the ANA state of each namespace"
+cd / || fail "cannot leave $work"
+rm -rf "$work"
+echo "PASS: every JSON output (discover, identify, perf, the mount's info and stats) matches its schema in doc/json, and each schema rejects altered documents"

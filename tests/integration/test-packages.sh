@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# testbed: --ns-size 32M
+# The Debian packages (deb/, from tests/check-dist) as an admin gets them: dpkg -i of nvmefs,
+# libnvmefs0 and libnvmefs-dev in the guest (its root is a throwaway overlay), then everything
+# from the installed paths only: /usr/bin/nvmefs linking /usr/lib/<multiarch>/libnvmefs.so.0,
+# 'nvmefs discover', an /etc/fstab line mounted through mount.fuse3 (which runs 'nvmefs' from
+# the default PATH, so /usr/bin must do) with data that the kernel initiator reads back, the man
+# page and the bash completion where man and bash look, a program built with pkg-config against
+# libnvmefs-dev; and dpkg --purge leaves none of it behind.
+. "$(dirname "$0")/lib.sh"
+top=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+nqn=${subnqns[0]}
+mnt=/tmp/nvmefs-pkg
+arch=$(dpkg --print-architecture)
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
+trap 'nvmefs_cleanup; sed -i "/nvmefs-pkg/d" /etc/fstab' EXIT
+nvmefs_mounts+=("$mnt")
+
+debs=()
+for p in nvmefs libnvmefs0 libnvmefs-dev; do
+	d=$(ls "$top"/deb/"${p}"_*_"$arch".deb 2>/dev/null | head -n 1)
+	[[ -n $d ]] || fail "deb/${p}_*_$arch.deb is missing: run make deb (tests/check-dist) first"
+	debs+=("$d")
+done
+for f in /usr/bin/nvmefs /usr/local/bin/nvmefs "/usr/lib/$multiarch/libnvmefs.so.0"; do
+	[[ ! -e $f ]] || fail "$f exists before dpkg -i: the test would not see what the packages install"
+done
+
+log "dpkg -i ${debs[*]##*/}"
+out=$(DEBIAN_FRONTEND=noninteractive dpkg -i "${debs[@]}" 2>&1) || fail "dpkg -i failed: $out"
+for p in nvmefs libnvmefs0 libnvmefs-dev; do
+	[[ $(dpkg-query -W -f '${db:Status-Abbrev}' "$p") == "ii " ]] || fail "$p is not installed after dpkg -i"
+done
+[[ $(command -v nvmefs) == /usr/bin/nvmefs ]] || fail "nvmefs in PATH is $(command -v nvmefs), not /usr/bin/nvmefs"
+ldd /usr/bin/nvmefs | grep -q "libnvmefs.so.0 => /lib/$multiarch/libnvmefs.so.0 \|libnvmefs.so.0 => /usr/lib/$multiarch/libnvmefs.so.0 " ||
+	fail "/usr/bin/nvmefs does not link the packaged library: $(ldd /usr/bin/nvmefs | grep nvmefs)"
+
+log "nvmefs discover from /usr/bin"
+env -u LD_LIBRARY_PATH /usr/bin/nvmefs discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json >/tmp/pkg-disc.json ||
+	fail "the installed nvmefs discover failed"
+jq -r '.records[].subnqn' /tmp/pkg-disc.json | grep -qx "$nqn" || fail "the installed nvmefs discover does not list $nqn"
+
+log "an /etc/fstab line, mounted through mount.fuse3"
+mkdir -p "$mnt"
+echo "$nqn $mnt fuse.nvmefs traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,_netdev,noauto 0 0 # nvmefs-pkg" >>/etc/fstab
+out=$(env -u LD_LIBRARY_PATH timeout 60 mount "$mnt" 2>&1) || fail "mount $mnt (from /etc/fstab) failed: $out"
+[[ $(findmnt -n -o FSTYPE,SOURCE --mountpoint "$mnt") == "fuse.nvmefs nvmefs:$nqn" ]] ||
+	fail "after mount $mnt, it is: $(findmnt "$mnt" || echo 'not a mount point')"
+pid=$(pgrep -x nvmefs | head -n 1)
+[[ -n $pid && $(readlink "/proc/$pid/exe") == /usr/bin/nvmefs ]] ||
+	fail "the mount's daemon is not /usr/bin/nvmefs: $( [[ -n $pid ]] && readlink "/proc/$pid/exe")"
+grep -q "/usr/lib/$multiarch/libnvmefs.so.0\|/lib/$multiarch/libnvmefs.so.0" "/proc/$pid/maps" ||
+	fail "the mount's daemon did not map the packaged libnvmefs.so.0"
+head -c 1M /dev/urandom >/tmp/pkg-w
+dd if=/tmp/pkg-w of="$mnt/n1" bs=1M seek=5 conv=notrunc,fsync status=none || fail "writing through $mnt/n1 failed"
+umount "$mnt" || fail "umount $mnt failed"
+dev=$(kernel_connect "$nqn")
+cmp <(dd if="$dev" bs=1M skip=5 count=1 iflag=direct status=none) /tmp/pkg-w ||
+	fail "the kernel initiator reads other bytes than were written through the packaged mount"
+nvme disconnect -n "$nqn" >/dev/null
+
+log "man page, completion and libnvmefs-dev"
+[[ $(man -w nvmefs-mount) == /usr/share/man/man1/nvmefs-mount.1.gz ]] || fail "man -w nvmefs-mount: $(man -w nvmefs-mount 2>&1)"
+[[ -r /usr/share/bash-completion/completions/nvmefs ]] || fail "the bash completion is not where bash-completion looks"
+# shellcheck disable=SC2046 # pkg-config's words are the flags
+cc $(pkg-config --cflags nvmefs) -o /tmp/pkg-discover "${top_srcdir:-$top}/contrib/examples/discover.c" $(pkg-config --libs nvmefs) ||
+	fail "contrib/examples/discover.c does not build against libnvmefs-dev with pkg-config"
+/tmp/pkg-discover "$NVMEFS_TEST_TRADDR" "$NVMEFS_TEST_TRSVCID" | grep -q "^$nqn " ||
+	fail "the example built against libnvmefs-dev does not list $nqn"
+
+log "dpkg --purge"
+out=$(dpkg --purge libnvmefs-dev nvmefs libnvmefs0 2>&1) || fail "dpkg --purge failed: $out"
+for f in /usr/bin/nvmefs "/usr/lib/$multiarch/libnvmefs.so.0" /usr/include/nvmefs /usr/share/man/man1/nvmefs.1.gz \
+	/usr/share/bash-completion/completions/nvmefs; do
+	[[ ! -e $f ]] || fail "$f is left after dpkg --purge"
+done
+echo "PASS: the packages install, discover and mount (fstab, mount.fuse3) from /usr/bin with the data on the target, and purge clean"
