@@ -245,7 +245,8 @@ struct nvmefs_mr;
 
 /** How many I/O queues to create and how; fill with nvmefs_io_opts_init(). */
 struct nvmefs_io_opts {
-	/** Queues to create (-i); the controller may grant fewer: an error. */
+	/** Queues to create (-i); the controller may grant fewer: an error,
+	 *  unless take_fewer. */
 	unsigned int nr_queues;
 	/** Entries per queue (-Q); at most queue_size - 1 commands in flight;
 	 *  NVMEFS_IO_QUEUE_SIZE_AUTO: from the pool and the controller's MDTS. */
@@ -256,6 +257,10 @@ struct nvmefs_io_opts {
 	unsigned int bufs_per_queue;
 	/** A command not completed within this fails the controller. */
 	unsigned int timeout_ms;
+	/** Nonzero: when the controller grants fewer queues than nr_queues,
+	 *  create those (nvmefs_ctrl_io_queue_count() says how many) rather
+	 *  than fail. */
+	int take_fewer;
 };
 
 /** Fill @opts with the defaults. */

@@ -530,6 +530,38 @@ static void setup_path(struct nvmefs_ctrl *ctrl, void *arg)
 	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, arg);
 }
 
+/*
+ * The I/O queues of a single path.  A count perf chose is a wish: if the
+ * controller grants fewer, the thread's depth is spread over those, whose
+ * pools are then made again for their larger share.  Returns 0, -1 with
+ * the library's message, or 1 having said why itself.
+ */
+static int create_queues(struct perf_args *a, struct nvmefs_ctrl *ctrl, struct nvmefs_io_opts *io)
+{
+	unsigned int granted;
+
+	io->take_fewer = a->queues_chosen;
+	if (nvmefs_ctrl_create_io_queues(ctrl, io))
+		return -1;
+	granted = nvmefs_ctrl_io_queue_count(ctrl);
+	if (granted == a->queues)
+		return 0;
+	nvmefs_ctrl_delete_io_queues(ctrl);
+	if (granted < a->threads) {
+		fprintf(stderr, "nvmefs %s: %s grants %u I/O queue%s, fewer than the %u threads: "
+			"lower --threads\n", cmd, a->conn.opts.subnqn, granted, granted == 1 ? "" : "s",
+			a->threads);
+		return 1;
+	}
+	verbose(&a->conn, cmd, "the controller grants %u I/O queue%s, not the %u chosen: --qd %u "
+		"goes over those", granted, granted == 1 ? "" : "s", a->queues, a->qd);
+	a->queues = granted;
+	io->nr_queues = granted;
+	io->bufs_per_queue = queue_depth_most(a);
+	io->take_fewer = 0;
+	return nvmefs_ctrl_create_io_queues(ctrl, io) ? -1 : 0;
+}
+
 static int run(struct perf_args *a)
 {
 	struct nvmefs_subsys *subsys = NULL;
@@ -573,8 +605,13 @@ static int run(struct perf_args *a)
 			goto failed;
 		nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
 		verbose_connected(&a->conn, cmd, ctrl);
-		if (nvmefs_ctrl_create_io_queues(ctrl, &io))
+		ret = create_queues(a, ctrl, &io);
+		if (ret < 0)
 			goto failed;
+		if (ret > 0) {
+			ret = EXIT_FAIL;
+			goto out;
+		}
 	}
 	ret = EXIT_FAIL;
 	if (nvmefs_ns_info(ctrl, a->nsid, &ns))
@@ -802,8 +839,10 @@ static int choose_layout(struct perf_args *a)
 
 	if (!a->threads)
 		a->threads = a->queues ? perf_auto_threads(a->queues) : 1;
-	if (!a->queues)
+	if (!a->queues) {
 		a->queues = perf_auto_queues(a->qd, a->threads);
+		a->queues_chosen = true;
+	}
 	if (a->threads > a->queues)
 		return usage_error(cmd, "--threads %u is more than the %u queue%s: a queue is driven "
 				   "by one thread; raise --queues or lower --threads", a->threads,

@@ -29,6 +29,7 @@ struct perf_args {
 	uint32_t bs;
 	unsigned int qd;	/* per thread, spread over its queues */
 	unsigned int queues;	/* 0 until chosen (perf_layout.h) */
+	bool queues_chosen;	/* not --queues: fewer granted is fine */
 	unsigned int threads;	/* each drives queues t, t + threads, ...; 0 until chosen */
 	bool unpinned;		/* --cpus none */
 	char cpus_text[64];	/* the CPUs as a list, for the report */

@@ -313,7 +313,7 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	if (!ctrl->id.icdoff && nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 > sizeof(struct nvmefs_sqe))
 		ctrl->inline_size = nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 - sizeof(struct nvmefs_sqe);
 
-	ret = set_nr_queues(ctrl, opts->nr_queues, NULL);
+	ret = set_nr_queues(ctrl, opts->nr_queues, opts->take_fewer ? &opts->nr_queues : NULL);
 	if (ret == 0)
 		ret = nvmefs_io_scan_namespaces(ctrl);
 	if (ret == 0)

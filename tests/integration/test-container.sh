@@ -64,7 +64,7 @@ fi
 # the program is src/cli/.libs/nvmefs, and libnvmefs.so.0 goes along to /opt/nvmefs/lib.
 rm -rf "$dir"
 mkdir -p "$dir/run" "$dir/shared" "$dir/rootfs/opt/nvmefs/lib" "$dir/rootfs/shared" "$dir/rootfs/tmp"
-builddir=$(dirname "$(dirname "$(dirname "$NVMEFS")")")
+builddir=$NVMEFS_BUILDDIR
 if [[ -x $builddir/src/cli/.libs/nvmefs ]]; then
 	cp "$builddir/src/cli/.libs/nvmefs" "$dir/rootfs/opt/nvmefs/nvmefs" || fail "copying nvmefs from $builddir failed"
 	cp -P "$builddir"/src/lib/.libs/libnvmefs.so* "$dir/rootfs/opt/nvmefs/lib/" ||

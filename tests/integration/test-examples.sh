@@ -26,6 +26,8 @@ log "discover: $(wc -l </tmp/ex-discover.out) records, as nvme discover"
 log "readwrite: $(cat /tmp/ex-rw.out)"
 
 log "make install, and readwrite built with pkg-config against the installed tree"
+# Nothing of the build tree from here on (lib.sh points the loader there).
+unset LD_LIBRARY_PATH
 top=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 [[ ! -e /usr/local/lib/libnvmefs.so.0 ]] || fail "/usr/local already holds a libnvmefs: the test would not see what make install puts there"
 out=$(make -C "$top" install 2>&1) || fail "make install failed: $(tail -n 5 <<<"$out")"
@@ -45,7 +47,7 @@ installed=$(command -v nvmefs) || fail "make install put no nvmefs in PATH"
 [[ $installed == /usr/local/bin/nvmefs ]] || fail "nvmefs in PATH is $installed, not /usr/local/bin/nvmefs"
 ldd "$installed" | grep -q "libnvmefs.so.0 => /usr/local/lib/libnvmefs.so.0 " ||
 	fail "the installed nvmefs does not link the installed library: $(ldd "$installed" | grep nvmefs)"
-env -u LD_LIBRARY_PATH nvmefs discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json |
+nvmefs discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json |
 	jq -r '.records[].subnqn' | grep -qx "${subnqns[1]}" || fail "the installed nvmefs discover does not list ${subnqns[1]}"
 
 trap nvmefs_cleanup EXIT

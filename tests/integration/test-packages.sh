@@ -8,6 +8,8 @@
 # page and the bash completion where man and bash look, a program built with pkg-config against
 # libnvmefs-dev; and dpkg --purge leaves none of it behind.
 . "$(dirname "$0")/lib.sh"
+# Nothing of the build tree: only what the packages installed (lib.sh points the loader there).
+unset LD_LIBRARY_PATH
 top=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-pkg
@@ -36,14 +38,14 @@ ldd /usr/bin/nvmefs | grep -q "libnvmefs.so.0 => /lib/$multiarch/libnvmefs.so.0 
 	fail "/usr/bin/nvmefs does not link the packaged library: $(ldd /usr/bin/nvmefs | grep nvmefs)"
 
 log "nvmefs discover from /usr/bin"
-env -u LD_LIBRARY_PATH /usr/bin/nvmefs discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json >/tmp/pkg-disc.json ||
+/usr/bin/nvmefs discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json >/tmp/pkg-disc.json ||
 	fail "the installed nvmefs discover failed"
 jq -r '.records[].subnqn' /tmp/pkg-disc.json | grep -qx "$nqn" || fail "the installed nvmefs discover does not list $nqn"
 
 log "an /etc/fstab line, mounted through mount.fuse3"
 mkdir -p "$mnt"
 echo "$nqn $mnt fuse.nvmefs traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,_netdev,noauto 0 0 # nvmefs-pkg" >>/etc/fstab
-out=$(env -u LD_LIBRARY_PATH timeout 60 mount "$mnt" 2>&1) || fail "mount $mnt (from /etc/fstab) failed: $out"
+out=$(timeout 60 mount "$mnt" 2>&1) || fail "mount $mnt (from /etc/fstab) failed: $out"
 [[ $(findmnt -n -o FSTYPE,SOURCE --mountpoint "$mnt") == "fuse.nvmefs nvmefs:$nqn" ]] ||
 	fail "after mount $mnt, it is: $(findmnt "$mnt" || echo 'not a mount point')"
 pid=$(pgrep -x nvmefs | head -n 1)

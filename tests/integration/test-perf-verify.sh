@@ -4,7 +4,7 @@
 # with a thread per queue or one thread over several, with random and sequential mixes, it finds
 # no mismatch and no error; --cpus pins its threads where it is told; with no tuning flags it
 # takes the layout it chooses (queues from --qd, one thread pinned to the first CPU it may use,
-# polling at depth 1) and says so with -v.  And the check really bites: a
+# polling at depth 1, fewer queues if the controller grants fewer) and says so with -v.  And the check really bites: a
 # block overwritten behind perf's back (on the target's backing null_blk device) while a
 # read-only verify run is going makes perf report the mismatch at that block and exit 1.
 . "$(dirname "$0")/lib.sh"
@@ -57,6 +57,17 @@ grep -q "threads pinned to CPU $first_cpu (of the" /tmp/pv-err || fail "-v does 
 layout ".job.qd == 1 and .job.queues == 1 and .job.mode == \"poll\"" --qd 1
 grep -q "poll mode, chosen" /tmp/pv-err || fail "-v does not say why it polls at --qd 1: $(cat /tmp/pv-err)"
 layout ".job.queues == 2 and .job.threads == 1 and (.job | has(\"cpus\") | not)" --qd 12 --cpus none
+# A controller that grants fewer queues than perf chose: perf spreads its depth over those; a
+# --queues the user gave is not cut down but refused, as before.
+qid_max=$NVMEFS_TEST_NVMET/subsystems/$nqn/attr_qid_max
+[[ -w $qid_max ]] || fail "$qid_max is missing: this nvmet has no attr_qid_max"
+old_qid_max=$(cat "$qid_max")
+echo 2 >"$qid_max"
+layout ".job.queues == 2 and .job.qd == 32"
+grep -q "the controller grants 2 I/O queues, not the 4 chosen" /tmp/pv-err || fail "-v does not say the controller granted fewer: $(cat /tmp/pv-err)"
+perf --queues 4 --time 1 >/tmp/pv-out 2>/tmp/pv-err && fail "perf --queues 4 ran on a controller granting 2: $(cat /tmp/pv-out)"
+grep -q "grants only 2 I/O queues, fewer than the 4 asked for" /tmp/pv-err || fail "perf --queues 4 with 2 granted: $(cat /tmp/pv-err)"
+echo "$old_qid_max" >"$qid_max"
 # Within the CPUs taskset leaves it: the first of those, not CPU 0.
 out=$(taskset -c "$(($(nproc) - 1))" "$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
 	-o json --time 1 --size 16M 2>/tmp/pv-err) || fail "perf under taskset: $(cat /tmp/pv-err)"

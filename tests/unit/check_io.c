@@ -342,6 +342,60 @@ START_TEST(test_create_granted_fewer)
 }
 END_TEST
 
+/* With take_fewer, what the controller grants is what is created, and
+ * nvmefs_ctrl_io_queue_count() says how many. */
+START_TEST(test_create_take_fewer)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 4;
+	o.take_fewer = 1;
+	fake_script_io_queues_granted(4, 2, NVMEFS_DEFAULT_IO_QUEUE_SIZE, CNTLID, default_ns, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 2);
+	disconnect_io(ctrl, 2, false);
+}
+END_TEST
+
+/*
+ * NVMEFS_IO_QUEUE_SIZE_AUTO: entries for every pool buffer's I/O whole, as
+ * many commands each as the controller's largest transfer (MDTS) cuts it
+ * into, plus the one a full queue keeps free; within CAP.MQES.  The size
+ * reaches the target as Connect's SQSIZE (checked by the script).
+ */
+START_TEST(test_create_auto_queue_size)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 1;
+	o.queue_size = NVMEFS_IO_QUEUE_SIZE_AUTO;
+	o.bufs_per_queue = 8;
+	o.buf_size = 4096;
+	fake_script_io_queues(1, 9, CNTLID, default_ns, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	fake_expect_destroy();
+	nvmefs_ctrl_delete_io_queues(ctrl);
+
+	/* 2 MiB buffers at 1 MiB a command: two entries each. */
+	o.buf_size = 2u << 20;
+	fake_script_io_queues(1, 17, CNTLID, default_ns, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	fake_expect_destroy();
+	nvmefs_ctrl_delete_io_queues(ctrl);
+
+	/* More than CAP.MQES allows: MQES. */
+	o.buf_size = 4096;
+	o.bufs_per_queue = 2000;
+	fake_script_io_queues(1, 1024, CNTLID, default_ns, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 /* A namespace whose Identify data cannot be right: block sizes out of 512 B
  * to 64 KiB (LBADS 41 once looked like 512: x86 masks the shift), a format
  * index past NLBAF, a capacity past 2^64 bytes.  Listed as unusable, with
@@ -2303,6 +2357,8 @@ static Suite *io_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_create_sequence);
 	tcase_add_test(tc, test_create_granted_fewer);
+	tcase_add_test(tc, test_create_take_fewer);
+	tcase_add_test(tc, test_create_auto_queue_size);
 	tcase_add_test(tc, test_create_bad_opts);
 	tcase_add_test(tc, test_create_bad_lba_format);
 	tcase_add_test(tc, test_namespace_pages);

@@ -360,13 +360,19 @@ void fake_id_ns(struct nvme_id_ns *id, uint64_t nsze, uint8_t lba_shift)
 void fake_script_io_queues_at(int line, unsigned int nr, uint16_t size, uint16_t cntlid,
 			      const struct fake_ns *ns, unsigned int nr_ns)
 {
+	fake_script_io_queues_granted_at(line, nr, nr, size, cntlid, ns, nr_ns);
+}
+
+void fake_script_io_queues_granted_at(int line, unsigned int asked, unsigned int nr, uint16_t size,
+				      uint16_t cntlid, const struct fake_ns *ns, unsigned int nr_ns)
+{
 	uint32_t list[NVMEFS_NS_LIST_LEN];
 	struct nvme_id_ns id;
 	struct fake_step *s;
 	unsigned int i;
 
 	ck_assert_uint_lt(nr_ns, NVMEFS_NS_LIST_LEN);
-	fake_expect_set_nr_queues_at(line, nr, (nr - 1) | (nr - 1) << 16);
+	fake_expect_set_nr_queues_at(line, asked, (nr - 1) | (nr - 1) << 16);
 	memset(list, 0, sizeof(list));
 	for (i = 0; i < nr_ns; i++)
 		list[i] = nvmefs_cpu_to_le32(ns[i].nsid);

@@ -269,6 +269,11 @@ void fake_script_connect_kato_at(int line, const char *traddr, const char *trsvc
  * active namespace list and each of @ns, then per queue create (qid 1..nr)
  * and Connect with @cntlid.
  */
+/* As fake_script_io_queues(), the controller granting @nr of the @asked. */
+#define fake_script_io_queues_granted(asked, nr, size, cntlid, ns, nr_ns) \
+	fake_script_io_queues_granted_at(__LINE__, (asked), (nr), (size), (cntlid), (ns), (nr_ns))
+void fake_script_io_queues_granted_at(int line, unsigned int asked, unsigned int nr, uint16_t size,
+				      uint16_t cntlid, const struct fake_ns *ns, unsigned int nr_ns);
 #define fake_script_io_queues(nr, size, cntlid, ns, nr_ns) \
 	fake_script_io_queues_at(__LINE__, (nr), (size), (cntlid), (ns), (nr_ns))
 void fake_script_io_queues_at(int line, unsigned int nr, uint16_t size, uint16_t cntlid,
