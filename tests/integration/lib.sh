@@ -83,16 +83,22 @@ kernel_disconnect_all() {
 }
 
 # The nvmefs command of the build tree under test. src/cli/nvmefs is libtool's wrapper script
-# around src/cli/.libs/nvmefs (the command links the build's libnvmefs.so.0); the tests run the
-# program itself with the wrapper's LD_LIBRARY_PATH, since the wrapper's shell start-up takes a
-# second or more in the emulated guest and would count in every timing a test takes.
-# NVMEFS_WRAPPER is for what drops the environment (mount(8) running mount.fuse3).
+# around src/cli/.libs/nvmefs (the command links the build's libnvmefs.so.0), and its shell
+# start-up takes a second or more in the emulated guest, which would count in every timing a test
+# takes: the tests run the program itself. In the guest the build's libnvmefs.so.0 goes to
+# /usr/lib (a throwaway overlay there), the loader's last resort, so the program finds it run
+# by any user and under mount(8), which drops the environment, while every other program a test
+# runs looks up its libraries as usual (LD_LIBRARY_PATH would send each one to the build tree
+# over 9p first).
 NVMEFS_BUILDDIR=${top_builddir:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
-NVMEFS_WRAPPER=$NVMEFS_BUILDDIR/src/cli/nvmefs
-NVMEFS=$NVMEFS_WRAPPER
+NVMEFS=$NVMEFS_BUILDDIR/src/cli/nvmefs
 if [[ -x $NVMEFS_BUILDDIR/src/cli/.libs/nvmefs ]]; then
 	NVMEFS=$NVMEFS_BUILDDIR/src/cli/.libs/nvmefs
-	export LD_LIBRARY_PATH=$NVMEFS_BUILDDIR/src/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	if [[ -n ${NVMEFS_TEST_TRADDR:-} && -w /usr/lib ]]; then
+		cp -P "$NVMEFS_BUILDDIR"/src/lib/.libs/libnvmefs.so* /usr/lib/
+	else
+		export LD_LIBRARY_PATH=$NVMEFS_BUILDDIR/src/lib/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	fi
 fi
 require_nvmefs() { [[ -x $NVMEFS ]] || fail "$NVMEFS is not built: run make first"; }
 

@@ -26,8 +26,10 @@ log "discover: $(wc -l </tmp/ex-discover.out) records, as nvme discover"
 log "readwrite: $(cat /tmp/ex-rw.out)"
 
 log "make install, and readwrite built with pkg-config against the installed tree"
-# Nothing of the build tree from here on (lib.sh points the loader there).
+# Nothing of the build tree from here on (lib.sh put the build's library in /usr/lib for the
+# loader to find).
 unset LD_LIBRARY_PATH
+rm -f /usr/lib/libnvmefs.so*
 top=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 [[ ! -e /usr/local/lib/libnvmefs.so.0 ]] || fail "/usr/local already holds a libnvmefs: the test would not see what make install puts there"
 out=$(make -C "$top" install 2>&1) || fail "make install failed: $(tail -n 5 <<<"$out")"

@@ -157,8 +157,7 @@ command -v mount.fuse3 >/dev/null || fail "mount.fuse3 is missing in the testbed
 # /bin/sh that mount.fuse3 runs 'nvmefs ...' with looks in the default PATH only: the build's
 # nvmefs goes where 'make install' would put it (the guest's /usr is a throwaway overlay).
 [[ ! -e /usr/local/bin/nvmefs ]] || fail "/usr/local/bin/nvmefs exists: the test would not run the build's nvmefs"
-# mount(8) drops LD_LIBRARY_PATH too: the wrapper script finds the build's library itself.
-ln -s "$NVMEFS_WRAPPER" /usr/local/bin/nvmefs
+ln -s "$NVMEFS" /usr/local/bin/nvmefs
 out=$(timeout 60 mount -t fuse.nvmefs "$nqn" "$fmnt" -o "traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID" 2>&1) ||
 	fail "mount -t fuse.nvmefs $nqn $fmnt -o traddr=...,trsvcid=... failed: $out"
 [[ $(findmnt -n -o FSTYPE,SOURCE --mountpoint "$fmnt") == "fuse.nvmefs nvmefs:$nqn" ]] ||

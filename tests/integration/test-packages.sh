@@ -8,8 +8,10 @@
 # page and the bash completion where man and bash look, a program built with pkg-config against
 # libnvmefs-dev; and dpkg --purge leaves none of it behind.
 . "$(dirname "$0")/lib.sh"
-# Nothing of the build tree: only what the packages installed (lib.sh points the loader there).
+# Nothing of the build tree: only what the packages install (lib.sh put the build's library in
+# /usr/lib for the loader to find).
 unset LD_LIBRARY_PATH
+rm -f /usr/lib/libnvmefs.so*
 top=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-pkg
