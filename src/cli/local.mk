@@ -27,6 +27,7 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/util_parse.c \
 	src/cli/util_parse.h \
 	src/cli/perf.c \
+	src/cli/perf_args.c \
 	src/cli/perf.h \
 	src/cli/perf_report.c \
 	src/cli/perf_layout.c \

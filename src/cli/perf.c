@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * nvmefs perf: drive a namespace with a fixed workload and measure it, in
- * the spirit of spdk_nvme_perf and fio.  One thread per I/O queue keeps
- * --qd I/Os in flight from the queue's registered buffer pool, resubmitting
- * from the completion callback; latencies go into a log-linear histogram.
+ * the spirit of spdk_nvme_perf and fio.  Each thread keeps --qd I/Os in
+ * flight over its I/O queues from their registered buffer pools,
+ * resubmitting from the completion callback; latencies go into a log-linear
+ * histogram.  The command line and the layout it leaves open: perf_args.c.
  *
  * --verify writes self-describing blocks (each names its own offset and a
  * seed that generates the rest, as fio's verify headers do) and checks
@@ -35,23 +36,6 @@
 #include "../common/histogram.h"
 
 static const char *const cmd = "perf";
-
-enum {
-	OPT_NSID = OPT_FIRST_COMMAND_OPTION,
-	OPT_RW,
-	OPT_MIX,
-	OPT_BS,
-	OPT_QD,
-	OPT_QUEUES,
-	OPT_THREADS,
-	OPT_CPUS,
-	OPT_TIME,
-	OPT_SIZE,
-	OPT_OFFSET,
-	OPT_VERIFY,
-	OPT_MODE,
-	OPT_IO_TIMEOUT,
-};
 
 /* ---------------------------------------------------------------------- */
 /* Verify blocks                                                            */
@@ -361,13 +345,6 @@ static double cpu_seconds(const struct timeval *tv)
 	return (double)tv->tv_sec + tv->tv_usec / 1e6;
 }
 
-/* The most I/Os any one queue carries: a thread's --qd over the fewest
- * queues a thread has. */
-static unsigned int queue_depth_most(const struct perf_args *a)
-{
-	return perf_queue_depth(a->qd, a->queues / a->threads, 0);
-}
-
 static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
 			 struct nvmefs_subsys *subsys, uint32_t lba_shift, struct worker *workers,
 			 bool prefill)
@@ -557,12 +534,12 @@ static int create_queues(struct perf_args *a, struct nvmefs_ctrl *ctrl, struct n
 		"goes over those", granted, granted == 1 ? "" : "s", a->queues, a->qd);
 	a->queues = granted;
 	io->nr_queues = granted;
-	io->bufs_per_queue = queue_depth_most(a);
+	io->bufs_per_queue = perf_queue_depth_most(a);
 	io->take_fewer = 0;
 	return nvmefs_ctrl_create_io_queues(ctrl, io) ? -1 : 0;
 }
 
-static int run(struct perf_args *a)
+int perf_run(struct perf_args *a)
 {
 	struct nvmefs_subsys *subsys = NULL;
 	struct nvmefs_ctrl *ctrl = NULL;
@@ -580,7 +557,7 @@ static int run(struct perf_args *a)
 
 	nvmefs_io_opts_init(&io);
 	io.nr_queues = a->queues;
-	io.bufs_per_queue = queue_depth_most(a);
+	io.bufs_per_queue = perf_queue_depth_most(a);
 	/* Without -Q, room for every buffer's I/O whole, however many commands
 	 * the controller's largest transfer (MDTS) splits it into. */
 	io.queue_size = a->queue_size ? a->queue_size : NVMEFS_IO_QUEUE_SIZE_AUTO;
@@ -720,321 +697,4 @@ out:
 		nvmefs_ctrl_disconnect(ctrl);
 	}
 	return ret;
-}
-
-static void help(void)
-{
-	printf("Usage: nvmefs perf -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID] [--rw=WORKLOAD]\n"
-	       "                   [--bs=SIZE] [--qd=N] [--queues=N] [--threads=N] [--time=SEC]\n"
-	       "                   [--verify] ...\n"
-	       "\n"
-	       "Drive namespace NSID of subsystem SUBNQN with a workload over I/O queues (each\n"
-	       "thread keeping --qd I/Os in flight from registered buffers, spread over its\n"
-	       "queues), print a progress line each second on stderr, then IOPS, bandwidth, CPU\n"
-	       "time and latency percentiles. Without --queues, --threads and --cpus, the layout\n"
-	       "is chosen for speed (-v says which).\n"
-	       "\n"
-	       "Options:\n"
-	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
-	       "      --nsid=NSID           namespace (default 1)\n"
-	       "      --rw=WORKLOAD         read, write, randread, randwrite or randrw (default\n"
-	       "                            randread)\n"
-	       "      --mix=PCT             reads in percent of randrw (default 50)\n"
-	       "      --bs=SIZE             bytes per I/O, K/M suffixes (default 4k)\n"
-	       "      --qd=N                I/Os in flight per thread, spread over its queues\n"
-	       "                            (default 32)\n"
-	       "      --queues=N            I/O queues (default: one per 8 of --qd per thread)\n"
-	       "      --threads=N           threads driving them, each spreading its I/Os over\n"
-	       "                            every N-th queue (default 1, or one per 16 queues)\n"
-	       "      --cpus=LIST|none      run thread t on the t-th CPU of LIST, round robin\n"
-	       "                            (taskset -c style: 0,2 or 1-3; default: the first\n"
-	       "                            CPUs this process may use; none: unpinned)\n"
-	       "  -Q, --queue-size=N        entries per I/O queue (default: room for every I/O\n"
-	       "                            whole at the controller's largest transfer)\n"
-	       "      --time=SEC            how long to run (default 10)\n"
-	       "      --size=SIZE           bytes of the namespace to use (default: to its end)\n"
-	       "      --offset=SIZE         where that region starts (default 0)\n"
-	       "      --verify              write the region once, then check every block read\n"
-	       "      --mode=MODE           'event': sleep until completions come (the default\n"
-	       "                            above --qd 1); 'poll': spin on the completion queues\n"
-	       "                            (yielding the CPU when nothing came), the lowest\n"
-	       "                            latency (the default at --qd 1)\n"
-	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
-	       "                            (default 30000)\n"
-	       CONNECT_HELP
-	       PATHS_HELP
-	       HELP_HELP);
-}
-
-/* Writes @n CPU numbers as a list like "0,1" into @buf. */
-static void format_cpu_numbers(const unsigned int *cpus, unsigned int n, char *buf, size_t size)
-{
-	size_t o = 0;
-
-	buf[0] = '\0';
-	for (unsigned int i = 0; i < n && o < size; i++)
-		o += (size_t)snprintf(buf + o, size - o, "%s%u", i ? "," : "", cpus[i]);
-}
-
-/* Writes the CPUs of @set as a list like "0-3,6" into @buf. */
-static void format_cpu_set(const cpu_set_t *set, char *buf, size_t size)
-{
-	size_t len = 0;
-
-	buf[0] = '\0';
-	for (int c = 0; c < CPU_SETSIZE && len < size; c++) {
-		int last = c;
-
-		if (!CPU_ISSET(c, set))
-			continue;
-		while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, set))
-			last++;
-		len += snprintf(buf + len, size - len, last > c ? "%s%d-%d" : "%s%d",
-				len ? "," : "", c, last);
-		c = last;
-	}
-}
-
-/* Takes --cpus: CPUs this process may run on, in the order given. */
-static int check_cpus(struct perf_args *a, const char *arg)
-{
-	cpu_set_t allowed;
-	char list[256];
-
-	if (!strcmp(arg, "none")) {
-		a->unpinned = true;
-		a->nr_cpus = 0;
-		return 0;
-	}
-	a->unpinned = false;
-	if (parse_cpu_list(arg, CPU_SETSIZE - 1, a->cpus, MAX_CPUS, &a->nr_cpus))
-		return usage_error(cmd, "--cpus '%s' is not a CPU list: give CPU numbers and ranges "
-				   "like 0, 0,2 or 1-3, at most %u of them, or none", arg, MAX_CPUS);
-	if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
-		fprintf(stderr, "nvmefs %s: --cpus: reading the CPUs this process may use failed: %s\n",
-			cmd, strerror(errno));
-		return EXIT_FAIL;
-	}
-	for (unsigned int i = 0; i < a->nr_cpus; i++) {
-		if (!CPU_ISSET(a->cpus[i], &allowed)) {
-			format_cpu_set(&allowed, list, sizeof(list));
-			return usage_error(cmd, "--cpus: CPU %u is not one this process may run on; "
-					   "pick from %s", a->cpus[i], list);
-		}
-	}
-	snprintf(a->cpus_text, sizeof(a->cpus_text), "%s", arg);
-	return 0;
-}
-
-/*
- * What the command line leaves open, chosen for speed from the depth and the
- * CPUs this process may use (perf_layout.h), and said with -v; then the
- * checks of what it gave.
- */
-static int choose_layout(struct perf_args *a)
-{
-	const bool auto_queues = !a->queues, auto_threads = !a->threads;
-	cpu_set_t allowed;
-	char list[256];
-
-	if (!a->threads)
-		a->threads = a->queues ? perf_auto_threads(a->queues) : 1;
-	if (!a->queues) {
-		a->queues = perf_auto_queues(a->qd, a->threads);
-		a->queues_chosen = true;
-	}
-	if (a->threads > a->queues)
-		return usage_error(cmd, "--threads %u is more than the %u queue%s: a queue is driven "
-				   "by one thread; raise --queues or lower --threads", a->threads,
-				   a->queues, a->queues == 1 ? "" : "s");
-	if ((a->queues + a->threads - 1) / a->threads > MAX_QUEUES_PER_THREAD)
-		return usage_error(cmd, "--queues %u over --threads %u gives a thread more than %u "
-				   "queues: raise --threads", a->queues, a->threads,
-				   MAX_QUEUES_PER_THREAD);
-	if (a->qd < (a->queues + a->threads - 1) / a->threads)
-		return usage_error(cmd, "--qd %u is fewer I/Os than a thread's %u queues: each "
-				   "queue needs one; raise --qd or lower --queues", a->qd,
-				   (a->queues + a->threads - 1) / a->threads);
-	if (a->queue_size && queue_depth_most(a) >= a->queue_size)
-		return usage_error(cmd, "--qd %u puts %u I/Os on a queue, which needs more than %u "
-				   "entries: raise -Q/--queue-size or lower --qd", a->qd,
-				   queue_depth_most(a), queue_depth_most(a));
-	if (!a->nr_cpus && !a->unpinned) {
-		if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
-			fprintf(stderr, "nvmefs %s: reading the CPUs this process may use failed: %s; "
-				"leave the threads unpinned with --cpus none\n", cmd, strerror(errno));
-			return EXIT_FAIL;
-		}
-		a->nr_cpus = perf_auto_cpus(&allowed, a->threads, a->cpus, MAX_CPUS);
-		format_cpu_set(&allowed, list, sizeof(list));
-		format_cpu_numbers(a->cpus, a->nr_cpus, a->cpus_text, sizeof(a->cpus_text));
-		verbose(&a->conn, cmd, "threads pinned to CPU%s %s (of the %s this process may use; "
-			"--cpus none leaves them to the scheduler)", a->nr_cpus == 1 ? "" : "s",
-			a->cpus_text, list);
-	}
-	if (!a->mode_given) {
-		a->event_mode = a->qd > 1;
-		verbose(&a->conn, cmd, "%s mode, chosen: %s; --mode sets it",
-			a->event_mode ? "event" : "poll", a->event_mode ? "with more than one I/O in "
-			"flight a thread sleeps until completions come" : "with one I/O in flight, "
-			"spinning on it is the lowest latency");
-	}
-	if (auto_queues)
-		verbose(&a->conn, cmd, "%u I/O queue%s, chosen: one per %u I/Os of --qd (RDMA "
-			"devices like soft-RoCE work through one queue pair's packets at a time); "
-			"--queues sets them", a->queues, a->queues == 1 ? "" : "s",
-			PERF_DEPTH_PER_QUEUE);
-	verbose(&a->conn, cmd, "%u thread%s%s, each keeping --qd %u I/Os in flight over its "
-		"queues (at most %u on one)", a->threads, a->threads == 1 ? "" : "s",
-		auto_threads ? " (chosen; --threads sets them)" : "", a->qd, queue_depth_most(a));
-	return 0;
-}
-
-int cmd_perf(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		CONNECT_LONGOPTS,
-		PATHS_LONGOPTS,
-		{ "nqn", required_argument, NULL, 'n' },
-		{ "nsid", required_argument, NULL, OPT_NSID },
-		{ "rw", required_argument, NULL, OPT_RW },
-		{ "mix", required_argument, NULL, OPT_MIX },
-		{ "bs", required_argument, NULL, OPT_BS },
-		{ "qd", required_argument, NULL, OPT_QD },
-		{ "queues", required_argument, NULL, OPT_QUEUES },
-		{ "threads", required_argument, NULL, OPT_THREADS },
-		{ "cpus", required_argument, NULL, OPT_CPUS },
-		{ "queue-size", required_argument, NULL, 'Q' },
-		{ "time", required_argument, NULL, OPT_TIME },
-		{ "size", required_argument, NULL, OPT_SIZE },
-		{ "offset", required_argument, NULL, OPT_OFFSET },
-		{ "verify", no_argument, NULL, OPT_VERIFY },
-		{ "mode", required_argument, NULL, OPT_MODE },
-		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct perf_args a = {
-		.nsid = 1, .rw = WL_RANDREAD, .mix = 50, .bs = 4096, .qd = 32,
-		.seconds = 10, .io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS, .event_mode = true,
-	};
-	bool handled;
-	uint64_t v;
-	int opt, ret;
-	unsigned int i;
-
-	connect_args_init(&a.conn);
-	path_args_init(&a.paths);
-	while ((opt = next_option(argc, argv, ":" CONNECT_SHORTOPTS "n:Q:h", longopts)) != -1) {
-		ret = connect_args_option(&a.conn, cmd, opt, optarg, &handled);
-		if (!ret && !handled)
-			ret = path_args_option(&a.paths, cmd, opt, optarg, &handled);
-		if (ret)
-			return ret;
-		if (handled)
-			continue;
-		switch (opt) {
-		case 'n':
-			if (!*optarg)
-				return usage_error(cmd, "-n/--nqn needs a value, got an empty one");
-			a.conn.opts.subnqn = optarg;
-			break;
-		case OPT_NSID:
-			if (parse_uint(optarg, 1, 0xfffffffe, &v))
-				return usage_error(cmd, "--nsid '%s' is not a namespace ID: give a number "
-						   "from 1 to 4294967294", optarg);
-			a.nsid = (uint32_t)v;
-			break;
-		case OPT_RW:
-			for (i = 0; i < 5 && strcmp(optarg, workload_names[i]); i++)
-				;
-			if (i == 5)
-				return usage_error(cmd, "--rw '%s' is not a workload: give read, write, "
-						   "randread, randwrite or randrw", optarg);
-			a.rw = (enum workload)i;
-			break;
-		case OPT_MIX:
-			if (parse_uint(optarg, 0, 100, &v))
-				return usage_error(cmd, "--mix '%s' is not a percentage from 0 to 100", optarg);
-			a.mix = (unsigned int)v;
-			break;
-		case OPT_BS:
-			if (parse_size(optarg, 512, 64u << 20, &v) || (v & 511))
-				return usage_error(cmd, "--bs '%s' is not a block size: give a multiple of "
-						   "512 from 512 to 64M, like 4k or 128k", optarg);
-			a.bs = (uint32_t)v;
-			break;
-		case OPT_QD:
-			if (parse_uint(optarg, 1, 4095, &v))
-				return usage_error(cmd, "--qd '%s' is not a queue depth from 1 to 4095", optarg);
-			a.qd = (unsigned int)v;
-			break;
-		case OPT_QUEUES:
-			if (parse_uint(optarg, 1, PERF_MAX_QUEUES, &v))
-				return usage_error(cmd, "--queues '%s' is not a number of queues from 1 to %u",
-						   optarg, PERF_MAX_QUEUES);
-			a.queues = (unsigned int)v;
-			break;
-		case OPT_THREADS:
-			if (parse_uint(optarg, 1, PERF_MAX_QUEUES, &v))
-				return usage_error(cmd, "--threads '%s' is not a number of threads from 1 "
-						   "to %u", optarg, PERF_MAX_QUEUES);
-			a.threads = (unsigned int)v;
-			break;
-		case OPT_CPUS:
-			ret = check_cpus(&a, optarg);
-			if (ret)
-				return ret;
-			break;
-		case 'Q':
-			if (parse_uint(optarg, 2, 4096, &v))
-				return usage_error(cmd, "-Q/--queue-size '%s' is not a queue size from 2 to "
-						   "4096", optarg);
-			a.queue_size = (unsigned int)v;
-			break;
-		case OPT_TIME:
-			if (parse_uint(optarg, 1, 86400, &v))
-				return usage_error(cmd, "--time '%s' is not a number of seconds from 1 to 86400",
-						   optarg);
-			a.seconds = (unsigned int)v;
-			break;
-		case OPT_SIZE:
-			if (parse_size(optarg, 512, UINT64_MAX, &a.size))
-				return usage_error(cmd, "--size '%s' is not a size like 64M or 1G", optarg);
-			break;
-		case OPT_OFFSET:
-			if (parse_size(optarg, 0, UINT64_MAX, &a.offset))
-				return usage_error(cmd, "--offset '%s' is not a size like 0 or 1G", optarg);
-			break;
-		case OPT_VERIFY:
-			a.verify = true;
-			break;
-		case OPT_MODE:
-			if (strcmp(optarg, "poll") && strcmp(optarg, "event"))
-				return usage_error(cmd, "--mode '%s' is not 'poll' or 'event'", optarg);
-			a.event_mode = !strcmp(optarg, "event");
-			a.mode_given = true;
-			break;
-		case OPT_IO_TIMEOUT:
-			if (parse_uint(optarg, 1, NVMEFS_MAX_TIMEOUT_MS, &v))
-				return usage_error(cmd, "--io-timeout '%s' is not a number of milliseconds "
-						   "from 1 to %d", optarg, NVMEFS_MAX_TIMEOUT_MS);
-			a.io_timeout_ms = (unsigned int)v;
-			break;
-		case 'h':
-			help();
-			return finish_output(cmd, EXIT_OK);
-		default:
-			return EXIT_USAGE;
-		}
-	}
-	ret = connect_args_check(&a.conn, cmd);
-	if (ret)
-		return ret;
-	if (!a.conn.opts.subnqn)
-		return usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn "
-				   "('nvmefs discover' lists them)");
-	ret = choose_layout(&a);
-	if (ret)
-		return ret;
-	return run(&a);
 }

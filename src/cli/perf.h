@@ -92,6 +92,17 @@ static inline unsigned int thread_cpu(const struct perf_args *a, unsigned int t)
 	return a->cpus[t % a->nr_cpus];
 }
 
+/* The most I/Os any one queue carries: a thread's --qd over the fewest
+ * queues a thread has. */
+static inline unsigned int perf_queue_depth_most(const struct perf_args *a)
+{
+	return perf_queue_depth(a->qd, a->queues / a->threads, 0);
+}
+
+/* Connects, runs the workload @a describes (perf_args.c checked and
+ * completed it) and reports it; an EXIT_ code. */
+int perf_run(struct perf_args *a);
+
 /* The report of a run: text or JSON (a->conn.fmt) on stdout. */
 void perf_report(const struct perf_args *a, const char *subnqn, struct worker *workers,
 		 double elapsed, double user_s, double sys_s, const struct nvmefs_ctrl_status *cs,

@@ -49,6 +49,15 @@ struct ns_file {
  * round an unaligned read out to whole blocks. */
 #define BUF_SLACK 8192
 
+/* The registered bytes of one FUSE request of a mount with @max_io: its
+ * buffer (max_io + BUF_SLACK) and the two blocks around an unaligned
+ * write's edges.  What each worker registers, and what the memlock check
+ * counts. */
+static inline size_t fs_freq_bytes(size_t max_io)
+{
+	return max_io + BUF_SLACK + 2 * MAX_LBA_SIZE;
+}
+
 enum fop { FOP_READ, FOP_WRITE, FOP_FLUSH, FOP_ZERO, FOP_PUNCH };
 enum sub_kind { SUB_READ, SUB_WRITE, SUB_ZEROES, SUB_PUNCH, SUB_FLUSH };
 

@@ -70,8 +70,7 @@ static bool memlock_unbounded(void)
 
 int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts)
 {
-	size_t need = (size_t)opts->workers * opts->depth *
-		      (opts->max_io + BUF_SLACK + 2 * MAX_LBA_SIZE);
+	size_t need = (size_t)opts->workers * opts->depth * fs_freq_bytes(opts->max_io);
 	struct rlimit rl;
 
 	if (memlock_unbounded() || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||

@@ -92,7 +92,7 @@ void fs_dispatch(struct worker *w, size_t n)
 
 int fs_setup_workers(struct fs *fs)
 {
-	size_t per_freq = fs->bufsize + 2 * MAX_LBA_SIZE;
+	size_t per_freq = fs_freq_bytes(fs->opts.max_io);
 	int ret;
 
 	fs->workers = calloc(fs->opts.workers, sizeof(*fs->workers));

@@ -266,13 +266,14 @@ void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
 }
 
 /* Entries for every pool buffer's I/O in flight whole: one command per
- * largest transfer of it, and the one entry a full queue keeps free. */
+ * largest transfer of it (@opts->buf_size is not 0), and the one entry a
+ * full queue keeps free. */
 static unsigned int auto_queue_size(const struct nvmefs_ctrl *ctrl,
 				    const struct nvmefs_io_opts *opts, unsigned int mqes)
 {
 	uint64_t cmds = ctrl->max_xfer ? (opts->buf_size + ctrl->max_xfer - 1) / ctrl->max_xfer : 1;
 	uint64_t bufs = opts->bufs_per_queue ? opts->bufs_per_queue : NVMEFS_DEFAULT_IO_QUEUE_SIZE - 1;
-	uint64_t size = bufs * (cmds ? cmds : 1) + 1;
+	uint64_t size = bufs * cmds + 1;
 
 	return size > mqes ? mqes : (unsigned int)size;
 }

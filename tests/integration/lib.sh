@@ -103,15 +103,11 @@ fi
 require_nvmefs() { [[ -x $NVMEFS ]] || fail "$NVMEFS is not built: run make first"; }
 
 # nvmefs_copy DIR: the build's nvmefs as DIR/nvmefs, for a user who cannot read the build tree (it
-# is shared over 9p): the program and libnvmefs.so.0, and a wrapper of its own that finds it.
+# is shared over 9p); it finds libnvmefs.so.0 where lib.sh put it, in /usr/lib.
 nvmefs_copy() {
 	local dir=$1
-	mkdir -p "$dir/lib" || return 1
-	cp "$NVMEFS_BUILDDIR/src/cli/.libs/nvmefs" "$dir/lib/nvmefs" &&
-		cp -P "$NVMEFS_BUILDDIR"/src/lib/.libs/libnvmefs.so* "$dir/lib/" ||
-		fail "cannot copy the build's nvmefs and libnvmefs.so.0 to $dir/lib"
-	printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/lib exec %s/lib/nvmefs "$@"\n' "$dir" "$dir" >"$dir/nvmefs"
-	chmod -R a+rX "$dir" && chmod 0755 "$dir/nvmefs" "$dir/lib/nvmefs"
+	mkdir -p "$dir" && cp "$NVMEFS" "$dir/nvmefs" || fail "cannot copy the build's nvmefs to $dir"
+	chmod 0755 "$dir" "$dir/nvmefs"
 }
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
