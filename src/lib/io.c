@@ -317,7 +317,9 @@ static void pump_pending(struct nvmefs_ioq *ioq)
 			/* Another namespace answers to this NSID now: never write to it. */
 			io->status = -ENODEV;
 			io->nlb_left = 0;
-		} else if (io_pump(ioq, io) < 0 && !io->started) {
+		} else if ((io->nlb_left || !io->started) && io_pump(ioq, io) < 0 && !io->started) {
+			/* Only what has more to send looks at the queue, which
+			 * in an outage is the controller thread's. */
 			return;
 		}
 		if (io->nlb_left)
@@ -406,13 +408,15 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	io->deac = op == IO_PUNCH && (ns->dlfeat & NVME_NS_DLFEAT_WRITE_ZEROES);
 	if (op == IO_PUNCH)
 		io->op = IO_WRITE_ZEROES;
-	ret = io_pump(ioq, io);
-	if (ret == -EAGAIN && failed) {
-		/* Held through the outage, and sent once reconnected. */
+	if (failed) {
+		/* Held through the outage, and sent once reconnected.  Until the
+		 * controller is live again the queue is its thread's, which
+		 * connects it: not a slot of it is touched here. */
 		ioq->nr_ios_inflight++;
 		nvmefs_io_pending_push(ioq, io);
 		return 0;
 	}
+	ret = io_pump(ioq, io);
 	if (ret == -EAGAIN && ioq->q.failed && (host = atomic_load(&ioq->host))) {
 		/* No connection of our own: another queue's owner sends it. */
 		ioq->nr_ios_inflight++;

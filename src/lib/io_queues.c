@@ -50,17 +50,22 @@ static int ioq_watch(struct nvmefs_ioq *ioq, bool on)
 	return 0;
 }
 
-/* Tears down the queue's transport; the queue can be connected again. */
+/* Tears down the queue's transport; the queue can be connected again.  Its
+ * request slots point into what the transport freed: it stays failed until
+ * a Connect on a new transport gets through. */
 static void ioq_disconnect(struct nvmefs_ioq *ioq)
 {
 	if (!ioq->q.tp)
 		return;
 	ioq_watch(ioq, false);
 	ioq->ctrl->ops->queue_destroy(&ioq->q);
+	nvmefs_queue_fail(&ioq->q, -ENOTCONN);
+	ioq->q.stopped = true;
 }
 
 /* Creates the queue's transport and sends Connect, with the controller's
- * current controller id. */
+ * current controller id.  A queue being connected again stays failed until
+ * its transport exists: only Connect goes out before it is usable. */
 static int ioq_connect(struct nvmefs_ioq *ioq)
 {
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
@@ -72,12 +77,12 @@ static int ioq_connect(struct nvmefs_ioq *ioq)
 	};
 	int ret;
 
-	ioq->q.failed = 0;
-	ioq->q.stopped = false;
 	ioq->q.sq_head = ioq->q.sq_tail = 0;
 	ret = ctrl->ops->queue_create(&ioq->q, &params);
 	if (ret < 0)
 		return ret;
+	ioq->q.failed = 0;
+	ioq->q.stopped = false;
 	ret = ioq_watch(ioq, true);
 	if (ret == 0)
 		ret = nvmefs_fabrics_connect(ctrl, &ioq->q, 0);

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -2320,6 +2321,202 @@ START_TEST(test_outage_fewer_queues_shared)
 }
 END_TEST
 
+/* The I/O queue 1 create of an attempt that got the admin queue back fails. */
+static void script_create_refused(const struct nvme_id_ns *id, const char *msg)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				 .mdts = MDTS_1M, .io = true };
+	struct fake_step *s;
+
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	fake_expect_set_nr_queues(1, 0);
+	/* Floating as script_attempt()'s are, and matched before them. */
+	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id)));
+	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0));
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	s->create_ret = -ECONNRESET;
+	snprintf(s->create_msg, sizeof(s->create_msg), "%s", msg);
+	fake_expect_destroy();		/* the admin queue */
+}
+
+/* Polls @q as its owner does until the controller's last failure reason has @needle. */
+static void poll_until_reason(struct nvmefs_ctrl *ctrl, struct nvmefs_ioq *q, const char *needle,
+			      int max_ms)
+{
+	struct nvmefs_ctrl_status st;
+	int64_t end = now_ms() + max_ms;
+
+	for (;;) {
+		nvmefs_ioq_poll(q, 0);
+		nvmefs_ctrl_status(ctrl, &st);
+		if (strstr(st.reason, needle) || now_ms() >= end)
+			break;
+		usleep(1000);
+	}
+	ck_assert_msg(strstr(st.reason, needle), "no '%s' within %d ms (reason '%s')", needle,
+		      max_ms, st.reason);
+}
+
+/*
+ * An attempt gets the admin queue back but I/O queue 1's create fails: the
+ * queue is left without a transport, and a read issued in the backoff that
+ * follows is held, not sent on it (its request slots point into what the
+ * transport freed), then goes out and completes after the next attempt.
+ */
+START_TEST(test_outage_create_fails_read_held)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_ctrl_status st;
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *refused, *again;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	/* The first attempt finds nothing; the second gets the admin queue back,
+	 * not I/O queue 1. */
+	refused = fake_expect_create(TRADDR, "4420");
+	refused->create_ret = -ETIMEDOUT;
+	snprintf(refused->create_msg, sizeof(refused->create_msg), "no route yet (scripted)");
+	script_create_refused(&id, "I/O queue 1 refused (scripted)");
+	script_attempt(32, &id);
+	again = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_disconnect(1);
+	poll_until_reason(ctrl, q, "I/O queue 1 refused", 5000);
+	/* In the half-second pause before the third attempt. */
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_CONNECTING);
+	ck_assert_uint_eq(st.attempts, 2);
+	ck_assert_uint_eq(again->posted, 0);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(again->posted, 1);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_uint_eq(st.attempts, 3);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+#define RACE_READS 8
+
+/* The owner's reads against the controller's thread reconnecting its queue. */
+struct race {
+	struct nvmefs_ctrl *ctrl;
+	atomic_bool in_connect;		/* I/O queue 1's Connect is in flight */
+	atomic_uint tries;		/* reads the owner submitted meanwhile */
+	atomic_uint early;		/* reads that reached the target before the controller was live */
+};
+
+/* I/O queue 1's Connect, on the controller's thread: held open until the
+ * owner has submitted every read (or 2 s passed). */
+static void connect_while_owner_submits(struct fake_step *s, void *arg)
+{
+	struct race *r = arg;
+	int64_t end = now_ms() + 2000;
+
+	(void)s;
+	atomic_store(&r->in_connect, true);
+	while (atomic_load(&r->tries) < RACE_READS && now_ms() < end)
+		usleep(1000);
+	atomic_store(&r->in_connect, false);
+}
+
+static void read_reaches_target(struct fake_step *s, void *arg)
+{
+	struct race *r = arg;
+
+	(void)s;
+	if (nvmefs_ctrl_failed(r->ctrl))
+		atomic_fetch_add(&r->early, 1);
+}
+
+/*
+ * The owner submits while the controller's thread connects its queue again:
+ * nothing is sent, and no request slot taken, before the attempt is through
+ * and the controller live; then every read goes out in order and completes.
+ */
+START_TEST(test_outage_submit_races_attempt)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				 .mdts = MDTS_1M, .io = true };
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct race r = { .ctrl = ctrl };
+	struct cb_rec recs[RACE_READS] = { { 0 } };
+	void *bufs[RACE_READS];
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s;
+	uint32_t list[NVMEFS_NS_LIST_LEN] = { 0 };
+	int64_t end;
+	unsigned int i, done;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	fake_expect_set_nr_queues(1, 0);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, &id, sizeof(id));
+	fake_float(s);
+	fake_repeat(s, 2, 2);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
+	fake_float(s);
+	fake_repeat(s, 2, 2);
+	list[0] = nvmefs_cpu_to_le32(1);
+	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list)));
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	s = fake_expect_io_connect(1, 31, CNTLID);
+	s->on_match = connect_while_owner_submits;
+	s->on_match_arg = &r;
+	for (i = 0; i < RACE_READS; i++) {
+		s = fake_expect_rw(1, nvme_cmd_read, 1, i * 8, 8, 4096);
+		s->on_match = read_reaches_target;
+		s->on_match_arg = &r;
+		bufs[i] = nvmefs_ioq_buf_get(q);
+	}
+	fake_disconnect(1);
+	end = now_ms() + 5000;
+	while (!atomic_load(&r.in_connect) && now_ms() < end) {
+		nvmefs_ioq_poll(q, 0);
+		usleep(500);
+	}
+	ck_assert_msg(atomic_load(&r.in_connect), "I/O queue 1's Connect did not come within 5 s");
+	for (i = 0; i < RACE_READS; i++) {
+		ck_assert_int_eq(nvmefs_ioq_read(q, 1, i * 8, 8, bufs[i], on_io, &recs[i]), 0);
+		nvmefs_ioq_poll(q, 0);
+		atomic_fetch_add(&r.tries, 1);
+		usleep(1000);
+	}
+	end = now_ms() + 5000;
+	do {
+		nvmefs_ioq_poll(q, 0);
+		for (i = 0, done = 0; i < RACE_READS; i++)
+			done += recs[i].calls;
+		usleep(1000);
+	} while (done < RACE_READS && now_ms() < end);
+	ck_assert_uint_eq(atomic_load(&r.early), 0);
+	for (i = 0; i < RACE_READS; i++) {
+		ck_assert_uint_eq(recs[i].calls, 1);
+		ck_assert_int_eq(recs[i].status, 0);
+		if (i)
+			ck_assert_uint_lt(recs[i - 1].order, recs[i].order);
+		nvmefs_ioq_buf_put(q, bufs[i]);
+	}
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 /* A status without DNR is retried (as Linux does); with DNR it is not. */
 START_TEST(test_retry_without_dnr)
 {
@@ -2427,6 +2624,8 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_outage_reconnect_requeues);
 	tcase_add_test(tc, test_outage_namespace_replaced);
 	tcase_add_test(tc, test_retry_without_dnr);
+	tcase_add_test(tc, test_outage_create_fails_read_held);
+	tcase_add_test(tc, test_outage_submit_races_attempt);
 	suite_add_tcase(s, tc);
 
 	return s;
