@@ -460,7 +460,12 @@ int nvmefs_ioq_read(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
 		    uint32_t nlb, void *buf, nvmefs_io_cb cb, void *arg);
 int nvmefs_ioq_write(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
 		     uint32_t nlb, const void *buf, nvmefs_io_cb cb, void *arg);
-/** Flush: completes once everything written before it is durable. */
+/**
+ * Flush: completes once everything written before it is durable: every
+ * write completed before it, and every write, Write Zeroes or Deallocate
+ * submitted before it on this queue (it goes out once those have completed,
+ * after their retries).
+ */
 int nvmefs_ioq_flush(struct nvmefs_ioq *ioq, uint32_t nsid,
 		     nvmefs_io_cb cb, void *arg);
 /** Blocks one Write Zeroes command carries at most (its NLB field is 16 bits,

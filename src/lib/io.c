@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,12 +90,29 @@ size_t nvmefs_ioq_buf_size(const struct nvmefs_ioq *ioq)
 /* Submission and completion                                                */
 /* ---------------------------------------------------------------------- */
 
+static bool io_writes(const struct nvmefs_io *io)
+{
+	return io->op == IO_WRITE || io->op == IO_WRITE_ZEROES || io->op == IO_DEALLOCATE;
+}
+
+static struct nvmefs_io *io_of_order(struct flush_order_entry *e)
+{
+	return (struct nvmefs_io *)((char *)e - offsetof(struct nvmefs_io, order));
+}
+
 void nvmefs_io_complete(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 {
 	nvmefs_io_cb cb = io->cb;
 	void *arg = io->arg;
 	int status = io->status;
+	struct flush_order_entry *ready;
 
+	if (io_writes(io)) {
+		flush_order_write_done(&ioq->order, &io->order);
+		/* Flushes after it go out once nothing before them is left. */
+		while ((ready = flush_order_ready(&ioq->order)))
+			nvmefs_io_pending_push(ioq, io_of_order(ready));
+	}
 	io->next = ioq->free_ios;
 	ioq->free_ios = io;
 	ioq->nr_ios_inflight--;
@@ -225,8 +243,10 @@ static int io_pump(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 {
 	struct nvmefs_queue *q = &ioq->q;
 
-	/* An outage holds everything until the queue is connected again. */
-	if (q->failed || (io->not_before_ms && nvmefs_now_ms() < io->not_before_ms))
+	/* An outage holds everything until the queue is connected again; until
+	 * the controller is live, the queue is its thread's, which connects it. */
+	if (atomic_load(&ioq->ctrl->failed) || q->failed ||
+	    (io->not_before_ms && nvmefs_now_ms() < io->not_before_ms))
 		return io->started ? 0 : -EAGAIN;
 	io->not_before_ms = 0;
 	while (io->nlb_left || !io->started) {
@@ -317,9 +337,7 @@ static void pump_pending(struct nvmefs_ioq *ioq)
 			/* Another namespace answers to this NSID now: never write to it. */
 			io->status = -ENODEV;
 			io->nlb_left = 0;
-		} else if ((io->nlb_left || !io->started) && io_pump(ioq, io) < 0 && !io->started) {
-			/* Only what has more to send looks at the queue, which
-			 * in an outage is the controller thread's. */
+		} else if (io_pump(ioq, io) < 0 && !io->started) {
 			return;
 		}
 		if (io->nlb_left)
@@ -408,6 +426,13 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	io->deac = op == IO_PUNCH && (ns->dlfeat & NVME_NS_DLFEAT_WRITE_ZEROES);
 	if (op == IO_PUNCH)
 		io->op = IO_WRITE_ZEROES;
+	if (op == IO_FLUSH && flush_order_flush_waits(&ioq->order, &io->order)) {
+		/* Sent once every write before it has completed. */
+		ioq->nr_ios_inflight++;
+		return 0;
+	}
+	if (io_writes(io))
+		flush_order_write_start(&ioq->order, &io->order);
 	if (failed) {
 		/* Held through the outage, and sent once reconnected.  Until the
 		 * controller is live again the queue is its thread's, which
@@ -424,6 +449,8 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 		return 0;
 	}
 	if (ret < 0 && !io->started) {
+		if (io_writes(io))
+			flush_order_write_done(&ioq->order, &io->order);
 		io->next = ioq->free_ios;
 		ioq->free_ios = io;
 		return ret;
@@ -514,13 +541,16 @@ static int ioq_outage(struct nvmefs_ioq *ioq, int failed, int timeout_ms)
 	/* The queue is stopped: the target can no longer reach the buffers,
 	 * and a path of a multipath set hands its I/O to another path. */
 	if (ctrl->failover || atomic_load(&ctrl->io_failing)) {
-		for (io = ioq->pending_head; io; io = io->next) {
-			if (!io->status)
-				io->status = ctrl->failover ? -ENOLINK : failed;
-			io->nlb_left = 0;
-			io->started = true;
+		/* Ending held writes releases the flushes after them: they end too. */
+		while (ioq->pending_head) {
+			for (io = ioq->pending_head; io; io = io->next) {
+				if (!io->status)
+					io->status = ctrl->failover ? -ENOLINK : failed;
+				io->nlb_left = 0;
+				io->started = true;
+			}
+			pump_pending(ioq);
 		}
-		pump_pending(ioq);
 	}
 	if (timeout_ms && !atomic_load(&ctrl->io_failing) && ioq->completed == before)
 		wait_wake(ioq, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "flush_order.h"
 #include "internal.h"
 
 struct nvmefs_io {
@@ -34,6 +35,8 @@ struct nvmefs_io {
 	/* The queue whose caller it is, which completes it: another queue may
 	 * send it while the target grants fewer queues (io_forward.c). */
 	struct nvmefs_ioq *owner;
+	/* A write among its owner's not completed yet, or a flush waiting for them. */
+	struct flush_order_entry order;
 };
 
 struct nvmefs_ioq {
@@ -52,6 +55,8 @@ struct nvmefs_ioq {
 	struct nvmefs_io *ios;
 	struct nvmefs_io *free_ios;
 	struct nvmefs_io *pending_head, *pending_tail;
+	/* Writes not completed yet, and flushes waiting for them (flush_order.h). */
+	struct flush_order order;
 	unsigned int nr_ios_inflight;
 	unsigned int completed;
 	int64_t next_timeout_check;

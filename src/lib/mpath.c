@@ -18,6 +18,7 @@
  * are registered on every other path too.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 
 #include <nvme/types.h>
 
+#include "flush_order.h"
 #include "internal.h"
 #include "io_priv.h"
 
@@ -45,6 +47,8 @@ struct mp_io {
 	uint8_t op;		/* enum mp_op */
 	uint8_t path;		/* where it was sent last */
 	struct mp_io *next;	/* free or held list */
+	/* A write not completed yet, or a flush waiting for the writes before it. */
+	struct flush_order_entry order;
 };
 
 /* Written by the queue's owner only, read by nvmefs_subsys_path_stats(). */
@@ -62,6 +66,8 @@ struct nvmefs_mpq {
 	struct mp_io *ios;
 	struct mp_io *free_ios;
 	struct mp_io *held_head, *held_tail;
+	/* Writes on any path not completed yet, and flushes waiting for them. */
+	struct flush_order order;
 	unsigned int inflight;		/* callers' I/Os not completed, held ones too */
 	unsigned int completed;
 	unsigned int rr_next;		/* round-robin: where the next search starts */
@@ -270,11 +276,30 @@ static void hold(struct nvmefs_mpq *mpq, struct mp_io *io)
 	mpq->held_tail = io;
 }
 
+static bool mp_writes(const struct mp_io *io)
+{
+	return io->op == MP_WRITE || io->op == MP_WRITE_ZEROES || io->op == MP_PUNCH ||
+	       io->op == MP_DEALLOCATE;
+}
+
+static struct mp_io *mp_io_of_order(struct flush_order_entry *e)
+{
+	return (struct mp_io *)((char *)e - offsetof(struct mp_io, order));
+}
+
 static void finish(struct nvmefs_mpq *mpq, struct mp_io *io, int status)
 {
 	nvmefs_io_cb cb = io->cb;
 	void *arg = io->arg;
+	struct flush_order_entry *ready;
 
+	if (mp_writes(io)) {
+		flush_order_write_done(&mpq->order, &io->order);
+		/* Flushes after it go at the next look at the paths, once
+		 * nothing before them is left. */
+		while ((ready = flush_order_ready(&mpq->order)))
+			hold(mpq, mp_io_of_order(ready));
+	}
 	io->next = mpq->free_ios;
 	mpq->free_ios = io;
 	mpq->inflight--;
@@ -362,10 +387,21 @@ static int mp_submit(struct nvmefs_mpq *mpq, enum mp_op op, uint32_t nsid, uint6
 	io->slba = slba;
 	io->nlb = nlb;
 	io->buf = buf;
+	if (op == MP_FLUSH && flush_order_flush_waits(&mpq->order, &io->order)) {
+		/* Sent once every write before it, on whichever path, has completed. */
+		mpq->free_ios = io->next;
+		mpq->inflight++;
+		return 0;
+	}
+	if (mp_writes(io))
+		flush_order_write_start(&mpq->order, &io->order);
 	/* Nothing overtakes what is held for its namespace. */
 	ret = mpq->held_head && held_before(mpq, nsid, NULL) ? MP_HELD : mp_send(mpq, io);
-	if (ret < 0)
+	if (ret < 0) {
+		if (mp_writes(io))
+			flush_order_write_done(&mpq->order, &io->order);
 		return ret;
+	}
 	mpq->free_ios = io->next;
 	mpq->inflight++;
 	if (ret == MP_HELD)

@@ -2517,6 +2517,71 @@ START_TEST(test_outage_submit_races_attempt)
 }
 END_TEST
 
+/* What the write before a flush had done when the flush reached the target. */
+struct flush_watch {
+	const struct cb_rec *write;
+	int write_calls;		/* -1: the flush never went out */
+};
+
+static void flush_sent(struct fake_step *s, void *arg)
+{
+	struct flush_watch *fw = arg;
+
+	(void)s;
+	fw->write_calls = (int)fw->write->calls;
+}
+
+/*
+ * A flush completes only once every write submitted before it on the queue
+ * is durable: the target would answer the flush first, and the write with a
+ * retryable status, resent after the flush would have completed.  The flush
+ * goes out once the write has completed, after its retry.
+ */
+START_TEST(test_flush_waits_for_earlier_writes)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec w = { 0 }, f = { 0 };
+	struct flush_watch fw = { .write = &w, .write_calls = -1 };
+	struct nvmefs_ioq *q;
+	struct fake_step *first, *again, *flush;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	first = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	fake_step_status(first, NVME_SCT_GENERIC, NVME_SC_NS_NOT_READY, false);
+	first->hold = true;
+	again = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	/* Whenever it comes: at once (answered before the write), or after. */
+	flush = fake_expect_io(1, nvme_cmd_flush, 1);
+	fake_float(flush);
+	flush->on_match = flush_sent;
+	flush->on_match_arg = &fw;
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &w), 0);
+	ck_assert_int_eq(nvmefs_ioq_flush(q, 1, on_io, &f), 0);
+	for (int i = 0; i < 5; i++)
+		nvmefs_ioq_poll(q, 20);
+	ck_assert_msg(f.calls == 0, "the flush completed before the write before it");
+	ck_assert_uint_eq(fake_release(1), 1);
+	poll_until(q, &f, 2000);
+	ck_assert_uint_eq(w.calls, 1);
+	ck_assert_int_eq(w.status, 0);
+	ck_assert_int_eq(f.status, 0);
+	ck_assert_uint_lt(w.order, f.order);
+	ck_assert_uint_eq(again->posted, 1);
+	ck_assert_msg(fw.write_calls == 1, "the flush went out before the write had completed");
+	/* With nothing written before it, a flush goes out at once. */
+	f.calls = 0;
+	fake_expect_io(1, nvme_cmd_flush, 1);
+	ck_assert_int_eq(nvmefs_ioq_flush(q, 1, on_io, &f), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 1000), 1);
+	ck_assert_uint_eq(f.calls, 1);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 /* A status without DNR is retried (as Linux does); with DNR it is not. */
 START_TEST(test_retry_without_dnr)
 {
@@ -2579,6 +2644,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_nvm_limits);
 	tcase_add_test(tc, test_nvm_limits_none);
 	tcase_add_test(tc, test_flush);
+	tcase_add_test(tc, test_flush_waits_for_earlier_writes);
 	tcase_add_test(tc, test_slots_exhausted);
 	tcase_add_test(tc, test_pending_not_overtaken_from_callback);
 	suite_add_tcase(s, tc);

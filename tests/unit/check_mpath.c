@@ -409,6 +409,57 @@ START_TEST(test_held_per_namespace)
 }
 END_TEST
 
+/* The write's calls when the flush reached the target (-1: it never did). */
+static int write_calls_at_flush;
+
+static void on_flush_sent(struct fake_step *step, void *arg)
+{
+	(void)step;
+	write_calls_at_flush = ((const struct result *)arg)->calls;
+}
+
+/*
+ * A flush completes only once every write submitted before it on the
+ * multipath queue is durable, whichever path each took: the write goes to A
+ * and would be answered with a retryable status after B answered the flush.
+ */
+START_TEST(test_flush_waits_for_writes_on_other_paths)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_ROUND_ROBIN, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *write, *again, *flush;
+	struct result w = { 0 }, f = { 0 };
+
+	write_calls_at_flush = -1;
+	write = fake_expect_rw(1, nvme_cmd_write, 1, 4, 1, 512);
+	fake_step_status(write, NVME_SCT_GENERIC, NVME_SC_NS_NOT_READY, false);
+	write->hold = true;
+	again = fake_expect_rw(1, nvme_cmd_write, 1, 4, 1, 512);
+	/* Whenever it comes: at once on B (answered before the write), or after. */
+	flush = fake_expect_io(1, nvme_cmd_flush, 1);
+	fake_float(flush);
+	flush->on_match = on_flush_sent;
+	flush->on_match_arg = &w;
+	ck_assert_int_eq(nvmefs_mpq_write(mpq, 1, 4, 1, buf, io_cb, &w), 0);
+	ck_assert_int_eq(nvmefs_mpq_flush(mpq, 1, io_cb, &f), 0);
+	for (int i = 0; i < 5; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_msg(f.calls == 0, "the flush completed before the write before it");
+	ck_assert_uint_eq(fake_release(1), 1);
+	poll_until(mpq, &f);
+	ck_assert_int_eq(f.status, 0);
+	ck_assert_int_eq(w.calls, 1);
+	ck_assert_int_eq(w.status, 0);
+	ck_assert_ptr_eq(path_of(write), a);
+	ck_assert_ptr_eq(path_of(again), a);
+	ck_assert_msg(write_calls_at_flush == 1, "the flush went out before the write completed");
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
 START_TEST(test_refused_paths)
 {
 	static const struct fake_ns ns4k[] = { { .nsid = 1, .nsze = 1u << 17, .lba_shift = 12 } };
@@ -604,6 +655,7 @@ static Suite *mpath_suite(void)
 	tcase_add_test(tc, test_failed_path_hands_over_after_stop);
 	tcase_add_test(tc, test_held_without_usable_path);
 	tcase_add_test(tc, test_held_per_namespace);
+	tcase_add_test(tc, test_flush_waits_for_writes_on_other_paths);
 	tcase_add_test(tc, test_refused_paths);
 	tcase_add_test(tc, test_ana_log);
 	tcase_add_test(tc, test_ana_log_truncated);
