@@ -390,8 +390,9 @@ out:
 	return ret;
 }
 
-static int identify(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,
-		    const char *what)
+/* As identify(), with the controller's status (0 if it answered none) in *@status. */
+static int identify_status(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,
+			   const char *what, uint16_t *status)
 {
 	union nvmefs_cmd cmd;
 	struct nvmefs_cqe cqe;
@@ -400,13 +401,23 @@ static int identify(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *
 	nvmefs_sqe_init(&cmd.sqe, nvme_admin_identify, 0);
 	cmd.sqe.nsid = nvmefs_cpu_to_le32(nsid);
 	cmd.sqe.cdw10 = nvmefs_cpu_to_le32(cns);
+	*status = 0;
 	ret = nvmefs_admin_exec(ctrl, &cmd, buf, NVMEFS_IDENTIFY_DATA_SIZE, NVMEFS_DIR_FROM_CTRL,
 				&cqe);
-	if (ret == -EREMOTEIO)
-		return nvmefs_error(nvmefs_cqe_sc(&cqe) == NVME_SC_INVALID_NS ? -ENOENT : -EIO,
-				    "Identify %s of %s failed: %s", what, ctrl->subnqn,
-				    nvme_status_to_string(nvmefs_cqe_status(&cqe), false));
-	return ret;
+	if (ret != -EREMOTEIO)
+		return ret;
+	*status = nvmefs_cqe_status(&cqe);
+	return nvmefs_error(nvmefs_cqe_sc(&cqe) == NVME_SC_INVALID_NS ? -ENOENT : -EIO,
+			    "Identify %s of %s failed: %s", what, ctrl->subnqn,
+			    nvme_status_to_string(nvmefs_cqe_status(&cqe), false));
+}
+
+static int identify(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,
+		    const char *what)
+{
+	uint16_t status;
+
+	return identify_status(ctrl, cns, nsid, buf, what, &status);
 }
 
 int nvmefs_identify_ctrl(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
@@ -416,11 +427,19 @@ int nvmefs_identify_ctrl(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
 
 int nvmefs_identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns)
 {
+	uint16_t status;
+
+	return nvmefs_identify_ns_status(ctrl, nsid, ns, &status);
+}
+
+int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,
+			      uint16_t *status)
+{
 	char what[32];
 	int ret;
 
 	snprintf(what, sizeof(what), "Namespace %u", nsid);
-	ret = identify(ctrl, NVME_IDENTIFY_CNS_NS, nsid, ns, what);
+	ret = identify_status(ctrl, NVME_IDENTIFY_CNS_NS, nsid, ns, what, status);
 	if (ret < 0)
 		return ret;
 	/* An inactive NSID identifies as all zeros. */

@@ -288,6 +288,11 @@ struct nvmefs_ctrl {
 	struct nvmefs_ns_cache *ns;
 	uint32_t *nsids;
 	atomic_uint nr_ns;
+	/* namespaces.c, on the controller's thread: a rescan that got no
+	 * definite answer for a namespace is tried again at rescan_at_ms (0:
+	 * none due), the rescan_tries'th time. */
+	int64_t rescan_at_ms;
+	unsigned int rescan_tries;
 	uint32_t max_xfer;		/* bytes per I/O command */
 	/* DH-HMAC-CHAP secrets and state (auth.c); NULL without a secret. */
 	struct nvmefs_auth *auth;
@@ -413,6 +418,19 @@ int nvmefs_prop_set(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t value);
 int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 		      void *buf, uint32_t len, enum nvmefs_dir dir,
 		      struct nvmefs_cqe *cqe);
+/* As nvmefs_identify_ns(), with the status the controller answered (0 if
+ * none) in *@status. */
+int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,
+			      uint16_t *status);
+/* The Command Retry Delay a status (15 bits, without the phase) asks for:
+ * its CRD field indexes Identify Controller's CRDT, in 100 ms. */
+static inline int64_t nvmefs_crd_delay_ms(const struct nvmefs_ctrl *ctrl, uint16_t status)
+{
+	const uint16_t crdt[3] = { ctrl->id.crdt1, ctrl->id.crdt2, ctrl->id.crdt3 };
+	unsigned int crd = (status >> 11) & 0x3;
+
+	return crd ? (int64_t)nvmefs_le16_to_cpu(crdt[crd - 1]) * 100 : 0;
+}
 /* The controller's largest transfer in one command, from MDTS and the
  * admin queue's data slots. */
 uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl);
@@ -440,7 +458,8 @@ bool nvmefs_io_all_stopped(struct nvmefs_ctrl *ctrl, unsigned int gen);
 /* Wake every I/O queue's owner: the controller's state changed. */
 void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
 /* After a Namespace Attribute Changed event: new sizes, new namespaces,
- * and the ones gone or replaced. */
+ * and the ones gone or replaced.  A namespace without a definite answer
+ * stays as it was, and the rescan is due again at ctrl->rescan_at_ms. */
 int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl);
 
 /* aen.c, from the controller's thread: enable the events once live (after

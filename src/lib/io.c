@@ -33,7 +33,6 @@
 /* As Linux's nvme_max_retries: a status without DNR is tried this often more. */
 #define MAX_RETRIES 5
 /* NVMe status field bits above SCT/SC (the 15-bit form without the phase). */
-#define STATUS_CRD(raw) (((raw) >> 11) & 0x3)
 #define STATUS_DNR 0x4000
 
 enum io_op {
@@ -145,18 +144,15 @@ static void io_again(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 }
 
 /* Linux retries a status without DNR, after the Command Retry Delay the
- * controller asks for (CRD indexes Identify's CRDT, in 100 ms). */
+ * controller asks for. */
 static bool retryable(struct nvmefs_ioq *ioq, struct nvmefs_io *io, uint16_t raw)
 {
-	const struct nvme_id_ctrl *id = &ioq->ctrl->id;
-	const uint16_t crdt[3] = { id->crdt1, id->crdt2, id->crdt3 };
-	unsigned int crd = STATUS_CRD(raw);
+	int64_t delay = nvmefs_crd_delay_ms(ioq->ctrl, raw);
 
 	if ((raw & STATUS_DNR) || io->retries >= MAX_RETRIES)
 		return false;
 	io->retries++;
-	io->not_before_ms = crd ? nvmefs_now_ms() +
-			    (int64_t)nvmefs_le16_to_cpu(crdt[crd - 1]) * 100 : 0;
+	io->not_before_ms = delay ? nvmefs_now_ms() + delay : 0;
 	return true;
 }
 

@@ -20,21 +20,41 @@
 /* Logical blocks from 512 bytes to 64 KiB (LBADS 9 to 16). */
 #define MIN_LBA_SHIFT 9
 #define MAX_LBA_SHIFT 16
+/* A rescan without a definite answer is tried again after the controller's
+ * Command Retry Delay, and at least this long, doubling, this often. */
+#define RESCAN_RETRY_MS 100
+#define RESCAN_RETRY_MAX_SHIFT 7
+#define RESCAN_TRIES 12
 
-/* Identify Namespace @nsid into @ns: geometry and identity.  The UUID comes
- * from the identification descriptors, which a controller may not offer. */
-static int identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns_cache *ns)
+/*
+ * Identify Namespace @nsid into @ns: geometry and identity.  The UUID comes
+ * from the identification descriptors, which a controller may not offer.
+ * As Linux's nvme_validate_ns(), only a definite answer says the namespace
+ * is gone (-ENOENT, -EIO: a status with Do Not Retry, or all zeros, which
+ * an inactive NSID identifies as; -EPROTO: data it cannot be used with).  A
+ * status without DNR (Namespace Not Ready) or a path error is no answer yet:
+ * -EAGAIN, with the delay the controller asks for before a retry in
+ * *@retry_ms.
+ */
+static int identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns_cache *ns,
+		       int64_t *retry_ms)
 {
 	struct nvme_id_ns *id = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
 	uint8_t *descs = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
 	unsigned int fmt;
+	uint16_t status;
 	int ret;
 
 	if (!id || !descs) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = nvmefs_identify_ns(ctrl, nsid, id);
+	ret = nvmefs_identify_ns_status(ctrl, nsid, id, &status);
+	if (ret < 0 && status && (!(status & NVME_SC_DNR) ||
+				  nvme_status_code_type(status) == NVME_SCT_PATH)) {
+		*retry_ms = nvmefs_crd_delay_ms(ctrl, status);
+		ret = -EAGAIN;
+	}
 	if (ret < 0)
 		goto out;
 	fmt = (id->flbas & 0xf) | ((id->flbas >> 5 & 0x3) << 4);
@@ -82,7 +102,8 @@ out:
  * error status, data that cannot be right), not with the connection. */
 static bool ns_error_only(const struct nvmefs_ctrl *ctrl, int err)
 {
-	return (err == -ENOENT || err == -EIO || err == -EPROTO) && !ctrl->admin.failed;
+	return (err == -ENOENT || err == -EIO || err == -EPROTO || err == -EAGAIN) &&
+	       !ctrl->admin.failed;
 }
 
 /*
@@ -137,8 +158,9 @@ int nvmefs_io_scan_namespaces(struct nvmefs_ctrl *ctrl)
 		goto out;
 	for (i = 0; i < n; i++) {
 		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
+		int64_t retry_ms;
 
-		ret = identify_ns(ctrl, list[i], ns);
+		ret = identify_ns(ctrl, list[i], ns, &retry_ms);
 		if (ret < 0 && !ns_error_only(ctrl, ret))
 			goto out;
 		ns->nsid = list[i];
@@ -185,47 +207,88 @@ static void ns_settle(struct nvmefs_ns_cache *ns, const struct nvmefs_ns_cache *
  * for.  One that is gone, or whose NGUID, EUI-64, UUID or block size
  * changed, is another disk behind the same NSID: it is marked gone for good
  * and its held I/O fails instead of being written.  A new size is taken.
+ * One without a definite answer yet is neither dropped nor trusted: the
+ * attempt fails, and the next one looks again.
  */
 int nvmefs_io_recheck_namespaces(struct nvmefs_ctrl *ctrl)
 {
 	struct nvmefs_ns_cache now;
+	int64_t retry_ms;
 	int ret;
 
 	for (unsigned int i = 0; i < ctrl->nr_ns; i++) {
 		struct nvmefs_ns_cache *ns = &ctrl->ns[i];
 
-		ret = identify_ns(ctrl, ns->nsid, &now);
-		if (ret < 0 && !ns_error_only(ctrl, ret))
+		ret = identify_ns(ctrl, ns->nsid, &now, &retry_ms);
+		if ((ret < 0 && !ns_error_only(ctrl, ret)) || (ret == -EAGAIN && !ns->unusable))
 			return ret;
 		ns_settle(ns, ret == 0 && !ns->unusable ? &now : NULL);
 	}
 	return 0;
 }
 
+/* The rescan had no definite answer for some namespace: it is due again
+ * after the controller's delay @crd_ms, a doubling pause, or given up. */
+static void rescan_later(struct nvmefs_ctrl *ctrl, int64_t crd_ms, const char *why)
+{
+	unsigned int tries = ctrl->rescan_tries;
+	int64_t pause = (int64_t)RESCAN_RETRY_MS << (tries < RESCAN_RETRY_MAX_SHIFT ? tries
+						     : RESCAN_RETRY_MAX_SHIFT);
+
+	if (tries >= RESCAN_TRIES) {
+		ctrl->rescan_at_ms = 0;
+		ctrl->rescan_tries = 0;
+		nvmefs_ctrl_emit(ctrl, "%s: no answer after %u tries (%s); its namespaces stay as they "
+				 "were until the next change or reconnect", ctrl->subnqn, tries, why);
+		return;
+	}
+	ctrl->rescan_tries++;
+	ctrl->rescan_at_ms = nvmefs_now_ms() + (crd_ms > pause ? crd_ms : pause);
+}
+
 int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
 {
 	struct nvmefs_ns_cache *now = NULL, *cache;
 	uint32_t *list = malloc(NVMEFS_MAX_NAMESPACES * sizeof(*list));
+	bool *unanswered = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*unanswered));
 	unsigned int n = 0, nr, i, k;
+	int64_t retry_ms = -1, crd_ms;
+	char why[256] = "";
 	int ret;
 
 	/* The admin commands go without io_lock: a command that fails takes
 	 * it to wake the queues. */
 	now = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*now));
-	if (!list || !now) {
+	if (!list || !now || !unanswered) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto out;
 	}
 	ret = active_nsids(ctrl, list, &n);
-	if (ret < 0)
+	if (ret < 0) {
+		/* Refused, not lost with the connection: nothing changes, and
+		 * the list is asked for again. */
+		if (ns_error_only(ctrl, ret)) {
+			retry_ms = 0;
+			snprintf(why, sizeof(why), "%s", nvmefs_errmsg());
+		}
 		goto out;
+	}
 	for (i = 0; i < n; i++) {
-		ret = identify_ns(ctrl, list[i], &now[i]);
-		/* Not there after all, or not identifiable: not a new one. */
-		if (ret < 0 && ns_error_only(ctrl, ret))
+		crd_ms = 0;
+		ret = identify_ns(ctrl, list[i], &now[i], &crd_ms);
+		if (ret == -EAGAIN && ns_error_only(ctrl, ret)) {
+			/* No answer yet: it stays as it was, and is asked again. */
+			now[i].nsid = list[i];
+			unanswered[i] = true;
+			if (crd_ms > retry_ms)
+				retry_ms = crd_ms;
+			snprintf(why, sizeof(why), "%s", nvmefs_errmsg());
+		} else if (ret < 0 && ns_error_only(ctrl, ret)) {
+			/* Not there after all, or not identifiable: not a new one. */
 			now[i].nsid = 0;
-		else if (ret < 0)
+		} else if (ret < 0) {
 			goto out;
+		}
 	}
 	ret = 0;
 	pthread_mutex_lock(&ctrl->io_lock);
@@ -236,11 +299,13 @@ int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
 
 		for (k = 0; k < n && now[k].nsid != ns->nsid; k++)
 			;
+		if (k < n && unanswered[k])
+			continue;
 		ns_settle(ns, k < n && !ns->unusable ? &now[k] : NULL);
 	}
 	/* New ones go at the end, whole before they are counted. */
 	for (k = 0; cache && k < n && nr < NVMEFS_MAX_NAMESPACES; k++) {
-		if (!now[k].nsid)
+		if (!now[k].nsid || unanswered[k])
 			continue;
 		for (i = 0; i < nr && cache[i].nsid != now[k].nsid; i++)
 			;
@@ -258,6 +323,13 @@ int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl)
 	if (nvmefs_ana_update(ctrl, false) > 0)
 		nvmefs_io_wake(ctrl);
 out:
+	if (retry_ms >= 0) {
+		rescan_later(ctrl, retry_ms, why);
+	} else if (ret == 0) {
+		ctrl->rescan_at_ms = 0;
+		ctrl->rescan_tries = 0;
+	}
+	free(unanswered);
 	free(now);
 	free(list);
 	return ret;

@@ -1824,24 +1824,33 @@ END_TEST
 /* Outages: the failure path hands nothing back early, recovery requeues    */
 /* ------------------------------------------------------------------------ */
 
-/* Connect as connect_io(), reconnecting after a failure as @ctrl_loss_s says. */
-static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
+/* Connect to @t, reconnecting after a failure as @ctrl_loss_s says, admin
+ * commands timing out after @timeout_ms (0: the default). */
+static struct nvmefs_ctrl *connect_recovering_to(const struct fake_target *t, int ctrl_loss_s,
+						 unsigned int timeout_ms)
 {
-	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
-				 .mdts = MDTS_1M, .io = true };
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
 	int ret;
 
-	fake_opts(&opts, TRADDR, 0);
+	fake_opts(&opts, TRADDR, timeout_ms);
 	opts.subnqn = SUBNQN;
 	opts.kato_ms = 0;
 	opts.ctrl_loss_tmo_s = ctrl_loss_s;
 	opts.reconnect_delay_s = 1;
-	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	fake_script_connect_kato(TRADDR, "4420", t, 0);
 	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
 	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
 	return ctrl;
+}
+
+/* Connect as connect_io(), reconnecting after a failure as @ctrl_loss_s says. */
+static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
+{
+	static const struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023,
+					      .vs = 0x10400, .mdts = MDTS_1M, .io = true };
+
+	return connect_recovering_to(&t, ctrl_loss_s, 0);
 }
 
 /* A reconnect attempt that gets through for @asked I/O queues of @size, of
@@ -2610,6 +2619,274 @@ START_TEST(test_retry_without_dnr)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Rescans: only a definite answer removes a namespace                      */
+/* ------------------------------------------------------------------------ */
+
+/* A controller whose Identify asks for 300 ms on a Command Retry Delay of 1. */
+static const struct fake_target crd_target = {
+	.cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400, .mdts = MDTS_1M, .io = true,
+	.crdt1 = 3,
+};
+
+static struct nvmefs_ctrl *connect_crd(unsigned int timeout_ms)
+{
+	return connect_recovering_to(&crd_target, 10, timeout_ms);
+}
+
+/* Reconnecting I/O queue 1 of 32 entries after the target closed it: both
+ * queues down, an attempt whose check of namespace 1 answers @status (0:
+ * @id), and, if that is not a success, an attempt that gets through.  The
+ * rescan once live is the caller's to script. */
+static void script_back(const struct nvme_id_ns *id, uint16_t status)
+{
+	struct fake_step *s;
+
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_script_connect_kato(TRADDR, "4420", &crd_target, 0);
+	fake_expect_set_nr_queues(1, 0);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id));
+	if (status) {
+		s->status = status;
+		fake_expect_destroy();	/* the admin queue: the attempt failed */
+		fake_script_connect_kato(TRADDR, "4420", &crd_target, 0);
+		fake_expect_set_nr_queues(1, 0);
+		fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id));
+	}
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, 31, CNTLID);
+}
+
+/* A rescan: the active list (namespace 1 in it, or none), and Identify
+ * Namespace 1 answering @status, or @id with its descriptors; returns the
+ * Identify step (or the list's, with no namespace). */
+static struct fake_step *script_rescan_list(bool listed)
+{
+	static uint32_t list[NVMEFS_NS_LIST_LEN];
+
+	memset(list, 0, sizeof(list));
+	list[0] = nvmefs_cpu_to_le32(listed ? 1 : 0);
+	return fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
+}
+
+static struct fake_step *script_rescan(bool listed, const struct nvme_id_ns *id, uint16_t status)
+{
+	struct fake_step *s = script_rescan_list(listed);
+
+	if (!listed)
+		return s;
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id));
+	s->status = status;
+	if (!status)
+		fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
+	return s;
+}
+
+/* When a rescan's Identify Namespace 1 came, and whether 1 was usable then. */
+struct rescan_seen {
+	struct nvmefs_ctrl *ctrl;
+	int64_t at;
+	int ns_info;
+};
+
+static void rescan_seen(struct fake_step *s, void *arg)
+{
+	struct rescan_seen *r = arg;
+	struct nvmefs_ns_info info;
+
+	(void)s;
+	r->at = now_ms();
+	r->ns_info = nvmefs_ns_info(r->ctrl, 1, &info);
+}
+
+/* Polls @q as its owner does until @s has matched, within @max_ms. */
+static void poll_until_step(struct nvmefs_ioq *q, const struct fake_step *s, int max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+
+	while (!s->used && now_ms() < end) {
+		nvmefs_ioq_poll(q, 0);
+		usleep(1000);
+	}
+	ck_assert_msg(s->used, "step added at line %d did not come within %d ms", s->line, max_ms);
+}
+
+/* Namespace 1 still usable: a write to it goes out and completes. */
+static void assert_ns_usable(struct nvmefs_ctrl *ctrl, struct nvmefs_ioq *q, void *buf)
+{
+	struct nvmefs_ns_info info;
+	struct cb_rec w = { 0 };
+
+	ck_assert_msg(nvmefs_ns_info(ctrl, 1, &info) == 0, "namespace 1: %s", nvmefs_errmsg());
+	fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &w), 0);
+	poll_until(q, &w, 2000);
+	ck_assert_int_eq(w.status, 0);
+}
+
+/* Statuses that may pass: the namespace stays, the rescan is tried again. */
+static const struct {
+	uint8_t sct, sc;
+	bool crd;			/* Command Retry Delay 1: CRDT1's 300 ms */
+} may_pass[] = {
+	{ NVME_SCT_GENERIC, NVME_SC_NS_NOT_READY, true },
+	{ NVME_SCT_PATH, NVME_SC_HOST_PATH_ERROR, false },
+	/* Invalid Namespace without Do Not Retry: not yet an answer. */
+	{ NVME_SCT_GENERIC, NVME_SC_INVALID_NS, false },
+};
+
+/*
+ * The rescan after a reconnect gets a status without DNR, or a path error,
+ * for a namespace: it is kept, its I/O goes on, and the rescan is tried
+ * again after the controller's Command Retry Delay (CRDT1 x 100 ms).
+ */
+START_TEST(test_rescan_status_may_pass)
+{
+	struct nvmefs_ctrl *ctrl = connect_crd(0);
+	uint16_t status = FAKE_STATUS(may_pass[_i].sct, may_pass[_i].sc, false) |
+			  (may_pass[_i].crd ? 1u << 11 : 0);
+	struct rescan_seen first = { .ctrl = ctrl }, retry = { .ctrl = ctrl };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s, *again;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_back(&id, 0);
+	s = script_rescan(true, &id, status);
+	s->on_match = rescan_seen;
+	s->on_match_arg = &first;
+	again = script_rescan(true, &id, 0);
+	again->on_match = rescan_seen;
+	again->on_match_arg = &retry;
+	fake_disconnect(1);
+	poll_until_step(q, again, 5000);
+	ck_assert_int_ge(retry.at - first.at, may_pass[_i].crd ? 300 : 1);
+	/* Kept through the rescan without an answer, not dropped and found again. */
+	ck_assert_int_eq(retry.ns_info, 0);
+	assert_ns_usable(ctrl, q, buf);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * The rescan's Identify Namespace times out: the controller recovers (the
+ * admin queue cannot be trusted), and the namespace is kept and looked at
+ * again once it is back.
+ */
+START_TEST(test_rescan_timeout_keeps_namespace)
+{
+	struct nvmefs_ctrl *ctrl = connect_crd(300);
+	struct nvmefs_ctrl_status st;
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s, *again;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_back(&id, 0);
+	script_rescan_list(true);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, &id, sizeof(id));
+	s->delivery = FAKE_NO_RESP;
+	script_back(&id, 0);
+	again = script_rescan(true, &id, 0);
+	fake_disconnect(1);
+	poll_until_step(q, again, 8000);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_uint_eq(st.reconnects, 2);
+	ck_assert_int_eq(st.error, -ETIMEDOUT);
+	assert_ns_usable(ctrl, q, buf);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * The check of a namespace while reconnecting gets a status that may pass:
+ * the namespace is not dropped, nor its held write sent unchecked: the
+ * attempt fails and the next one checks it again, and the write completes.
+ */
+START_TEST(test_recheck_status_may_pass)
+{
+	struct nvmefs_ctrl *ctrl = connect_crd(0);
+	struct nvmefs_ctrl_status st;
+	struct cb_rec w = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s, *again;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	s = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	s->hold = true;
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &w), 0);
+	ck_assert_uint_eq(s->posted, 1);
+	script_back(&id, FAKE_STATUS(NVME_SCT_GENERIC, NVME_SC_NS_NOT_READY, false));
+	/* Sent again as the rescan goes, at its own pace. */
+	again = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
+	fake_float(again);
+	script_rescan(true, &id, 0);
+	fake_disconnect(1);
+	poll_until(q, &w, 5000);
+	ck_assert_int_eq(w.status, 0);
+	ck_assert_uint_eq(again->posted, 1);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_uint_eq(st.attempts, 2);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * A definite answer removes the namespace: Invalid Namespace with DNR, or
+ * the namespace missing from the active list.  Its I/O fails, and the
+ * rescan is not tried again.
+ */
+START_TEST(test_rescan_definite_removes)
+{
+	struct nvmefs_ctrl *ctrl = connect_crd(0);
+	struct nvmefs_ns_info info;
+	struct cb_rec w = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_back(&id, 0);
+	s = script_rescan(_i == 0, &id, FAKE_STATUS(NVME_SCT_GENERIC, NVME_SC_INVALID_NS, true));
+	fake_disconnect(1);
+	poll_until_step(q, s, 5000);
+	for (int i = 0; i < 100 && nvmefs_ns_info(ctrl, 1, &info) == 0; i++) {
+		nvmefs_ioq_poll(q, 0);
+		usleep(10000);
+	}
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 1, &info), -ENODEV);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &w), -ENODEV);
+	/* Nothing more is asked (the script has no second rescan). */
+	for (int i = 0; i < 5; i++)
+		nvmefs_ioq_poll(q, 100);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
 	Suite *s = suite_create("io");
@@ -2692,6 +2969,16 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_retry_without_dnr);
 	tcase_add_test(tc, test_outage_create_fails_read_held);
 	tcase_add_test(tc, test_outage_submit_races_attempt);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("rescan");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_loop_test(tc, test_rescan_status_may_pass, 0,
+			    (int)(sizeof(may_pass) / sizeof(may_pass[0])));
+	tcase_add_test(tc, test_rescan_timeout_keeps_namespace);
+	tcase_add_test(tc, test_recheck_status_may_pass);
+	tcase_add_loop_test(tc, test_rescan_definite_removes, 0, 2);
 	suite_add_tcase(s, tc);
 
 	return s;

@@ -430,6 +430,7 @@ void fake_script_connect_kato_at(int line, const char *traddr, const char *trsvc
 	fake_expect_prop_get_at(line, NVME_REG_CSTS, 1);
 	fake_id_ctrl(&id, t->mdts);
 	id.ioccsz = nvmefs_cpu_to_le32(t->ioccsz);
+	id.crdt1 = nvmefs_cpu_to_le16(t->crdt1);
 	fake_expect_identify_at(line, NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
 }
 
