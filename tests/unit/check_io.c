@@ -1854,16 +1854,17 @@ static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
 }
 
 /* A reconnect attempt that gets through for @asked I/O queues of @size, of
- * which the controller now grants @granted, namespace 1 identifying as @id. */
-static void script_attempt_queues(unsigned int size, const struct nvme_id_ns *id,
-				  unsigned int asked, unsigned int granted)
+ * which the controller now grants @granted, namespace 1 identifying as @id;
+ * returns its admin Connect's step. */
+static struct fake_step *script_attempt_queues(unsigned int size, const struct nvme_id_ns *id,
+					       unsigned int asked, unsigned int granted)
 {
 	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
 				 .mdts = MDTS_1M, .io = true };
 	static uint32_t list[NVMEFS_NS_LIST_LEN];
-	struct fake_step *s;
+	struct fake_step *s, *connect;
 
-	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	connect = fake_script_connect_kato(TRADDR, "4420", &t, 0);
 	fake_expect_set_nr_queues(asked, (granted - 1) | (granted - 1) << 16);
 	for (uint16_t qid = 1; qid <= granted; qid++) {
 		s = fake_expect_create(NULL, NULL);
@@ -1882,11 +1883,12 @@ static void script_attempt_queues(unsigned int size, const struct nvme_id_ns *id
 	memset(list, 0, sizeof(list));
 	list[0] = nvmefs_cpu_to_le32(1);
 	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list)));
+	return connect;
 }
 
-static void script_attempt(unsigned int size, const struct nvme_id_ns *id)
+static struct fake_step *script_attempt(unsigned int size, const struct nvme_id_ns *id)
 {
-	script_attempt_queues(size, id, 1, 1);
+	return script_attempt_queues(size, id, 1, 1);
 }
 
 /* What the controller's thread does to reconnect one I/O queue of @size,
@@ -2367,6 +2369,19 @@ static void poll_until_reason(struct nvmefs_ctrl *ctrl, struct nvmefs_ioq *q, co
 		      max_ms, st.reason);
 }
 
+/* The next attempt's admin Connect, on the controller's thread: waits (up
+ * to 5 s) until the test has submitted its read, so that the read comes
+ * while I/O queue 1 is still as the failed attempt left it. */
+static void wait_for_read(struct fake_step *s, void *arg)
+{
+	const atomic_bool *read_in = arg;
+	int64_t end = now_ms() + 5000;
+
+	(void)s;
+	while (!atomic_load(read_in) && now_ms() < end)
+		usleep(1000);
+}
+
 /*
  * An attempt gets the admin queue back but I/O queue 1's create fails: the
  * queue is left without a transport, and a read issued in the backoff that
@@ -2380,7 +2395,8 @@ START_TEST(test_outage_create_fails_read_held)
 	struct cb_rec a = { 0 };
 	struct nvmefs_ioq *q;
 	struct nvme_id_ns id;
-	struct fake_step *refused, *again;
+	struct fake_step *refused, *third, *again;
+	atomic_bool read_in = false;
 	void *buf;
 
 	create_ioqs(ctrl, 1, 32, 0);
@@ -2395,16 +2411,18 @@ START_TEST(test_outage_create_fails_read_held)
 	refused->create_ret = -ETIMEDOUT;
 	snprintf(refused->create_msg, sizeof(refused->create_msg), "no route yet (scripted)");
 	script_create_refused(&id, "I/O queue 1 refused (scripted)");
-	script_attempt(32, &id);
+	third = script_attempt(32, &id);
+	third->on_match = wait_for_read;
+	third->on_match_arg = &read_in;
 	again = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
 	fake_disconnect(1);
 	poll_until_reason(ctrl, q, "I/O queue 1 refused", 5000);
-	/* In the half-second pause before the third attempt. */
+	/* After the second attempt, before the third gets to the I/O queue. */
 	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
 	nvmefs_ctrl_status(ctrl, &st);
 	ck_assert_int_eq(st.state, NVMEFS_CTRL_CONNECTING);
-	ck_assert_uint_eq(st.attempts, 2);
 	ck_assert_uint_eq(again->posted, 0);
+	atomic_store(&read_in, true);
 	poll_until(q, &a, 5000);
 	ck_assert_int_eq(a.status, 0);
 	ck_assert_uint_eq(again->posted, 1);

@@ -412,14 +412,14 @@ void fake_script_connect_at(int line, const char *traddr, const char *trsvcid,
 	fake_script_connect_kato_at(line, traddr, trsvcid, t, t->io ? 5000 : 0);
 }
 
-void fake_script_connect_kato_at(int line, const char *traddr, const char *trsvcid,
-				 const struct fake_target *t, uint32_t kato_ms)
+struct fake_step *fake_script_connect_kato_at(int line, const char *traddr, const char *trsvcid,
+					      const struct fake_target *t, uint32_t kato_ms)
 {
 	struct nvme_id_ctrl id;
-	struct fake_step *s;
+	struct fake_step *s, *connect;
 
 	fake_expect_create_at(line, traddr, trsvcid);
-	fake_expect_connect_at(line, 31, kato_ms, t->cntlid);
+	connect = fake_expect_connect_at(line, 31, kato_ms, t->cntlid);
 	fake_expect_prop_get_at(line, NVME_REG_CAP, t->cap);
 	fake_expect_prop_get_at(line, NVME_REG_VS, t->vs);
 	fake_expect_prop_set_at(line, NVME_REG_CC, CC_ENABLED);
@@ -432,6 +432,7 @@ void fake_script_connect_kato_at(int line, const char *traddr, const char *trsvc
 	id.ioccsz = nvmefs_cpu_to_le32(t->ioccsz);
 	id.crdt1 = nvmefs_cpu_to_le16(t->crdt1);
 	fake_expect_identify_at(line, NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
+	return connect;
 }
 
 void fake_script_disconnect_at(int line)

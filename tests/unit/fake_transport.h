@@ -259,10 +259,11 @@ void fake_script_connect_at(int line, const char *traddr, const char *trsvcid,
 			    const struct fake_target *t);
 #define fake_script_disconnect() fake_script_disconnect_at(__LINE__)
 void fake_script_disconnect_at(int line);
-/* fake_script_connect() with @kato_ms in the admin Connect. */
+/* fake_script_connect() with @kato_ms in the admin Connect; returns the
+ * Connect's step. */
 #define fake_script_connect_kato(traddr, trsvcid, t, kato_ms) \
 	fake_script_connect_kato_at(__LINE__, (traddr), (trsvcid), (t), (kato_ms))
-void fake_script_connect_kato_at(int line, const char *traddr, const char *trsvcid,
+struct fake_step *fake_script_connect_kato_at(int line, const char *traddr, const char *trsvcid,
 				 const struct fake_target *t, uint32_t kato_ms);
 /*
  * What nvmefs_ctrl_create_io_queues() does for @nr queues of @size entries
