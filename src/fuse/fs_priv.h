@@ -102,6 +102,9 @@ struct queue_stats {
 	struct histogram lat;
 };
 
+/* What woke a worker from epoll_wait(), in epoll_event.data.u32. */
+enum { WORKER_EV_STOP, WORKER_EV_QUEUE, WORKER_EV_WAKE, WORKER_EV_FUSE };
+
 struct worker {
 	struct fs *fs;
 	unsigned int idx;
@@ -118,6 +121,10 @@ struct worker {
 	struct freq *free;
 	unsigned int busy;
 	bool drained;		/* counted out of fs->workers_left */
+	/* Written when a write reservation this worker waits for is released
+	 * (by any worker); in epfd. */
+	int wake_fd;
+	bool resv_waiting;	/* under fs->resv_lock */
 	struct freq *retry_head, *retry_tail;	/* deferred writes and waiting sub-I/Os */
 	struct queue_stats stats;
 };
@@ -219,6 +226,11 @@ static inline int worker_arm(struct worker *w)
 static inline unsigned int worker_inflight(const struct worker *w)
 {
 	return w->mpq ? nvmefs_mpq_inflight(w->mpq) : nvmefs_ioq_inflight(w->q);
+}
+
+static inline int worker_wait_ms(const struct worker *w)
+{
+	return w->mpq ? nvmefs_mpq_wait_ms(w->mpq) : nvmefs_ioq_wait_ms(w->q);
 }
 
 static inline int worker_fd(const struct worker *w)

@@ -89,12 +89,14 @@ static int watch_worker_fds(struct fs *fs)
 {
 	for (unsigned int i = 0; i < fs->opts.workers; i++) {
 		struct worker *w = &fs->workers[i];
-		struct epoll_event stop = { .events = EPOLLIN, .data.u32 = 0 };
-		struct epoll_event cq = { .events = EPOLLIN, .data.u32 = 1 };
+		struct epoll_event stop = { .events = EPOLLIN, .data.u32 = WORKER_EV_STOP };
+		struct epoll_event cq = { .events = EPOLLIN, .data.u32 = WORKER_EV_QUEUE };
+		struct epoll_event wake = { .events = EPOLLIN, .data.u32 = WORKER_EV_WAKE };
 
 		w->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fs->stop_fd, &stop) ||
-		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, worker_fd(w), &cq))
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, worker_fd(w), &cq) ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wake_fd, &wake))
 			return fs_error(-errno, "setting up epoll for worker %u failed: %s", i,
 					strerror(errno));
 	}
@@ -106,6 +108,8 @@ static void free_workers(struct fs *fs)
 	for (unsigned int i = 0; fs->workers && i < fs->opts.workers; i++) {
 		if (fs->workers[i].epfd >= 0)
 			close(fs->workers[i].epfd);
+		if (fs->workers[i].wake_fd >= 0)
+			close(fs->workers[i].wake_fd);
 		nvmefs_mr_dereg(fs->workers[i].mr);
 		nvmefs_subsys_mr_dereg(fs->workers[i].smr);
 		free(fs->workers[i].region);
@@ -278,6 +282,8 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 			eventfd_write(fs->stop_fd, 1);
 			break;
 		}
+		/* For top -H and the tests that count what the workers cost. */
+		pthread_setname_np(fs->workers[started].thread, "nvmefs-worker");
 	}
 	/* Ready is told by the worker that sees INIT through (init_answered). */
 	for (unsigned int i = 0; i < started; i++)

@@ -99,13 +99,17 @@ int fs_setup_workers(struct fs *fs)
 	if (!fs->workers)
 		return fs_error(-ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < fs->opts.workers; i++)
-		fs->workers[i].epfd = -1;
+		fs->workers[i].epfd = fs->workers[i].wake_fd = -1;
 	for (unsigned int i = 0; i < fs->opts.workers; i++) {
 		struct worker *w = &fs->workers[i];
 		size_t len = per_freq * fs->opts.depth;
 
 		w->fs = fs;
 		w->idx = i;
+		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->wake_fd < 0)
+			return fs_error(-errno, "creating worker %u's eventfd failed: %s", i,
+					strerror(errno));
 		if (fs->subsys)
 			w->mpq = nvmefs_subsys_queue(fs->subsys, i);
 		else
@@ -161,7 +165,7 @@ static bool receive(struct worker *w)
  */
 static void watch_fuse(struct worker *w, bool on)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WORKER_EV_FUSE };
 	int fd = fuse_session_fd(w->fs->se);
 
 	if (on == w->fuse_watched)
@@ -187,8 +191,9 @@ void *fs_worker_main(void *arg)
 	struct fs *fs = w->fs;
 
 	while (!atomic_load(&fs->stopping)) {
-		struct epoll_event ev[3];
+		struct epoll_event ev[4];
 		bool busy = false;
+		int wait, n;
 
 		if (w->busy && worker_poll(w, 0) > 0)
 			busy = true;
@@ -209,7 +214,18 @@ void *fs_worker_main(void *arg)
 			worker_poll(w, 0);
 			continue;
 		}
-		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
+		/* What waits on the retry list is woken by a completion (room on
+		 * the queue) or by wake_fd (a reservation released); the library
+		 * says how long a command's retry delay has left.  The second's
+		 * beat notices a request past its timeout. */
+		wait = worker_wait_ms(w);
+		n = epoll_wait(w->epfd, ev, 4, wait >= 0 && wait < 1000 ? wait : 1000);
+		for (int i = 0; i < n; i++) {
+			eventfd_t v;
+
+			if (ev[i].data.u32 == WORKER_EV_WAKE)
+				eventfd_read(w->wake_fd, &v);
+		}
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
 	 * timeout, and I/O held by an outage fails as the mount goes. */

@@ -1505,6 +1505,7 @@ static void teardown(struct nvmefs_ctrl *ctrl)
 			n++;
 		CHECK(n == fs->opts.depth && !w->busy && !w->retry_head);
 		nvmefs_mr_dereg(w->mr);
+		close(w->wake_fd);
 		free(w->region);
 		free(w->freqs);
 	}
