@@ -96,6 +96,13 @@ struct freq {
 	struct freq *next;
 };
 
+/* A FUSE request read while every buffer was taken, as read. */
+struct parked {
+	struct parked *next;
+	size_t len;
+	uint8_t bytes[];
+};
+
 struct queue_stats {
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes;
 	atomic_uint_fast64_t flushes, write_zeroes, deallocates, errors;
@@ -110,7 +117,7 @@ struct worker {
 	unsigned int idx;
 	pthread_t thread;
 	int epfd;
-	bool fuse_watched;	/* /dev/fuse is in epfd (only while a buffer is free) */
+	bool fuse_watched;	/* /dev/fuse is in epfd */
 	/* Its queue: one controller's, or with several paths a multipath one. */
 	struct nvmefs_ioq *q;
 	struct nvmefs_mpq *mpq;
@@ -126,6 +133,11 @@ struct worker {
 	int wake_fd;
 	bool resv_waiting;	/* under fs->resv_lock */
 	struct freq *retry_head, *retry_tail;	/* deferred writes and waiting sub-I/Os */
+	/* Read into when every buffer is taken, so that the mount answers
+	 * while its I/O is held: not registered, never taken by I/O. */
+	struct freq spare;
+	/* I/O requests read into the spare, copied out until a buffer is free. */
+	struct parked *parked_head, *parked_tail;
 	struct queue_stats stats;
 };
 

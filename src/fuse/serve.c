@@ -114,6 +114,7 @@ static void free_workers(struct fs *fs)
 		nvmefs_subsys_mr_dereg(fs->workers[i].smr);
 		free(fs->workers[i].region);
 		free(fs->workers[i].freqs);
+		free(fs->workers[i].spare.buf);
 	}
 	free(fs->workers);
 }

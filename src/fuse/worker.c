@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
+#include <linux/fuse.h>
 #include <nvme/types.h>
 #include <nvme/util.h>
 
@@ -62,14 +63,17 @@ void fs_init_answered(struct fs *fs)
 		fs->opts.ready(fs->opts.ready_arg);
 }
 
-void fs_dispatch(struct worker *w, size_t n)
+/* Hands the request of @n bytes in @f's buffer to libfuse. */
+static void dispatch(struct worker *w, struct freq *f, size_t n)
 {
 	struct fs *fs = w->fs;
-	struct freq *f = w->free;
 	struct fuse_buf fb = { 0 };
+	bool spare = f == &w->spare;
 
-	w->free = f->next;
-	w->busy++;
+	if (!spare) {
+		w->free = f->next;
+		w->busy++;
+	}
 	f->busy = false;
 	f->taken = false;
 	f->start_ns = hist_now_ns();
@@ -83,11 +87,83 @@ void fs_dispatch(struct worker *w, size_t n)
 	/* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
 	 * request fs_take() claimed is returned by freq_put(), even when it finished
 	 * before fuse_session_process_buf() returned (a submission that failed). */
-	if (!f->taken) {
+	if (!spare && !f->taken) {
 		f->next = w->free;
 		w->free = f;
 		w->busy--;
 	}
+}
+
+void fs_dispatch(struct worker *w, size_t n)
+{
+	dispatch(w, w->free, n);
+}
+
+/*
+ * Whether the request of @n bytes at @buf would take its buffer past the
+ * answer (fs_take): I/O on a namespace.  What else comes is answered on the
+ * spot, from any buffer.
+ */
+static bool takes_buffer(const uint8_t *buf, size_t n)
+{
+	const struct fuse_in_header *in = (const void *)buf;
+
+	if (n < sizeof(*in) || in->nodeid < INO_NS_BASE)
+		return false;
+	return in->opcode == FUSE_READ || in->opcode == FUSE_WRITE || in->opcode == FUSE_FSYNC ||
+	       in->opcode == FUSE_FALLOCATE;
+}
+
+/* Answers the request at @buf, which libfuse never saw, with @err. */
+static void refuse(struct worker *w, const uint8_t *buf, int err)
+{
+	struct fuse_out_header out = {
+		.len = sizeof(out), .error = -err,
+		.unique = ((const struct fuse_in_header *)(const void *)buf)->unique,
+	};
+
+	if (write(fuse_session_fd(w->fs->se), &out, sizeof(out)) < 0)
+		fs_log("worker %u: answering a request with %s failed: %s", w->idx, strerror(err),
+		       strerror(errno));
+}
+
+/* Copies the I/O request just read into the spare out, to wait for a buffer. */
+static void park(struct worker *w, size_t n)
+{
+	struct parked *p = malloc(sizeof(*p) + n);
+
+	if (!p) {
+		refuse(w, w->spare.buf, ENOMEM);
+		return;
+	}
+	p->next = NULL;
+	p->len = n;
+	memcpy(p->bytes, w->spare.buf, n);
+	if (w->parked_tail)
+		w->parked_tail->next = p;
+	else
+		w->parked_head = p;
+	w->parked_tail = p;
+}
+
+/* Parked requests get the buffers that came free, oldest first.  Returns
+ * whether any did. */
+static bool unpark(struct worker *w)
+{
+	bool any = false;
+
+	while (w->free && w->parked_head) {
+		struct parked *p = w->parked_head;
+
+		w->parked_head = p->next;
+		if (!w->parked_head)
+			w->parked_tail = NULL;
+		memcpy(w->free->buf, p->bytes, p->len);
+		dispatch(w, w->free, p->len);
+		free(p);
+		any = true;
+	}
+	return any;
 }
 
 int fs_setup_workers(struct fs *fs)
@@ -115,7 +191,10 @@ int fs_setup_workers(struct fs *fs)
 		else
 			w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
 		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
-		if (!w->freqs || posix_memalign((void **)&w->region, 4096, len))
+		w->spare.w = w;
+		w->spare.resv = -1;
+		w->spare.buf = malloc(fs->bufsize);
+		if (!w->freqs || !w->spare.buf || posix_memalign((void **)&w->region, 4096, len))
 			return fs_error(-ENOMEM, "out of memory for %zu MiB of request buffers",
 					    len >> 20);
 		/* Registered once (on every path): requests arrive here and data
@@ -138,14 +217,15 @@ int fs_setup_workers(struct fs *fs)
 	return 0;
 }
 
-/* Reads one request into a free buffer and dispatches it.  Returns whether
- * one came. */
+/* Reads one request into a free buffer, else into the spare, and dispatches
+ * it; I/O that came into the spare is parked.  Returns whether one came. */
 static bool receive(struct worker *w)
 {
 	struct fs *fs = w->fs;
+	struct freq *f = w->free ? w->free : &w->spare;
 	ssize_t n;
 
-	n = read(fuse_session_fd(fs->se), w->free->buf, fs->bufsize);
+	n = read(fuse_session_fd(fs->se), f->buf, fs->bufsize);
 	if (n <= 0) {
 		if (n < 0 && errno == ENODEV) {
 			/* Unmounted (fusermount3 -u, umount): time to go. */
@@ -154,24 +234,26 @@ static bool receive(struct worker *w)
 		}
 		return false;
 	}
-	fs_dispatch(w, (size_t)n);
+	if (f == &w->spare && takes_buffer(f->buf, (size_t)n))
+		park(w, (size_t)n);
+	else
+		dispatch(w, f, (size_t)n);
 	return true;
 }
 
 /*
  * /dev/fuse is shared by every worker: watched with EPOLLEXCLUSIVE, a
  * request wakes one of them, not all (who would then mostly read EAGAIN).
- * A worker with no free buffer stops watching, so requests go to the others.
+ * Every worker watches, also with no buffer free: it reads into its spare,
+ * so that the mount answers while all its I/O is held.
  */
-static void watch_fuse(struct worker *w, bool on)
+static void watch_fuse(struct worker *w)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WORKER_EV_FUSE };
-	int fd = fuse_session_fd(w->fs->se);
 
-	if (on == w->fuse_watched)
-		return;
-	if (epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, on ? &ev : NULL) == 0)
-		w->fuse_watched = on;
+	if (!w->fuse_watched &&
+	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, fuse_session_fd(w->fs->se), &ev) == 0)
+		w->fuse_watched = true;
 }
 
 /* Every controller (path) that is not live gives up reconnecting. */
@@ -199,10 +281,12 @@ void *fs_worker_main(void *arg)
 			busy = true;
 		if (w->retry_head && fs_run_retries(w))
 			busy = true;
-		/* Take what has queued up, as long as there are buffers for it. */
-		while (w->free && receive(w))
+		if (w->parked_head && unpark(w))
 			busy = true;
-		watch_fuse(w, w->free != NULL);
+		/* Take what has queued up. */
+		while (receive(w))
+			busy = true;
+		watch_fuse(w);
 		if (busy)
 			continue;
 		/* Nothing to do: sleep until a request, a completion or the end.  Arm
@@ -229,9 +313,10 @@ void *fs_worker_main(void *arg)
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
 	 * timeout, and I/O held by an outage fails as the mount goes. */
-	while (w->busy || worker_inflight(w) || atomic_load(&fs->workers_left)) {
+	while (w->busy || w->parked_head || worker_inflight(w) || atomic_load(&fs->workers_left)) {
 		int ret;
 
+		unpark(w);
 		if (!w->busy && !worker_inflight(w) && !w->drained) {
 			w->drained = true;
 			atomic_fetch_sub(&fs->workers_left, 1);
@@ -251,6 +336,15 @@ void *fs_worker_main(void *arg)
 			break;
 		}
 	}
+	/* Left only when the queue failed with every buffer unanswered. */
+	while (w->parked_head) {
+		struct parked *p = w->parked_head;
+
+		w->parked_head = p->next;
+		refuse(w, p->bytes, EIO);
+		free(p);
+	}
+	w->parked_tail = NULL;
 	if (!w->drained)
 		atomic_fetch_sub(&fs->workers_left, 1);
 	return NULL;

@@ -1508,6 +1508,7 @@ static void teardown(struct nvmefs_ctrl *ctrl)
 		close(w->wake_fd);
 		free(w->region);
 		free(w->freqs);
+		free(w->spare.buf);
 	}
 	for (unsigned int i = 0; i < fs->nr_resv; i++)
 		CHECK(!fs->resv[i].used);

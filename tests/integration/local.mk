@@ -46,7 +46,8 @@ INTEGRATION_TESTS += \
 	tests/integration/test-outage-loop.sh \
 	tests/integration/test-outage-fewer-queues.sh \
 	tests/integration/test-outage-vs-kernel.sh \
-	tests/integration/test-outage-busy.sh
+	tests/integration/test-outage-busy.sh \
+	tests/integration/test-outage-answers.sh
 
 # Multipath with ANA (issue #14): the testbed's two ports as two paths.
 INTEGRATION_TESTS += \
