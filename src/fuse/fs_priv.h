@@ -154,7 +154,14 @@ struct fs {
 	struct nvmefs_fs_opts opts;
 	struct fuse_session *se;
 	int stop_fd;
+	/* Asked to stop (signal, unmount, INIT refused): read by serve.c. */
 	atomic_bool stopping;
+	/* Set once the namespace-change callback is cleared: the workers stop
+	 * reading /dev/fuse and drain.  Until then they answer, which a change
+	 * callback's FUSE notify may be waiting for. */
+	atomic_bool serve_done;
+	/* /dev/fuse said ENODEV: nothing more comes. */
+	atomic_bool unmounted;
 	/* Workers still with I/O of their own at the end: until none is, every
 	 * worker keeps polling its queue, which may carry another's I/O while
 	 * the target grants fewer queues. */
@@ -254,6 +261,8 @@ static inline int worker_fd(const struct worker *w)
 /* The workers, each with its queue and its requests' buffers, registered once. */
 int fs_setup_workers(struct fs *fs);
 void *fs_worker_main(void *arg);
+/* Every controller (path) that is not live gives up reconnecting. */
+void fs_stop_reconnecting(struct fs *fs);
 /* Hands the request of @n bytes just read into w->free's buffer to libfuse,
  * which calls the operation (the fuzzing harness comes in here too). */
 void fs_dispatch(struct worker *w, size_t n);

@@ -229,6 +229,7 @@ static bool receive(struct worker *w)
 	if (n <= 0) {
 		if (n < 0 && errno == ENODEV) {
 			/* Unmounted (fusermount3 -u, umount): time to go. */
+			atomic_store(&fs->unmounted, true);
 			atomic_store(&fs->stopping, true);
 			eventfd_write(fs->stop_fd, 1);
 		}
@@ -250,14 +251,14 @@ static bool receive(struct worker *w)
 static void watch_fuse(struct worker *w)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WORKER_EV_FUSE };
+	bool on = !atomic_load(&w->fs->unmounted);
 
-	if (!w->fuse_watched &&
-	    epoll_ctl(w->epfd, EPOLL_CTL_ADD, fuse_session_fd(w->fs->se), &ev) == 0)
-		w->fuse_watched = true;
+	if (on != w->fuse_watched && epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
+					       fuse_session_fd(w->fs->se), on ? &ev : NULL) == 0)
+		w->fuse_watched = on;
 }
 
-/* Every controller (path) that is not live gives up reconnecting. */
-static void stop_reconnecting(struct fs *fs)
+void fs_stop_reconnecting(struct fs *fs)
 {
 	for (unsigned int i = 0; i < fs_nr_ctrls(fs); i++) {
 		struct nvmefs_ctrl *ctrl = fs_ctrl(fs, i);
@@ -272,7 +273,7 @@ void *fs_worker_main(void *arg)
 	struct worker *w = arg;
 	struct fs *fs = w->fs;
 
-	while (!atomic_load(&fs->stopping)) {
+	while (!atomic_load(&fs->serve_done)) {
 		struct epoll_event ev[4];
 		bool busy = false;
 		int wait, n;
@@ -284,7 +285,7 @@ void *fs_worker_main(void *arg)
 		if (w->parked_head && unpark(w))
 			busy = true;
 		/* Take what has queued up. */
-		while (receive(w))
+		while (!atomic_load(&fs->unmounted) && receive(w))
 			busy = true;
 		watch_fuse(w);
 		if (busy)
@@ -324,7 +325,7 @@ void *fs_worker_main(void *arg)
 
 		/* Going away ends an outage's wait: what it holds fails now rather
 		 * than at ctrl_loss_tmo, as 'nvme disconnect' does while reconnecting. */
-		stop_reconnecting(fs);
+		fs_stop_reconnecting(fs);
 		ret = worker_poll(w, 100);
 
 		fs_run_retries(w);
