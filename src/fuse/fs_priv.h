@@ -177,6 +177,9 @@ struct fs {
 	struct ns_file *ns;
 	atomic_uint nr_ns;
 	struct worker *workers;
+	/* Workers with a buffer free: while there is one, a worker without
+	 * leaves /dev/fuse to it rather than read into its spare. */
+	atomic_uint workers_with_free;
 	uid_t uid;
 	gid_t gid;
 	time_t mounted;		/* every file's times: the namespaces do not keep any */

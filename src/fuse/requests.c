@@ -149,6 +149,8 @@ static void freq_put(struct worker *w, struct freq *f)
 {
 	f->busy = false;
 	f->req = NULL;
+	if (!w->free)
+		atomic_fetch_add(&w->fs->workers_with_free, 1);
 	f->next = w->free;
 	w->free = f;
 	w->busy--;

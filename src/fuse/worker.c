@@ -73,6 +73,8 @@ static void dispatch(struct worker *w, struct freq *f, size_t n)
 	if (!spare) {
 		w->free = f->next;
 		w->busy++;
+		if (!w->free)
+			atomic_fetch_sub(&fs->workers_with_free, 1);
 	}
 	f->busy = false;
 	f->taken = false;
@@ -88,6 +90,8 @@ static void dispatch(struct worker *w, struct freq *f, size_t n)
 	 * request fs_take() claimed is returned by freq_put(), even when it finished
 	 * before fuse_session_process_buf() returned (a submission that failed). */
 	if (!spare && !f->taken) {
+		if (!w->free)
+			atomic_fetch_add(&fs->workers_with_free, 1);
 		f->next = w->free;
 		w->free = f;
 		w->busy--;
@@ -213,8 +217,16 @@ int fs_setup_workers(struct fs *fs)
 			f->next = w->free;
 			w->free = f;
 		}
+		atomic_fetch_add(&fs->workers_with_free, 1);
 	}
 	return 0;
+}
+
+/* Whether @w reads /dev/fuse: with a buffer free, or into its spare once
+ * no worker has one (the mount answers while all its I/O is held). */
+static bool reads_fuse(const struct worker *w)
+{
+	return w->free || !atomic_load(&w->fs->workers_with_free);
 }
 
 /* Reads one request into a free buffer, else into the spare, and dispatches
@@ -245,13 +257,13 @@ static bool receive(struct worker *w)
 /*
  * /dev/fuse is shared by every worker: watched with EPOLLEXCLUSIVE, a
  * request wakes one of them, not all (who would then mostly read EAGAIN).
- * Every worker watches, also with no buffer free: it reads into its spare,
- * so that the mount answers while all its I/O is held.
+ * A worker with no buffer free stops watching while another has one, so
+ * that requests go there.
  */
 static void watch_fuse(struct worker *w)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WORKER_EV_FUSE };
-	bool on = !atomic_load(&w->fs->unmounted);
+	bool on = !atomic_load(&w->fs->unmounted) && reads_fuse(w);
 
 	if (on != w->fuse_watched && epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
 					       fuse_session_fd(w->fs->se), on ? &ev : NULL) == 0)
@@ -285,7 +297,7 @@ void *fs_worker_main(void *arg)
 		if (w->parked_head && unpark(w))
 			busy = true;
 		/* Take what has queued up. */
-		while (!atomic_load(&fs->unmounted) && receive(w))
+		while (!atomic_load(&fs->unmounted) && reads_fuse(w) && receive(w))
 			busy = true;
 		watch_fuse(w);
 		if (busy)
