@@ -508,6 +508,12 @@ int nvmefs_ioq_fd(const struct nvmefs_ioq *ioq);
 /** Arm the descriptor; > 0 if completions are already waiting (poll first). */
 int nvmefs_ioq_arm(struct nvmefs_ioq *ioq);
 /**
+ * After nvmefs_ioq_arm() returned 0: at most how long to sleep on the
+ * descriptor before polling again, in ms, because an I/O waits out the
+ * controller's command retry delay; -1 when only the descriptor brings work.
+ */
+int nvmefs_ioq_wait_ms(const struct nvmefs_ioq *ioq);
+/**
  * I/Os submitted and not yet completed, and other queues' I/O this queue is
  * carrying.  While the target grants fewer I/O queues than were created
  * (after a reconnect), a queue without a connection of its own has its I/O
@@ -642,6 +648,8 @@ int nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms);
 /** As nvmefs_ioq_fd() and nvmefs_ioq_arm(), over every path. */
 int nvmefs_mpq_fd(const struct nvmefs_mpq *mpq);
 int nvmefs_mpq_arm(struct nvmefs_mpq *mpq);
+/** As nvmefs_ioq_wait_ms(), the soonest over every path. */
+int nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq);
 /** As nvmefs_ioq_inflight(), over every path. */
 unsigned int nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq);
 

@@ -96,18 +96,28 @@ struct freq {
 	struct freq *next;
 };
 
+/* A FUSE request read while every buffer was taken, as read. */
+struct parked {
+	struct parked *next;
+	size_t len;
+	uint8_t bytes[];
+};
+
 struct queue_stats {
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes;
 	atomic_uint_fast64_t flushes, write_zeroes, deallocates, errors;
 	struct histogram lat;
 };
 
+/* What woke a worker from epoll_wait(), in epoll_event.data.u32. */
+enum { WORKER_EV_STOP, WORKER_EV_QUEUE, WORKER_EV_WAKE, WORKER_EV_FUSE };
+
 struct worker {
 	struct fs *fs;
 	unsigned int idx;
 	pthread_t thread;
 	int epfd;
-	bool fuse_watched;	/* /dev/fuse is in epfd (only while a buffer is free) */
+	bool fuse_watched;	/* /dev/fuse is in epfd */
 	/* Its queue: one controller's, or with several paths a multipath one. */
 	struct nvmefs_ioq *q;
 	struct nvmefs_mpq *mpq;
@@ -118,7 +128,16 @@ struct worker {
 	struct freq *free;
 	unsigned int busy;
 	bool drained;		/* counted out of fs->workers_left */
+	/* Written when a write reservation this worker waits for is released
+	 * (by any worker); in epfd. */
+	int wake_fd;
+	bool resv_waiting;	/* under fs->resv_lock */
 	struct freq *retry_head, *retry_tail;	/* deferred writes and waiting sub-I/Os */
+	/* Read into when every buffer is taken, so that the mount answers
+	 * while its I/O is held: not registered, never taken by I/O. */
+	struct freq spare;
+	/* I/O requests read into the spare, copied out until a buffer is free. */
+	struct parked *parked_head, *parked_tail;
 	struct queue_stats stats;
 };
 
@@ -135,7 +154,14 @@ struct fs {
 	struct nvmefs_fs_opts opts;
 	struct fuse_session *se;
 	int stop_fd;
+	/* Asked to stop (signal, unmount, INIT refused): read by serve.c. */
 	atomic_bool stopping;
+	/* Set once the namespace-change callback is cleared: the workers stop
+	 * reading /dev/fuse and drain.  Until then they answer, which a change
+	 * callback's FUSE notify may be waiting for. */
+	atomic_bool serve_done;
+	/* /dev/fuse said ENODEV: nothing more comes. */
+	atomic_bool unmounted;
 	/* Workers still with I/O of their own at the end: until none is, every
 	 * worker keeps polling its queue, which may carry another's I/O while
 	 * the target grants fewer queues. */
@@ -151,6 +177,9 @@ struct fs {
 	struct ns_file *ns;
 	atomic_uint nr_ns;
 	struct worker *workers;
+	/* Workers with a buffer free: while there is one, a worker without
+	 * leaves /dev/fuse to it rather than read into its spare. */
+	atomic_uint workers_with_free;
 	uid_t uid;
 	gid_t gid;
 	time_t mounted;		/* every file's times: the namespaces do not keep any */
@@ -221,6 +250,11 @@ static inline unsigned int worker_inflight(const struct worker *w)
 	return w->mpq ? nvmefs_mpq_inflight(w->mpq) : nvmefs_ioq_inflight(w->q);
 }
 
+static inline int worker_wait_ms(const struct worker *w)
+{
+	return w->mpq ? nvmefs_mpq_wait_ms(w->mpq) : nvmefs_ioq_wait_ms(w->q);
+}
+
 static inline int worker_fd(const struct worker *w)
 {
 	return w->mpq ? nvmefs_mpq_fd(w->mpq) : nvmefs_ioq_fd(w->q);
@@ -230,6 +264,8 @@ static inline int worker_fd(const struct worker *w)
 /* The workers, each with its queue and its requests' buffers, registered once. */
 int fs_setup_workers(struct fs *fs);
 void *fs_worker_main(void *arg);
+/* Every controller (path) that is not live gives up reconnecting. */
+void fs_stop_reconnecting(struct fs *fs);
 /* Hands the request of @n bytes just read into w->free's buffer to libfuse,
  * which calls the operation (the fuzzing harness comes in here too). */
 void fs_dispatch(struct worker *w, size_t n);

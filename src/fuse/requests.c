@@ -84,8 +84,11 @@ out:
 /* Write reservations                                                       */
 /* ---------------------------------------------------------------------- */
 
-static int reserve(struct fs *fs, uint32_t nsid, uint64_t first, uint64_t last)
+/* Reserves blocks @first..@last of @nsid for a write of @w; -1 when another
+ * write holds some of them: @w is woken when a reservation is released. */
+static int reserve(struct worker *w, uint32_t nsid, uint64_t first, uint64_t last)
 {
+	struct fs *fs = w->fs;
 	int free_slot = -1;
 
 	pthread_mutex_lock(&fs->resv_lock);
@@ -97,6 +100,7 @@ static int reserve(struct fs *fs, uint32_t nsid, uint64_t first, uint64_t last)
 				free_slot = (int)i;
 		} else if (r->nsid == nsid && r->first <= last && first <= r->last) {
 			free_slot = -1;
+			w->resv_waiting = true;
 			goto out;
 		}
 	}
@@ -113,6 +117,14 @@ static void release_resv(struct fs *fs, int idx)
 		return;
 	pthread_mutex_lock(&fs->resv_lock);
 	fs->resv[idx].used = false;
+	for (unsigned int i = 0; i < fs->opts.workers; i++) {
+		struct worker *w = &fs->workers[i];
+
+		if (w->resv_waiting) {
+			w->resv_waiting = false;
+			eventfd_write(w->wake_fd, 1);
+		}
+	}
 	pthread_mutex_unlock(&fs->resv_lock);
 }
 
@@ -137,6 +149,8 @@ static void freq_put(struct worker *w, struct freq *f)
 {
 	f->busy = false;
 	f->req = NULL;
+	if (!w->free)
+		atomic_fetch_add(&w->fs->workers_with_free, 1);
 	f->next = w->free;
 	w->free = f;
 	w->busy--;
@@ -342,7 +356,7 @@ bool fs_write_start(struct freq *f)
 	uint64_t first = a >> shift, last = (b - 1) >> shift, mfirst, mend;
 	bool head = a & mask, tail = b & mask;
 
-	f->resv = reserve(w->fs, f->ns->nsid, first, last);
+	f->resv = reserve(w, f->ns->nsid, first, last);
 	if (f->resv < 0)
 		return false;
 	f->phase = 0;

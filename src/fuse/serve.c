@@ -89,16 +89,30 @@ static int watch_worker_fds(struct fs *fs)
 {
 	for (unsigned int i = 0; i < fs->opts.workers; i++) {
 		struct worker *w = &fs->workers[i];
-		struct epoll_event stop = { .events = EPOLLIN, .data.u32 = 0 };
-		struct epoll_event cq = { .events = EPOLLIN, .data.u32 = 1 };
+		struct epoll_event stop = { .events = EPOLLIN, .data.u32 = WORKER_EV_STOP };
+		struct epoll_event cq = { .events = EPOLLIN, .data.u32 = WORKER_EV_QUEUE };
+		struct epoll_event wake = { .events = EPOLLIN, .data.u32 = WORKER_EV_WAKE };
 
 		w->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fs->stop_fd, &stop) ||
-		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, worker_fd(w), &cq))
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, worker_fd(w), &cq) ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wake_fd, &wake))
 			return fs_error(-errno, "setting up epoll for worker %u failed: %s", i,
 					strerror(errno));
 	}
 	return 0;
+}
+
+/* Until the mount is asked to stop. */
+static void wait_stopping(struct fs *fs)
+{
+	struct pollfd pfd = { .fd = fs->stop_fd, .events = POLLIN };
+	eventfd_t v;
+
+	while (!atomic_load(&fs->stopping)) {
+		if (poll(&pfd, 1, -1) > 0)
+			eventfd_read(fs->stop_fd, &v);
+	}
 }
 
 static void free_workers(struct fs *fs)
@@ -106,10 +120,13 @@ static void free_workers(struct fs *fs)
 	for (unsigned int i = 0; fs->workers && i < fs->opts.workers; i++) {
 		if (fs->workers[i].epfd >= 0)
 			close(fs->workers[i].epfd);
+		if (fs->workers[i].wake_fd >= 0)
+			close(fs->workers[i].wake_fd);
 		nvmefs_mr_dereg(fs->workers[i].mr);
 		nvmefs_subsys_mr_dereg(fs->workers[i].smr);
 		free(fs->workers[i].region);
 		free(fs->workers[i].freqs);
+		free(fs->workers[i].spare.buf);
 	}
 	free(fs->workers);
 }
@@ -140,19 +157,29 @@ static void flush_done(void *arg, int status)
 	fw->status = status;
 }
 
-/* Flush @nsid through the first worker's multipath queue. */
-static int mpq_flush_sync(struct nvmefs_mpq *mpq, uint32_t nsid)
+/* Polls the first worker's queue for up to 100 ms.  The mount is going
+ * away: a controller that fails meanwhile is given up, and what it holds
+ * fails, rather than waiting out ctrl_loss_tmo. */
+static int flush_poll(struct fs *fs, struct nvmefs_ioq *q, struct nvmefs_mpq *mpq)
+{
+	fs_stop_reconnecting(fs);
+	return mpq ? nvmefs_mpq_poll(mpq, 100) : nvmefs_ioq_poll(q, 100);
+}
+
+/* Flushes @nsid through the first worker's queue. */
+static int flush_sync(struct fs *fs, struct nvmefs_ioq *q, struct nvmefs_mpq *mpq, uint32_t nsid)
 {
 	struct flush_wait fw = { 0 };
 	int ret;
 
-	while ((ret = nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)) == -EAGAIN)
-		if ((ret = nvmefs_mpq_poll(mpq, 100)) < 0)
+	while ((ret = mpq ? nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)
+		: nvmefs_ioq_flush(q, nsid, flush_done, &fw)) == -EAGAIN)
+		if ((ret = flush_poll(fs, q, mpq)) < 0)
 			return ret;
-	while (ret == 0 && !fw.done)
-		if ((ret = nvmefs_mpq_poll(mpq, 100)) < 0)
-			return ret;
-	return ret < 0 ? ret : fw.status;
+	while (ret >= 0 && !fw.done)
+		ret = flush_poll(fs, q, mpq);
+	/* A poll that failed has run every callback first. */
+	return fw.done ? fw.status : ret;
 }
 
 /* Everything written is made durable before the mount goes away. */
@@ -162,8 +189,7 @@ static void flush_all(struct fs *fs)
 	struct nvmefs_mpq *mpq = fs->subsys ? nvmefs_subsys_queue(fs->subsys, 0) : NULL;
 
 	for (unsigned int i = 0; (q || mpq) && i < fs->nr_ns && !fs_failed(fs); i++) {
-		int ret = mpq ? mpq_flush_sync(mpq, fs->ns[i].nsid)
-			  : nvmefs_ioq_flush_sync(q, fs->ns[i].nsid);
+		int ret = flush_sync(fs, q, mpq, fs->ns[i].nsid);
 
 		if (ret)
 			fs_log("flushing %s before unmounting failed: %s", fs->ns[i].name,
@@ -278,13 +304,21 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 			eventfd_write(fs->stop_fd, 1);
 			break;
 		}
+		/* For top -H and the tests that count what the workers cost. */
+		pthread_setname_np(fs->workers[started].thread, "nvmefs-worker");
 	}
-	/* Ready is told by the worker that sees INIT through (init_answered). */
+	/* Ready is told by the worker that sees INIT through (init_answered).
+	 * At the end, the change callback goes while the workers still answer:
+	 * one under way may wait in a FUSE notify for a request (a lookup
+	 * holding the directory) that only they can answer. */
+	wait_stopping(fs);
+	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
+	atomic_store(&fs->serve_done, true);
+	eventfd_write(fs->stop_fd, 1);
 	for (unsigned int i = 0; i < started; i++)
 		pthread_join(fs->workers[i].thread, NULL);
 	if (ret == 0 && fs->init_error)
 		ret = fs->init_error;
-	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
 	flush_all(fs);
 	fuse_session_unmount(fs->se);
 	if (fs_failed(fs) && ret == 0)

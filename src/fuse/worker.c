@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
+#include <linux/fuse.h>
 #include <nvme/types.h>
 #include <nvme/util.h>
 
@@ -62,14 +63,19 @@ void fs_init_answered(struct fs *fs)
 		fs->opts.ready(fs->opts.ready_arg);
 }
 
-void fs_dispatch(struct worker *w, size_t n)
+/* Hands the request of @n bytes in @f's buffer to libfuse. */
+static void dispatch(struct worker *w, struct freq *f, size_t n)
 {
 	struct fs *fs = w->fs;
-	struct freq *f = w->free;
 	struct fuse_buf fb = { 0 };
+	bool spare = f == &w->spare;
 
-	w->free = f->next;
-	w->busy++;
+	if (!spare) {
+		w->free = f->next;
+		w->busy++;
+		if (!w->free)
+			atomic_fetch_sub(&fs->workers_with_free, 1);
+	}
 	f->busy = false;
 	f->taken = false;
 	f->start_ns = hist_now_ns();
@@ -83,11 +89,85 @@ void fs_dispatch(struct worker *w, size_t n)
 	/* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
 	 * request fs_take() claimed is returned by freq_put(), even when it finished
 	 * before fuse_session_process_buf() returned (a submission that failed). */
-	if (!f->taken) {
+	if (!spare && !f->taken) {
+		if (!w->free)
+			atomic_fetch_add(&fs->workers_with_free, 1);
 		f->next = w->free;
 		w->free = f;
 		w->busy--;
 	}
+}
+
+void fs_dispatch(struct worker *w, size_t n)
+{
+	dispatch(w, w->free, n);
+}
+
+/*
+ * Whether the request of @n bytes at @buf would take its buffer past the
+ * answer (fs_take): I/O on a namespace.  What else comes is answered on the
+ * spot, from any buffer.
+ */
+static bool takes_buffer(const uint8_t *buf, size_t n)
+{
+	const struct fuse_in_header *in = (const void *)buf;
+
+	if (n < sizeof(*in) || in->nodeid < INO_NS_BASE)
+		return false;
+	return in->opcode == FUSE_READ || in->opcode == FUSE_WRITE || in->opcode == FUSE_FSYNC ||
+	       in->opcode == FUSE_FALLOCATE;
+}
+
+/* Answers the request at @buf, which libfuse never saw, with @err. */
+static void refuse(struct worker *w, const uint8_t *buf, int err)
+{
+	struct fuse_out_header out = {
+		.len = sizeof(out), .error = -err,
+		.unique = ((const struct fuse_in_header *)(const void *)buf)->unique,
+	};
+
+	if (write(fuse_session_fd(w->fs->se), &out, sizeof(out)) < 0)
+		fs_log("worker %u: answering a request with %s failed: %s", w->idx, strerror(err),
+		       strerror(errno));
+}
+
+/* Copies the I/O request just read into the spare out, to wait for a buffer. */
+static void park(struct worker *w, size_t n)
+{
+	struct parked *p = malloc(sizeof(*p) + n);
+
+	if (!p) {
+		refuse(w, w->spare.buf, ENOMEM);
+		return;
+	}
+	p->next = NULL;
+	p->len = n;
+	memcpy(p->bytes, w->spare.buf, n);
+	if (w->parked_tail)
+		w->parked_tail->next = p;
+	else
+		w->parked_head = p;
+	w->parked_tail = p;
+}
+
+/* Parked requests get the buffers that came free, oldest first.  Returns
+ * whether any did. */
+static bool unpark(struct worker *w)
+{
+	bool any = false;
+
+	while (w->free && w->parked_head) {
+		struct parked *p = w->parked_head;
+
+		w->parked_head = p->next;
+		if (!w->parked_head)
+			w->parked_tail = NULL;
+		memcpy(w->free->buf, p->bytes, p->len);
+		dispatch(w, w->free, p->len);
+		free(p);
+		any = true;
+	}
+	return any;
 }
 
 int fs_setup_workers(struct fs *fs)
@@ -99,19 +179,26 @@ int fs_setup_workers(struct fs *fs)
 	if (!fs->workers)
 		return fs_error(-ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < fs->opts.workers; i++)
-		fs->workers[i].epfd = -1;
+		fs->workers[i].epfd = fs->workers[i].wake_fd = -1;
 	for (unsigned int i = 0; i < fs->opts.workers; i++) {
 		struct worker *w = &fs->workers[i];
 		size_t len = per_freq * fs->opts.depth;
 
 		w->fs = fs;
 		w->idx = i;
+		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->wake_fd < 0)
+			return fs_error(-errno, "creating worker %u's eventfd failed: %s", i,
+					strerror(errno));
 		if (fs->subsys)
 			w->mpq = nvmefs_subsys_queue(fs->subsys, i);
 		else
 			w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
 		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
-		if (!w->freqs || posix_memalign((void **)&w->region, 4096, len))
+		w->spare.w = w;
+		w->spare.resv = -1;
+		w->spare.buf = malloc(fs->bufsize);
+		if (!w->freqs || !w->spare.buf || posix_memalign((void **)&w->region, 4096, len))
 			return fs_error(-ENOMEM, "out of memory for %zu MiB of request buffers",
 					    len >> 20);
 		/* Registered once (on every path): requests arrive here and data
@@ -130,48 +217,60 @@ int fs_setup_workers(struct fs *fs)
 			f->next = w->free;
 			w->free = f;
 		}
+		atomic_fetch_add(&fs->workers_with_free, 1);
 	}
 	return 0;
 }
 
-/* Reads one request into a free buffer and dispatches it.  Returns whether
- * one came. */
+/* Whether @w reads /dev/fuse: with a buffer free, or into its spare once
+ * no worker has one (the mount answers while all its I/O is held). */
+static bool reads_fuse(const struct worker *w)
+{
+	return w->free || !atomic_load(&w->fs->workers_with_free);
+}
+
+/* Reads one request into a free buffer, else into the spare, and dispatches
+ * it; I/O that came into the spare is parked.  Returns whether one came. */
 static bool receive(struct worker *w)
 {
 	struct fs *fs = w->fs;
+	struct freq *f = w->free ? w->free : &w->spare;
 	ssize_t n;
 
-	n = read(fuse_session_fd(fs->se), w->free->buf, fs->bufsize);
+	n = read(fuse_session_fd(fs->se), f->buf, fs->bufsize);
 	if (n <= 0) {
 		if (n < 0 && errno == ENODEV) {
 			/* Unmounted (fusermount3 -u, umount): time to go. */
+			atomic_store(&fs->unmounted, true);
 			atomic_store(&fs->stopping, true);
 			eventfd_write(fs->stop_fd, 1);
 		}
 		return false;
 	}
-	fs_dispatch(w, (size_t)n);
+	if (f == &w->spare && takes_buffer(f->buf, (size_t)n))
+		park(w, (size_t)n);
+	else
+		dispatch(w, f, (size_t)n);
 	return true;
 }
 
 /*
  * /dev/fuse is shared by every worker: watched with EPOLLEXCLUSIVE, a
  * request wakes one of them, not all (who would then mostly read EAGAIN).
- * A worker with no free buffer stops watching, so requests go to the others.
+ * A worker with no buffer free stops watching while another has one, so
+ * that requests go there.
  */
-static void watch_fuse(struct worker *w, bool on)
+static void watch_fuse(struct worker *w)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE };
-	int fd = fuse_session_fd(w->fs->se);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WORKER_EV_FUSE };
+	bool on = !atomic_load(&w->fs->unmounted) && reads_fuse(w);
 
-	if (on == w->fuse_watched)
-		return;
-	if (epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd, on ? &ev : NULL) == 0)
+	if (on != w->fuse_watched && epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
+					       fuse_session_fd(w->fs->se), on ? &ev : NULL) == 0)
 		w->fuse_watched = on;
 }
 
-/* Every controller (path) that is not live gives up reconnecting. */
-static void stop_reconnecting(struct fs *fs)
+void fs_stop_reconnecting(struct fs *fs)
 {
 	for (unsigned int i = 0; i < fs_nr_ctrls(fs); i++) {
 		struct nvmefs_ctrl *ctrl = fs_ctrl(fs, i);
@@ -186,18 +285,21 @@ void *fs_worker_main(void *arg)
 	struct worker *w = arg;
 	struct fs *fs = w->fs;
 
-	while (!atomic_load(&fs->stopping)) {
-		struct epoll_event ev[3];
+	while (!atomic_load(&fs->serve_done)) {
+		struct epoll_event ev[4];
 		bool busy = false;
+		int wait, n;
 
 		if (w->busy && worker_poll(w, 0) > 0)
 			busy = true;
 		if (w->retry_head && fs_run_retries(w))
 			busy = true;
-		/* Take what has queued up, as long as there are buffers for it. */
-		while (w->free && receive(w))
+		if (w->parked_head && unpark(w))
 			busy = true;
-		watch_fuse(w, w->free != NULL);
+		/* Take what has queued up. */
+		while (!atomic_load(&fs->unmounted) && reads_fuse(w) && receive(w))
+			busy = true;
+		watch_fuse(w);
 		if (busy)
 			continue;
 		/* Nothing to do: sleep until a request, a completion or the end.  Arm
@@ -209,13 +311,25 @@ void *fs_worker_main(void *arg)
 			worker_poll(w, 0);
 			continue;
 		}
-		epoll_wait(w->epfd, ev, 3, w->retry_head ? 1 : 1000);
+		/* What waits on the retry list is woken by a completion (room on
+		 * the queue) or by wake_fd (a reservation released); the library
+		 * says how long a command's retry delay has left.  The second's
+		 * beat notices a request past its timeout. */
+		wait = worker_wait_ms(w);
+		n = epoll_wait(w->epfd, ev, 4, wait >= 0 && wait < 1000 ? wait : 1000);
+		for (int i = 0; i < n; i++) {
+			eventfd_t v;
+
+			if (ev[i].data.u32 == WORKER_EV_WAKE)
+				eventfd_read(w->wake_fd, &v);
+		}
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
 	 * timeout, and I/O held by an outage fails as the mount goes. */
-	while (w->busy || worker_inflight(w) || atomic_load(&fs->workers_left)) {
+	while (w->busy || w->parked_head || worker_inflight(w) || atomic_load(&fs->workers_left)) {
 		int ret;
 
+		unpark(w);
 		if (!w->busy && !worker_inflight(w) && !w->drained) {
 			w->drained = true;
 			atomic_fetch_sub(&fs->workers_left, 1);
@@ -223,7 +337,7 @@ void *fs_worker_main(void *arg)
 
 		/* Going away ends an outage's wait: what it holds fails now rather
 		 * than at ctrl_loss_tmo, as 'nvme disconnect' does while reconnecting. */
-		stop_reconnecting(fs);
+		fs_stop_reconnecting(fs);
 		ret = worker_poll(w, 100);
 
 		fs_run_retries(w);
@@ -235,6 +349,15 @@ void *fs_worker_main(void *arg)
 			break;
 		}
 	}
+	/* Left only when the queue failed with every buffer unanswered. */
+	while (w->parked_head) {
+		struct parked *p = w->parked_head;
+
+		w->parked_head = p->next;
+		refuse(w, p->bytes, EIO);
+		free(p);
+	}
+	w->parked_tail = NULL;
 	if (!w->drained)
 		atomic_fetch_sub(&fs->workers_left, 1);
 	return NULL;

@@ -375,6 +375,8 @@ int nvmefs_queue_init(struct nvmefs_queue *q, struct nvmefs_ctrl *ctrl,
 		      const struct nvmefs_queue_params *params);
 void nvmefs_queue_fini(struct nvmefs_queue *q);
 struct nvmefs_req *nvmefs_req_get(struct nvmefs_queue *q);
+/* Whether nvmefs_req_get() would find a free slot. */
+bool nvmefs_req_available(const struct nvmefs_queue *q);
 void nvmefs_req_put(struct nvmefs_req *req);
 int nvmefs_req_submit(struct nvmefs_req *req);
 /* For transports: the capsule of @req has left; the HCA is done with it. */

@@ -16,6 +16,7 @@
  * waits on the queue's pending list and the rest is sent as slots free up.
  */
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -321,6 +322,24 @@ static bool ns_gone(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(ctrl, nsid);
 
 	return !ns || atomic_load_explicit(&ns->gone, memory_order_relaxed);
+}
+
+/* The time before which the oldest I/O waiting for slots may not go (a
+ * command retry delay), or 0. */
+static int64_t pending_not_before(const struct nvmefs_ioq *ioq)
+{
+	return ioq->pending_head ? ioq->pending_head->not_before_ms : 0;
+}
+
+/* Whether pump_pending() can send something now: the oldest waiting I/O is
+ * past its retry delay and a slot is free.  Otherwise a completion or the
+ * delay's end is what to wait for, not a poll. */
+static bool pending_can_go(struct nvmefs_ioq *ioq)
+{
+	int64_t due = pending_not_before(ioq);
+
+	return ioq->pending_head && (!due || nvmefs_now_ms() >= due) &&
+		nvmefs_req_available(&ioq->q);
 }
 
 /* Sends more of the I/Os that waited for slots, oldest first. */
@@ -636,6 +655,16 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms)
 		}
 		housekeeping(ioq, nvmefs_now_ms());
 		pump_pending(ioq);
+		if (timeout_ms != 0 && ioq->completed == before && !ioq->q.nr_inflight &&
+		    pending_not_before(ioq)) {
+			/* Nothing on the wire to wait for: sleep out the retry delay. */
+			int64_t now = nvmefs_now_ms(), left = pending_not_before(ioq) - now;
+
+			if (timeout_ms > 0 && start + timeout_ms - now < left)
+				left = start + timeout_ms - now;
+			if (left > 0)
+				wait_wake(ioq, left > 100 ? 100 : (int)left);
+		}
 next:
 		if (ioq->completed != before || timeout_ms == 0 ||
 		    !(ioq->nr_ios_inflight + ioq->nr_carried))
@@ -676,8 +705,9 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 			return 1;
 		return 0;
 	}
-	/* Reconnected with I/O held: poll sends it. */
-	if (ioq->pending_head)
+	/* Reconnected with I/O held, or slots free for I/O that waited: poll
+	 * sends it.  I/O that waits for a slot or a retry delay is no work yet. */
+	if (pending_can_go(ioq))
 		return 1;
 	/* Connection events on the beat of poll's, not a system call per arm:
 	 * a worker woken by one finds it within 100 ms. */
@@ -685,6 +715,21 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 	if (atomic_load(&ctrl->failed))
 		return 1;
 	return ctrl->ops->queue_arm(&ioq->q);
+}
+
+bool nvmefs_ioq_can_take(const struct nvmefs_ioq *ioq)
+{
+	return ioq->free_ios && !ioq->pending_head;
+}
+
+int nvmefs_ioq_wait_ms(const struct nvmefs_ioq *ioq)
+{
+	int64_t due = pending_not_before(ioq), left;
+
+	if (!due || atomic_load(&ioq->ctrl->failed) || ioq->q.failed)
+		return -1;
+	left = due - nvmefs_now_ms();
+	return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq)

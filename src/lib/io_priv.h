@@ -87,6 +87,9 @@ struct nvmefs_ioq {
 void nvmefs_io_pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io);
 /* Completes @io, which @ioq owns, to its caller. */
 void nvmefs_io_complete(struct nvmefs_ioq *ioq, struct nvmefs_io *io);
+/* Whether a submission to @ioq would be taken now rather than refused with
+ * -EAGAIN (a free record, nothing waiting for slots). */
+bool nvmefs_ioq_can_take(const struct nvmefs_ioq *ioq);
 
 /* namespaces.c */
 /* Identifies every active namespace into ctrl->ns (I/O queue creation). */

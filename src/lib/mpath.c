@@ -151,18 +151,6 @@ static bool path_may_return(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 	return ns && !atomic_load(&ns->gone);
 }
 
-/* Whether some path can take @nsid's I/O now. */
-static bool usable_path(const struct nvmefs_mpq *mpq, uint32_t nsid)
-{
-	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
-		uint8_t state = path_state(mpq->subsys->paths[p], nsid);
-
-		if (state == NVME_ANA_STATE_OPTIMIZED || state == NVME_ANA_STATE_NONOPTIMIZED)
-			return true;
-	}
-	return false;
-}
-
 /* The path for @nsid's next I/O, not one in @skip: optimized ones first,
  * else non-optimized, by the policy; -1 if none can take it now. */
 static int choose(struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
@@ -201,6 +189,17 @@ static int choose(struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
 	if (best >= 0 && s->policy == NVMEFS_IOPOLICY_ROUND_ROBIN)
 		mpq->rr_next = (unsigned int)best + 1;
 	return best;
+}
+
+/* Whether the path @nsid's next I/O would take can take it now: its
+ * queue has a record free and nothing waiting for slots before it. */
+static bool path_has_room(struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	unsigned int rr = mpq->rr_next;
+	int p = choose(mpq, nsid, 0);
+
+	mpq->rr_next = rr;
+	return p >= 0 && nvmefs_ioq_can_take(mpq->ioqs[p]);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -501,14 +500,28 @@ int nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
 			n += ret;
 	}
 	/* Held I/O a path can take now, or that must fail now: poll does it.
-	 * Otherwise a path's state change wakes its queue's descriptor. */
+	 * Otherwise a path's state change, or a completion that frees room on
+	 * the path it goes to, wakes that queue's descriptor. */
 	for (const struct mp_io *io = mpq->held_head; io; io = io->next) {
-		if (usable_path(mpq, io->nsid) || !any_path_left(mpq)) {
+		if (!any_path_left(mpq) || path_has_room(mpq, io->nsid)) {
 			n++;
 			break;
 		}
 	}
 	return n;
+}
+
+int nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq)
+{
+	int wait = -1;
+
+	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
+		int w = nvmefs_ioq_wait_ms(mpq->ioqs[p]);
+
+		if (w >= 0 && (wait < 0 || w < wait))
+			wait = w;
+	}
+	return wait;
 }
 
 unsigned int nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq)

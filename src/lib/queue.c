@@ -64,6 +64,11 @@ void nvmefs_queue_fini(struct nvmefs_queue *q)
 	q->nr_reqs = 0;
 }
 
+bool nvmefs_req_available(const struct nvmefs_queue *q)
+{
+	return q->free_head != NO_SLOT;
+}
+
 struct nvmefs_req *nvmefs_req_get(struct nvmefs_queue *q)
 {
 	struct nvmefs_req *req;

@@ -1505,8 +1505,10 @@ static void teardown(struct nvmefs_ctrl *ctrl)
 			n++;
 		CHECK(n == fs->opts.depth && !w->busy && !w->retry_head);
 		nvmefs_mr_dereg(w->mr);
+		close(w->wake_fd);
 		free(w->region);
 		free(w->freqs);
+		free(w->spare.buf);
 	}
 	for (unsigned int i = 0; i < fs->nr_resv; i++)
 		CHECK(!fs->resv[i].used);

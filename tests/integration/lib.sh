@@ -520,6 +520,18 @@ load_wait() {
 # load_running NAME: the background job NAME still runs.
 load_running() { kill -0 "${load_pids[$1]}" 2>/dev/null; }
 
+# wait_writes DIR N NAME: waits (at most 30 s) until the mount on DIR counts more than N writes,
+# failing if the background job NAME that makes them ends first.
+wait_writes() {
+	local dir=$1 n=$2 name=$3 t
+	t=$(now_ms)
+	until (($(nvmefs_stats "$dir" '.total.writes') > n)); do
+		load_running "$name" || fail "$name ended before writing: $(cat "/tmp/fio-$name.err" 2>/dev/null)"
+		(($(now_ms) - t < 30000)) || fail "$name wrote $n times or less in 30 s: $(jq -c '.total' "$dir/stats")"
+		sleep 0.2
+	done
+}
+
 # fio_stall_ms JSON: fio's longest completion latency, reads and writes, in ms.
 fio_stall_ms() {
 	jq -r '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1000000 | floor' "$1"

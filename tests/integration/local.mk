@@ -45,7 +45,10 @@ INTEGRATION_TESTS += \
 	tests/integration/test-outage-ns-replaced.sh \
 	tests/integration/test-outage-loop.sh \
 	tests/integration/test-outage-fewer-queues.sh \
-	tests/integration/test-outage-vs-kernel.sh
+	tests/integration/test-outage-vs-kernel.sh \
+	tests/integration/test-outage-busy.sh \
+	tests/integration/test-outage-answers.sh \
+	tests/integration/test-outage-stop.sh
 
 # Multipath with ANA (issue #14): the testbed's two ports as two paths.
 INTEGRATION_TESTS += \

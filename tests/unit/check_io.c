@@ -2900,6 +2900,53 @@ START_TEST(test_rescan_definite_removes)
 	/* Nothing more is asked (the script has no second rescan). */
 	for (int i = 0; i < 5; i++)
 		nvmefs_ioq_poll(q, 100);
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * A command the controller asks to retry after its Command Retry Delay waits
+ * it out asleep: arming says there is nothing to poll for, tells how long to
+ * sleep, and a synchronous wait does not spin through the delay.
+ */
+START_TEST(test_retry_delay_sleeps)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct fake_step *s;
+	double cpu;
+	int wait = -1;
+	void *buf;
+
+	ctrl->id.crdt1 = nvmefs_cpu_to_le16(20);	/* 2 s */
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_status(s, NVME_SCT_GENERIC, NVME_SC_INTERNAL, false);
+	s->status |= 1u << 11;			/* CRD 1 */
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	for (int i = 0; i < 100 && wait <= 0; i++) {
+		nvmefs_ioq_poll(q, 0);
+		wait = nvmefs_ioq_arm(q) == 0 ? nvmefs_ioq_wait_ms(q) : -1;
+		if (wait <= 0)
+			usleep(1000);
+	}
+	ck_assert_uint_eq(a.calls, 0);
+	ck_assert_int_gt(wait, 0);
+	ck_assert_int_le(wait, 2000);
+	cpu = cpu_ms();
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 5000), 1);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_msg(cpu_ms() - cpu < 200, "waiting out a %d ms retry delay took %.0f ms of CPU",
+		      wait, cpu_ms() - cpu);
+	ck_assert_int_eq(nvmefs_ioq_wait_ms(q), -1);
 	nvmefs_ioq_buf_put(q, buf);
 	disconnect_io(ctrl, 1, false);
 }
@@ -2987,6 +3034,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_retry_without_dnr);
 	tcase_add_test(tc, test_outage_create_fails_read_held);
 	tcase_add_test(tc, test_outage_submit_races_attempt);
+	tcase_add_test(tc, test_retry_delay_sleeps);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rescan");
