@@ -2900,6 +2900,11 @@ START_TEST(test_rescan_definite_removes)
 	/* Nothing more is asked (the script has no second rescan). */
 	for (int i = 0; i < 5; i++)
 		nvmefs_ioq_poll(q, 100);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 static double cpu_ms(void)
 {
 	struct timespec ts;
