@@ -863,6 +863,8 @@ static Suite *output_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("json");
+	/* localedef alone takes over Check's default 4 s on a loaded machine. */
+	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_json_layout_and_escaping);
 	tcase_add_test(tc, test_json_double_any_locale);
 	tcase_add_test(tc, test_u128);
