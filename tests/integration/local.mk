@@ -35,6 +35,10 @@ INTEGRATION_TESTS += \
 	tests/integration/test-auth-required.sh \
 	tests/integration/test-auth.sh
 
+# Issue #24: a controller secret makes the host authenticate a controller that does not ask.
+INTEGRATION_TESTS += \
+	tests/integration/test-auth-unasked.sh
+
 # Controller reconnect (issue #11): outages made on the target and the link under load, one boot
 # each (test-outage-vs-kernel.sh measures the kernel initiator beside nvmefs).
 INTEGRATION_TESTS += \
