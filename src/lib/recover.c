@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "../common/text.h"
 
 /* The first attempt goes at once, then the pause doubles from this. */
 #define FIRST_BACKOFF_MS 250
@@ -303,7 +304,7 @@ static void reset(struct nvmefs_ctrl *ctrl)
 static int reconnect(struct nvmefs_ctrl *ctrl)
 {
 	struct nvme_id_ctrl *id = malloc(sizeof(*id));
-	char subnqn[NVMF_NQN_SIZE + 1];
+	char subnqn[NVMF_NQN_SIZE + 1], shown[TEXT_ESCAPED_SIZE(NVMF_NQN_SIZE)];
 	int ret;
 
 	if (!id)
@@ -313,10 +314,13 @@ static int reconnect(struct nvmefs_ctrl *ctrl)
 		/* Identify's SUBNQN (NVMe 1.2.1 on) says whose controller this is. */
 		memcpy(subnqn, id->subnqn, NVMF_NQN_SIZE);
 		subnqn[NVMF_NQN_SIZE] = '\0';
-		if (subnqn[0] && strcmp(subnqn, ctrl->subnqn))
+		if (subnqn[0] && strcmp(subnqn, ctrl->subnqn)) {
+			/* The target's bytes go to the reason, the log and a terminal. */
+			text_escape(shown, sizeof(shown), subnqn, NVMF_NQN_SIZE);
 			ret = nvmefs_error(-ESTALE, "%s now answers as subsystem %s, not %s: another "
-					   "subsystem took its place", nvmefs_ctrl_where(ctrl), subnqn,
+					   "subsystem took its place", nvmefs_ctrl_where(ctrl), shown,
 					   ctrl->subnqn);
+		}
 	}
 	if (ret == 0)
 		ret = nvmefs_ctrl_register_again(ctrl);
