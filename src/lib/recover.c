@@ -38,8 +38,6 @@
  * events (the target closing it) and an asynchronous event's completion. */
 #define ADMIN_TICK_MS 100
 
-static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
-
 const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state)
 {
 	switch (state) {
@@ -60,31 +58,6 @@ void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_stat
 	st->io_failing = atomic_load(&ctrl->io_failing);
 	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
 	pthread_mutex_unlock(&ctrl->state_lock);
-}
-
-void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb, void *arg)
-{
-	pthread_mutex_lock(&event_lock);
-	ctrl->event_cb = cb;
-	ctrl->event_arg = arg;
-	pthread_mutex_unlock(&event_lock);
-}
-
-void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
-{
-	struct nvmefs_ctrl_status st;
-	char msg[1024];
-	va_list ap;
-
-	pthread_mutex_lock(&event_lock);
-	if (ctrl->event_cb) {
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-		nvmefs_ctrl_status(ctrl, &st);
-		ctrl->event_cb(ctrl->event_arg, &st, msg);
-	}
-	pthread_mutex_unlock(&event_lock);
 }
 
 /* Under state_lock. */

@@ -2,7 +2,9 @@
 /*
  * What a controller tells its user, against a scripted controller: the
  * messages of its failures and recovery, with what the target sent in them
- * made safe for a terminal and a log.
+ * made safe for a terminal and a log; and the callbacks that tell them,
+ * called from the library's own thread, free to call back into it, and
+ * unable to hold up the controller's recovery.
  */
 #include "config.h"
 
@@ -167,6 +169,211 @@ START_TEST(test_other_subsystem_escaped)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* Where and how callbacks run                                              */
+/* ------------------------------------------------------------------------ */
+
+/* What a callback that calls back into the library did. */
+static struct {
+	pthread_mutex_t lock;
+	struct nvmefs_ctrl *ctrl;
+	pthread_t threads[MAX_EVENTS];
+	unsigned int calls, later_calls;
+	bool changed_setting;
+} reentrant = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Later events: counted, to show the setting made inside the callback took. */
+static void later_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	(void)arg;
+	(void)st;
+	(void)msg;
+	pthread_mutex_lock(&reentrant.lock);
+	reentrant.later_calls++;
+	pthread_mutex_unlock(&reentrant.lock);
+}
+
+/* The first event gives up reconnecting and hands over to later_event. */
+static void reentrant_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	unsigned int call;
+
+	(void)arg;
+	(void)st;
+	(void)msg;
+	pthread_mutex_lock(&reentrant.lock);
+	call = reentrant.calls++;
+	if (call < MAX_EVENTS)
+		reentrant.threads[call] = pthread_self();
+	pthread_mutex_unlock(&reentrant.lock);
+	if (call)
+		return;
+	nvmefs_ctrl_stop_reconnect(reentrant.ctrl);
+	nvmefs_ctrl_set_event_cb(reentrant.ctrl, later_event, NULL);
+	pthread_mutex_lock(&reentrant.lock);
+	reentrant.changed_setting = true;
+	pthread_mutex_unlock(&reentrant.lock);
+}
+
+/* An I/O queue's owner that finds the controller failed. */
+static void *failing_io_thread(void *arg)
+{
+	nvmefs_ctrl_fail(arg, -ECONNRESET, "the I/O thread's scripted failure");
+	return NULL;
+}
+
+/*
+ * The failure an I/O thread notices is told from the library's own
+ * thread, neither the failing thread nor the controller's, and the
+ * callback may give up reconnecting and change the callback: neither
+ * thread deadlocks (each bounded here), and the new setting takes.
+ */
+START_TEST(test_event_callback_reenters)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_ctrl_status st;
+	struct timespec until;
+	struct fake_step *s;
+	pthread_t io;
+	int64_t end;
+
+	reentrant.ctrl = ctrl;
+	nvmefs_ctrl_set_event_cb(ctrl, reentrant_event, NULL);
+	/* The controller's thread takes the admin queue down, and may try to
+	 * reconnect before the callback gives up. */
+	fake_expect_destroy();
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "scripted: nothing listens");
+	fake_repeat(s, 0, FAKE_UNLIMITED);
+	ck_assert_int_eq(pthread_create(&io, NULL, failing_io_thread, ctrl), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 3;
+	ck_assert_msg(pthread_timedjoin_np(io, NULL, &until) == 0,
+		      "nvmefs_ctrl_fail() on the I/O thread did not return within 3 s: deadlocked");
+	for (end = now_ms() + 3000; now_ms() < end; sleep_ms(5)) {
+		pthread_mutex_lock(&reentrant.lock);
+		if (reentrant.changed_setting && reentrant.later_calls) {
+			pthread_mutex_unlock(&reentrant.lock);
+			break;
+		}
+		pthread_mutex_unlock(&reentrant.lock);
+	}
+	pthread_mutex_lock(&reentrant.lock);
+	ck_assert_msg(reentrant.changed_setting, "the callback did not return within 3 s: deadlocked");
+	ck_assert_msg(reentrant.later_calls >= 1, "the callback set inside a callback got no event");
+	ck_assert(!pthread_equal(reentrant.threads[0], io));
+	ck_assert(!pthread_equal(reentrant.threads[0], pthread_self()));
+	ck_assert(!pthread_equal(reentrant.threads[0], ctrl->svc_thread));
+	pthread_mutex_unlock(&reentrant.lock);
+	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.error, -ECONNRESET);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* A change callback that blocks, as a FUSE notification waiting for a
+ * request can, until released or 10 s. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool entered, release;
+} blocker = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void blocking_change(void *arg, enum nvmefs_ctrl_change what)
+{
+	struct timespec until;
+
+	(void)arg;
+	(void)what;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&blocker.lock);
+	blocker.thread = pthread_self();
+	blocker.entered = true;
+	pthread_cond_broadcast(&blocker.cond);
+	while (!blocker.release && pthread_cond_timedwait(&blocker.cond, &blocker.lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&blocker.lock);
+}
+
+static bool blocker_entered(int max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+	bool entered;
+
+	for (;;) {
+		pthread_mutex_lock(&blocker.lock);
+		entered = blocker.entered;
+		pthread_mutex_unlock(&blocker.lock);
+		if (entered || now_ms() >= end)
+			return entered;
+		sleep_ms(5);
+	}
+}
+
+/*
+ * The change callback a reconnect calls blocks; meanwhile the controller
+ * fails again and the target stays away: ctrl_loss_tmo still deletes it
+ * on time, and the events of it all still reach their callback, none on
+ * the controller's thread.
+ */
+START_TEST(test_blocked_change_callback)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
+	struct nvmefs_ctrl *ctrl = connect_recovering(1);
+	struct fake_step *s;
+	int64_t start;
+
+	nvmefs_ctrl_set_event_cb(ctrl, record_event, NULL);
+	nvmefs_ctrl_set_change_cb(ctrl, blocking_change, NULL);
+	/* The first outage: down, back at once, the namespaces looked at again. */
+	fake_expect_destroy();
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, NULL, 0));
+	/* The second: down, and nothing listens any more. */
+	fake_expect_destroy();
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "scripted: nothing listens");
+	fake_repeat(s, 1, FAKE_UNLIMITED);
+
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure 1");
+	ck_assert_msg(blocker_entered(3000), "the reconnect told no change within 3 s");
+	wait_state(ctrl, NVMEFS_CTRL_LIVE, 1000);
+	start = now_ms();
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure 2");
+	/* ctrl_loss_tmo is 1 s; the controller's thread is not held up. */
+	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+	ck_assert_int_lt(now_ms() - start, 3000);
+	pthread_mutex_lock(&blocker.lock);
+	ck_assert(!blocker.release);
+	ck_assert(!pthread_equal(blocker.thread, ctrl->svc_thread));
+	blocker.release = true;
+	pthread_cond_broadcast(&blocker.cond);
+	pthread_mutex_unlock(&blocker.lock);
+	/* Every event was told, the last one the deletion. */
+	for (int64_t end = now_ms() + 3000; now_ms() < end; sleep_ms(5)) {
+		pthread_mutex_lock(&seen.lock);
+		if (seen.n && seen.state[seen.n - 1] == NVMEFS_CTRL_DELETED) {
+			pthread_mutex_unlock(&seen.lock);
+			break;
+		}
+		pthread_mutex_unlock(&seen.lock);
+	}
+	pthread_mutex_lock(&seen.lock);
+	ck_assert_msg(seen.n >= 4 && seen.state[seen.n - 1] == NVMEFS_CTRL_DELETED,
+		      "%u events, the last not the deletion", seen.n);
+	pthread_mutex_unlock(&seen.lock);
+	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
 static Suite *events_suite(void)
 {
 	Suite *s = suite_create("events");
@@ -177,6 +384,12 @@ static Suite *events_suite(void)
 	tcase_add_test(tc, test_other_subsystem_escaped);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("callbacks");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_event_callback_reenters);
+	tcase_add_test(tc, test_blocked_change_callback);
+	suite_add_tcase(s, tc);
 	return s;
 }
 
