@@ -334,14 +334,23 @@ struct nvmefs_ctrl_status {
 void nvmefs_ctrl_status(const struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st);
 
 /**
- * Called once for every state transition, from the library's own thread:
- * @msg is one line saying what happened and what comes next (as the
- * kernel logs "Reconnecting in 10 seconds...").  Keep it short: the
- * controller's recovery waits for it.
+ * Called once for every state transition, in order, from the library's own
+ * thread for @ctrl (never the thread that noticed the failure, nor the one
+ * that keeps the controller alive and reconnects it): @msg is one line
+ * saying what happened and what comes next (as the kernel logs
+ * "Reconnecting in 10 seconds..."), @st the status the transition led to.
+ * No lock of the library is held: the callback may call any function of
+ * the library but nvmefs_ctrl_disconnect(), nvmefs_ctrl_stop_reconnect()
+ * and the callback setters included.  A callback that blocks delays the
+ * callbacks after it, not the controller.
  */
 typedef void (*nvmefs_ctrl_event_cb)(void *arg, const struct nvmefs_ctrl_status *st,
 				     const char *msg);
-/** Set (or with NULL clear) the transition callback of @ctrl. */
+/**
+ * Set (or with NULL clear) the transition callback of @ctrl.  Once this
+ * returns, the old callback is not running and is not called again (unless
+ * called from a callback of @ctrl, which does not wait for itself).
+ */
 void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb, void *arg);
 
 /** What changed on the target, for nvmefs_ctrl_set_change_cb(). */
@@ -356,18 +365,21 @@ enum nvmefs_ctrl_change {
 };
 
 /**
- * Called from the controller's own thread when the controller reports a
- * change with an Asynchronous Event (Namespace Attribute Changed,
- * Discovery Log Page Change), after the library has taken it in, and
- * after every reconnect (what changed while it was away was not
- * reported).  No lock of the library is held: the callback may send
- * admin commands, but the controller's Keep Alive waits for it.
+ * Called when the controller reports a change with an Asynchronous Event
+ * (Namespace Attribute Changed, Discovery Log Page Change), after the
+ * library has taken it in, and after every reconnect (what changed while
+ * it was away was not reported); from the same thread as the transition
+ * callback, in order with it.  A change not yet told is told once.  No lock
+ * of the library is held: the callback may send admin commands, and may
+ * block without holding up the controller's Keep Alive, recovery or
+ * deadlines.
  */
 typedef void (*nvmefs_ctrl_change_cb)(void *arg, enum nvmefs_ctrl_change what);
 /**
- * Set (or with NULL clear) the change callback of @ctrl.  Asynchronous
- * Event Requests are kept outstanding on a controller that offers the
- * events and has a keep-alive (its own thread), callback or not.
+ * Set (or with NULL clear) the change callback of @ctrl, waiting as
+ * nvmefs_ctrl_set_event_cb() does.  Asynchronous Event Requests are kept
+ * outstanding on a controller that offers the events and has a keep-alive
+ * (its own thread), callback or not.
  */
 void nvmefs_ctrl_set_change_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_change_cb cb, void *arg);
 
@@ -453,7 +465,8 @@ typedef void (*nvmefs_io_cb)(void *arg, int status);
  * @buf must lie in registered memory (a pool buffer or an nvmefs_mr).
  * Transfers larger than the controller takes in one command are split.
  * Returns 0 when the I/O was submitted: @cb is then called exactly once,
- * from nvmefs_ioq_poll().  Returns -EAGAIN when the queue is full (poll
+ * on the queue's thread, from nvmefs_ioq_poll() or nvmefs_ioq_arm().
+ * Returns -EAGAIN when the queue is full (poll
  * and try again), or another negative errno, without calling @cb.
  */
 int nvmefs_ioq_read(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba,
@@ -505,7 +518,8 @@ int nvmefs_ioq_poll(struct nvmefs_ioq *ioq, int timeout_ms);
  * comes, arm, and sleep on the descriptor only if arm returned 0.
  */
 int nvmefs_ioq_fd(const struct nvmefs_ioq *ioq);
-/** Arm the descriptor; > 0 if completions are already waiting (poll first). */
+/** Arm the descriptor; > 0 if completions are already waiting (poll first).
+ *  Completions found while arming are taken: their callbacks run here. */
 int nvmefs_ioq_arm(struct nvmefs_ioq *ioq);
 /**
  * After nvmefs_ioq_arm() returned 0: at most how long to sleep on the

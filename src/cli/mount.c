@@ -248,15 +248,40 @@ static int mount_option(struct mount_args *m, char *opt)
 	return add_fuse_option(m, opt);
 }
 
-static int mount_options(struct mount_args *m, const char *list)
+/*
+ * The secrets in an -o list of the command line, overwritten as -S's are:
+ * the daemon keeps its arguments for its lifetime, and with them what ps,
+ * /proc/PID/cmdline and a core dump show.
+ */
+static void hide_secrets(char *list)
 {
+	static const char *const keys[] = { "dhchap_secret=", "dhchap_ctrl_secret=" };
+	char *opt = list, *end;
+	size_t len, k;
+
+	for (; opt; opt = end ? end + 1 : NULL) {
+		end = strchr(opt, ',');
+		len = end ? (size_t)(end - opt) : strlen(opt);
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			k = strlen(keys[i]);
+			if (len > k && !strncmp(opt, keys[i], k))
+				memset(opt + k, 'x', len - k);
+		}
+	}
+}
+
+static int mount_options(struct mount_args *m, char *list)
+{
+	size_t len = strlen(list);
 	char *copy = strdup(list), *save = NULL, *opt;
 	int ret = EXIT_OK;
 
+	hide_secrets(list);
 	if (!copy)
 		return usage_error(cmd, "out of memory");
 	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save))
 		ret = mount_option(m, opt);
+	explicit_bzero(copy, len);
 	free(copy);
 	return ret;
 }

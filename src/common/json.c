@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "text.h"
 
 void json_init(struct json *j, FILE *out)
 {
@@ -34,25 +35,50 @@ static void indent(struct json *j, int level)
 		fputs("  ", j->out);
 }
 
+static const char hex[] = "0123456789abcdef";
+
+/* An ASCII character, as json-c escapes it. */
+static void escaped_ascii(FILE *out, unsigned char c)
+{
+	switch (c) {
+	case '\b': fputs("\\b", out); break;
+	case '\n': fputs("\\n", out); break;
+	case '\r': fputs("\\r", out); break;
+	case '\t': fputs("\\t", out); break;
+	case '\f': fputs("\\f", out); break;
+	case '"': fputs("\\\"", out); break;
+	case '\\': fputs("\\\\", out); break;
+	default:
+		if (c < 0x20)
+			fprintf(out, "\\u00%c%c", hex[c >> 4], hex[c & 0xf]);
+		else
+			fputc(c, out);
+	}
+}
+
+/*
+ * Escaped as json-c does, and more: JSON is UTF-8 (RFC 8259), so each byte
+ * that is not part of a well-formed sequence (a target's strings are
+ * whatever bytes it sent) becomes U+FFFD, as a UTF-8 decoder replaces it,
+ * and a C1 control, which terminals obey, is a \u escape.
+ */
 static void escaped(struct json *j, const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
+	size_t left = strlen(s), n;
 
 	fputc('"', j->out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '\b': fputs("\\b", j->out); break;
-		case '\n': fputs("\\n", j->out); break;
-		case '\r': fputs("\\r", j->out); break;
-		case '\t': fputs("\\t", j->out); break;
-		case '\f': fputs("\\f", j->out); break;
-		case '"': fputs("\\\"", j->out); break;
-		case '\\': fputs("\\\\", j->out); break;
-		default:
-			if (*p < 0x20)
-				fprintf(j->out, "\\u00%c%c", hex[*p >> 4], hex[*p & 0xf]);
-			else
-				fputc(*p, j->out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p += n, left -= n) {
+		n = 1;
+		if (*p < 0x80) {
+			escaped_ascii(j->out, *p);
+		} else if ((n = text_utf8_char((const char *)p, left))) {
+			fwrite(p, 1, n, j->out);
+		} else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			fprintf(j->out, "\\u00%c%c", hex[p[1] >> 4], hex[p[1] & 0xf]);
+			n = 2;
+		} else {
+			fputs("\\ufffd", j->out);
+			n = 1;
 		}
 	}
 	fputc('"', j->out);

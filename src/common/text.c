@@ -4,10 +4,9 @@
 
 #include "text.h"
 
-/* The length of the well-formed UTF-8 sequence at @s (at most @n bytes),
- * or 0: no overlongs, no surrogates, nothing past U+10FFFF (RFC 3629). */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t text_utf8_char(const char *str, size_t n)
 {
+	const unsigned char *s = (const unsigned char *)str;
 	size_t len;
 	unsigned int cp;
 
@@ -30,7 +29,8 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 			return 0;
 		cp = cp << 6 | (s[i] & 0x3f);
 	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	if ((len == 2 && cp < 0xa0) ||
+	    (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
 	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
 		return 0;
 	return len;
@@ -45,7 +45,7 @@ void text_escape(char *dst, size_t size, const char *src, size_t len)
 		return;
 	for (size_t i = 0; i < n;) {
 		char piece[5];
-		size_t step = utf8_len(s + i, n - i), plen = step;
+		size_t step = text_utf8_char(src + i, n - i), plen = step;
 
 		if (step) {
 			memcpy(piece, s + i, plen);

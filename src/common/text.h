@@ -5,14 +5,22 @@
 
 #include <stddef.h>
 
+/*
+ * The length of the well-formed UTF-8 sequence of a printable character
+ * at @s (at most @n bytes), or 0: no overlongs, no surrogates, nothing past
+ * U+10FFFF (RFC 3629), and no C1 control (U+0080 to U+009F), which many
+ * terminals obey as they do ESC.
+ */
+size_t text_utf8_char(const char *s, size_t n);
+
 /* The longest text_escape() makes of @len bytes, with its NUL. */
 #define TEXT_ESCAPED_SIZE(len) (4 * (len) + 1)
 
 /*
  * Copies the bytes of @src up to @len or its first NUL into @dst (@size
  * bytes, NUL-terminated), with printable ASCII and well-formed UTF-8 as they
- * are and every other byte (control characters, a stray byte of a broken
- * sequence) as \xHH, and a backslash as \\, so that nothing a target sends
+ * are and every other byte (control characters, C1 controls, a stray byte
+ * of a broken sequence) as \xHH, and a backslash as \\, so that nothing a target sends
  * can move the cursor, clear the screen or pass for another string.
  * Truncates at a whole character when @dst is too small.
  */

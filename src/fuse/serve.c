@@ -215,7 +215,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	struct fs *fs;
 	struct nvmefs_io_opts io;
 	struct sigaction sa = { .sa_handler = on_signal };
-	char *mount_opts = NULL;
+	char *mount_opts = NULL, fsname[sizeof("fsname=nvmefs:") + 256], max_read[32];
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	unsigned int started = 0;
 	int ret;
@@ -257,9 +257,14 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	if (ret < 0)
 		goto out;
 
-	if (asprintf(&mount_opts, "fsname=nvmefs:%s,subtype=nvmefs,default_permissions,max_read=%zu%s%s",
-		     nvmefs_ctrl_subnqn(ctrl), opts->max_io, opts->fuse_options ? "," : "",
-		     opts->fuse_options ? opts->fuse_options : "") < 0 ||
+	snprintf(fsname, sizeof(fsname), "fsname=nvmefs:%s", nvmefs_ctrl_subnqn(ctrl));
+	snprintf(max_read, sizeof(max_read), "max_read=%zu", opts->max_io);
+	/* An NQN may hold a comma (or a backslash): escaped, or libfuse would
+	 * split fsname= there and take the rest for an option. */
+	if (fuse_opt_add_opt_escaped(&mount_opts, fsname) ||
+	    fuse_opt_add_opt(&mount_opts, "subtype=nvmefs,default_permissions") ||
+	    fuse_opt_add_opt(&mount_opts, max_read) ||
+	    (opts->fuse_options && fuse_opt_add_opt(&mount_opts, opts->fuse_options)) ||
 	    fuse_opt_add_arg(&args, "nvmefs") || fuse_opt_add_arg(&args, "-o") ||
 	    fuse_opt_add_arg(&args, mount_opts)) {
 		ret = fs_error(-ENOMEM, "out of memory");

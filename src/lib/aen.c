@@ -80,23 +80,6 @@ void nvmefs_aen_enable(struct nvmefs_ctrl *ctrl)
 	ctrl->aen_mask = want;
 }
 
-void nvmefs_ctrl_set_change_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_change_cb cb, void *arg)
-{
-	/* Waits for a callback under way: after this, the old one is not called. */
-	pthread_mutex_lock(&ctrl->change_lock);
-	ctrl->change_cb = cb;
-	ctrl->change_arg = arg;
-	pthread_mutex_unlock(&ctrl->change_lock);
-}
-
-void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what)
-{
-	pthread_mutex_lock(&ctrl->change_lock);
-	if (ctrl->change_cb)
-		ctrl->change_cb(ctrl->change_arg, what);
-	pthread_mutex_unlock(&ctrl->change_lock);
-}
-
 static void handle(struct nvmefs_ctrl *ctrl, uint32_t result)
 {
 	uint8_t *log;

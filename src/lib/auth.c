@@ -5,7 +5,8 @@
  * AUTH_Negotiate, receives the controller's challenge, answers with its
  * response (and, with a controller secret, a challenge of its own), and
  * receives Success1, checking the controller's response, then sends
- * Success2.  Any failure after the challenge is reported back with
+ * Success2.  With a controller secret the host starts this itself when the
+ * Connect did not ask.  Any failure after the challenge is reported back with
  * AUTH_Failure2, so the controller knows why.  Every queue is
  * authenticated, the admin queue first, and again after every reconnect,
  * as the Linux host does; the messages are the kernel's, byte for byte.
@@ -62,6 +63,8 @@ struct txn {
 	struct nvmefs_auth_key *sess;
 	/* What went wrong, for AUTH_Failure2 (0: nothing to tell). */
 	uint8_t failure;
+	/* The controller asked for authentication (AUTHREQ.ATR). */
+	bool asked;
 };
 
 static const char *failure_name(unsigned int exp)
@@ -222,6 +225,9 @@ static int expect(struct txn *t, uint8_t msg, const char *stage)
 	struct nvmefs_ctrl *ctrl = t->ctrl;
 
 	if (f->auth_type == NVMEFS_AUTH_COMMON_MESSAGES && f->auth_id == NVMEFS_DHCHAP_FAILURE1) {
+		if (!t->asked)
+			return nvmefs_error(-EACCES, "it ended DH-HMAC-CHAP %s: %s (reason %#x)",
+					    stage, failure_name(f->rescode_exp), f->rescode_exp);
 		if (f->rescode_exp == NVMEFS_DHCHAP_FAILURE_FAILED)
 			return nvmefs_error(-EACCES, "subsystem %s at %s refused this host's "
 					    "DH-HMAC-CHAP response (%s): check --dhchap-secret against "
@@ -454,11 +460,13 @@ static int dropped_after_reply(struct nvmefs_ctrl *ctrl)
 			    nvmefs_ctrl_where(ctrl), cause, ctrl->hostnqn);
 }
 
-static int authenticate(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q)
+/* @asked: the controller asked for it; if not, its refusals are explained
+ * by authenticate_unasked(). */
+static int authenticate(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q, bool asked)
 {
 	struct nvmefs_auth *a = ctrl->auth;
 	uint8_t slot[AUTH_BUF_SIZE] __attribute__((aligned(8)));
-	struct txn t = { .ctrl = ctrl, .q = q, .buf = slot };
+	struct txn t = { .ctrl = ctrl, .q = q, .buf = slot, .asked = asked };
 	int ret;
 
 	pthread_mutex_lock(&a->lock);
@@ -474,7 +482,7 @@ static int authenticate(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q)
 		ret = send_reply(&t);
 	if (ret == 0) {
 		ret = exchange(&t, false, 0);
-		if (ret < 0 && ret != -EPROTO)
+		if (ret < 0 && ret != -EPROTO && t.asked)
 			ret = dropped_after_reply(ctrl);
 	}
 	if (ret == 0)
@@ -491,6 +499,28 @@ static int authenticate(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q)
 	return ret;
 }
 
+/*
+ * A controller secret is there to make the controller prove itself: one
+ * that does not ask for authentication is asked by the host (which the
+ * protocol allows; SPDK does the same), else anything that answers on the
+ * target's address would be trusted with the data.
+ */
+static int authenticate_unasked(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q)
+{
+	char cause[512];
+	int ret = authenticate(ctrl, q, false);
+
+	if (ret == 0)
+		return 0;
+	snprintf(cause, sizeof(cause), "%s", nvmefs_errmsg());
+	return nvmefs_error(-EACCES, "subsystem %s at %s did not ask this host to authenticate, "
+			    "and it could not be authenticated with the controller secret "
+			    "(--dhchap-ctrl-secret), so it is not trusted (%s): give the target "
+			    "dhchap_key and dhchap_ctrl_key for host %s, or drop "
+			    "--dhchap-ctrl-secret", ctrl->subnqn, nvmefs_ctrl_where(ctrl), cause,
+			    ctrl->hostnqn);
+}
+
 int nvmefs_auth_connected(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 			  const struct nvmefs_cqe *cqe)
 {
@@ -501,10 +531,10 @@ int nvmefs_auth_connected(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 				    "(TLS), which NVMe over RDMA does not have: allow this host "
 				    "without one on the target", ctrl->subnqn, nvmefs_ctrl_where(ctrl));
 	if (!(authreq & NVMEFS_CONNECT_AUTHREQ_ATR))
-		return 0;
+		return ctrl->auth && ctrl->auth->ctrl_key ? authenticate_unasked(ctrl, q) : 0;
 	if (!ctrl->auth)
 		return nvmefs_error(-EACCES, "subsystem %s at %s requires in-band authentication "
 				    "(DH-HMAC-CHAP): give this host's secret with --dhchap-secret "
 				    "or --dhchap-secret-file", ctrl->subnqn, nvmefs_ctrl_where(ctrl));
-	return authenticate(ctrl, q);
+	return authenticate(ctrl, q, true);
 }

@@ -23,7 +23,8 @@ int nvmefs_auth_init(struct nvmefs_ctrl *ctrl, const char *secret, const char *c
 /*
  * After queue @q's Connect answered with @cqe: authenticate the queue if
  * the controller asks for it (AUTHREQ), as Linux does on every queue and
- * after every reconnect.  0 when the queue may be used.
+ * after every reconnect, or, unasked, if a controller secret is set.  0
+ * when the queue may be used.
  */
 int nvmefs_auth_connected(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 			  const struct nvmefs_cqe *cqe);

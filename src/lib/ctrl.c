@@ -156,7 +156,7 @@ static void release(struct nvmefs_ctrl *ctrl)
 	pthread_cond_destroy(&ctrl->state_cond);
 	pthread_mutex_destroy(&ctrl->state_lock);
 	pthread_mutex_destroy(&ctrl->io_lock);
-	pthread_mutex_destroy(&ctrl->change_lock);
+	nvmefs_notify_fini(&ctrl->notify);
 	pthread_mutex_destroy(&ctrl->mr_lock);
 	pthread_mutex_destroy(&ctrl->admin_lock);
 	free(ctrl);
@@ -233,7 +233,7 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	pthread_mutex_init(&ctrl->admin_lock, NULL);
 	pthread_mutex_init(&ctrl->state_lock, NULL);
 	pthread_mutex_init(&ctrl->io_lock, NULL);
-	pthread_mutex_init(&ctrl->change_lock, NULL);
+	nvmefs_notify_init(&ctrl->notify);
 	pthread_mutex_init(&ctrl->mr_lock, NULL);
 	pthread_condattr_init(&cattr);
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
@@ -295,7 +295,9 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	ret = nvmefs_ctrl_admin_up(ctrl, &ctrl->id);
 	if (ret < 0)
 		goto fail;
-	ret = nvmefs_ctrl_start_thread(ctrl);
+	ret = nvmefs_notify_start(&ctrl->notify);
+	if (ret == 0)
+		ret = nvmefs_ctrl_start_thread(ctrl);
 	if (ret < 0)
 		goto fail;
 	*ctrlp = ctrl;

@@ -206,6 +206,26 @@ struct nvmefs_ns_cache {
 	uint8_t ana_log_state;
 };
 
+/* notify.c: the callbacks and the notices queued for them, under lock;
+ * the thread that calls them holds no lock while one runs. */
+struct nvmefs_notice;
+struct nvmefs_notifier {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;		/* a notice, or stop */
+	pthread_cond_t idle;		/* no callback under way */
+	struct nvmefs_notice *head, *tail;
+	unsigned int queued;
+	unsigned int changes_queued;	/* 1 << enum nvmefs_ctrl_change */
+	bool delivering;
+	bool running;
+	bool stop;
+	pthread_t thread;
+	nvmefs_ctrl_event_cb event_cb;
+	void *event_arg;
+	nvmefs_ctrl_change_cb change_cb;
+	void *change_arg;
+};
+
 struct nvmefs_ctrl {
 	const struct nvmefs_transport_ops *ops;
 	void *tp;			/* the transport's per-controller state */
@@ -260,8 +280,8 @@ struct nvmefs_ctrl {
 	/* No more reconnect attempts: a controller that is not live is deleted. */
 	bool no_reconnect;
 	pthread_t svc_thread;
-	nvmefs_ctrl_event_cb event_cb;
-	void *event_arg;
+	/* The caller's callbacks and what is waiting to be told (notify.c). */
+	struct nvmefs_notifier notify;
 
 	/* aen.c: the events the controller offers and we enabled (OAES bits),
 	 * and the Asynchronous Event Request; aer_* under admin_lock. */
@@ -270,9 +290,6 @@ struct nvmefs_ctrl {
 	bool aer_refused;
 	bool aen_pending;
 	uint32_t aen_result;
-	pthread_mutex_t change_lock;	/* held while change_cb runs */
-	nvmefs_ctrl_change_cb change_cb;
-	void *change_arg;
 
 	/* I/O: queues, namespaces, registered memory, transfer limits.  The
 	 * queue list is published and withdrawn under io_lock, which the
@@ -337,11 +354,20 @@ void nvmefs_ctrl_release_device(struct nvmefs_ctrl *ctrl);
  * all or none; 0 if nothing was released. */
 int nvmefs_ctrl_register_again(struct nvmefs_ctrl *ctrl);
 
-/* recover.c */
-/* Tells the caller's event callback @fmt..., outside every lock of the
- * controller's (the callback may ask for the status). */
+/* notify.c: the notifier thread, started once the controller is up and
+ * stopped (after telling what is queued) as it goes. */
+void nvmefs_notify_init(struct nvmefs_notifier *n);
+int nvmefs_notify_start(struct nvmefs_notifier *n);
+void nvmefs_notify_fini(struct nvmefs_notifier *n);
+/* Tells the caller's event callback @fmt... with the status as it is now,
+ * from the notifier thread; returns at once.  Not under state_lock. */
 __attribute__((format(printf, 2, 3)))
 void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
+/* Tells the caller's change callback, from the notifier thread; returns
+ * at once. */
+void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
+
+/* recover.c */
 /* The controller failed: a live one starts recovering (the first failure
  * of an outage wins) and its I/O queues' owners are woken. */
 void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
@@ -469,8 +495,6 @@ int nvmefs_io_rescan(struct nvmefs_ctrl *ctrl);
  * event request kept outstanding) and act on what comes. */
 void nvmefs_aen_enable(struct nvmefs_ctrl *ctrl);
 void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl);
-/* Tell the caller's change callback. */
-void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
 
 /* ana.c: read the ANA log and set every cached namespace's state from its
  * group's (all optimized on a controller without ANA reporting); logs each

@@ -25,6 +25,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "../common/text.h"
 
 /* The first attempt goes at once, then the pause doubles from this. */
 #define FIRST_BACKOFF_MS 250
@@ -36,8 +37,6 @@
 /* How often a live controller's admin queue is looked at: for connection
  * events (the target closing it) and an asynchronous event's completion. */
 #define ADMIN_TICK_MS 100
-
-static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
 const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state)
 {
@@ -59,31 +58,6 @@ void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_stat
 	st->io_failing = atomic_load(&ctrl->io_failing);
 	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
 	pthread_mutex_unlock(&ctrl->state_lock);
-}
-
-void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb, void *arg)
-{
-	pthread_mutex_lock(&event_lock);
-	ctrl->event_cb = cb;
-	ctrl->event_arg = arg;
-	pthread_mutex_unlock(&event_lock);
-}
-
-void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
-{
-	struct nvmefs_ctrl_status st;
-	char msg[1024];
-	va_list ap;
-
-	pthread_mutex_lock(&event_lock);
-	if (ctrl->event_cb) {
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-		nvmefs_ctrl_status(ctrl, &st);
-		ctrl->event_cb(ctrl->event_arg, &st, msg);
-	}
-	pthread_mutex_unlock(&event_lock);
 }
 
 /* Under state_lock. */
@@ -303,7 +277,7 @@ static void reset(struct nvmefs_ctrl *ctrl)
 static int reconnect(struct nvmefs_ctrl *ctrl)
 {
 	struct nvme_id_ctrl *id = malloc(sizeof(*id));
-	char subnqn[NVMF_NQN_SIZE + 1];
+	char subnqn[NVMF_NQN_SIZE + 1], shown[TEXT_ESCAPED_SIZE(NVMF_NQN_SIZE)];
 	int ret;
 
 	if (!id)
@@ -313,10 +287,13 @@ static int reconnect(struct nvmefs_ctrl *ctrl)
 		/* Identify's SUBNQN (NVMe 1.2.1 on) says whose controller this is. */
 		memcpy(subnqn, id->subnqn, NVMF_NQN_SIZE);
 		subnqn[NVMF_NQN_SIZE] = '\0';
-		if (subnqn[0] && strcmp(subnqn, ctrl->subnqn))
+		if (subnqn[0] && strcmp(subnqn, ctrl->subnqn)) {
+			/* The target's bytes go to the reason, the log and a terminal. */
+			text_escape(shown, sizeof(shown), subnqn, NVMF_NQN_SIZE);
 			ret = nvmefs_error(-ESTALE, "%s now answers as subsystem %s, not %s: another "
-					   "subsystem took its place", nvmefs_ctrl_where(ctrl), subnqn,
+					   "subsystem took its place", nvmefs_ctrl_where(ctrl), shown,
 					   ctrl->subnqn);
+		}
 	}
 	if (ret == 0)
 		ret = nvmefs_ctrl_register_again(ctrl);

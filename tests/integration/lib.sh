@@ -274,6 +274,18 @@ port_link() {
 		fail "linking $nqn to nvmet port $port failed"
 }
 
+# port_refer PORT TRSVCID: nvmet port PORT's discovery log refers to the port at TRSVCID on the
+# testbed's address.
+port_refer() {
+	local d=$NVMEFS_TEST_NVMET/ports/$1/referrals/to-$2
+	mkdir "$d" || fail "making the referral $d failed"
+	echo rdma >"$d/addr_trtype"
+	echo ipv4 >"$d/addr_adrfam"
+	echo "$NVMEFS_TEST_TRADDR" >"$d/addr_traddr"
+	echo "$2" >"$d/addr_trsvcid"
+	echo 1 >"$d/enable"
+}
+
 # multipath_setup SUBNQN: for the multipath tests (testbed --ports 2): sets ports (every port's
 # service id), ana (port 1's ANA group 1 state file) and path2 (the second port as ADDR:PORT).
 multipath_setup() {

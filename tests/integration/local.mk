@@ -35,6 +35,12 @@ INTEGRATION_TESTS += \
 	tests/integration/test-auth-required.sh \
 	tests/integration/test-auth.sh
 
+# Issue #24: a controller secret makes the host authenticate a controller that does not ask; an
+# NQN with a comma in the mount's fsname.
+INTEGRATION_TESTS += \
+	tests/integration/test-auth-unasked.sh \
+	tests/integration/test-mount-nqn-comma.sh
+
 # Controller reconnect (issue #11): outages made on the target and the link under load, one boot
 # each (test-outage-vs-kernel.sh measures the kernel initiator beside nvmefs).
 INTEGRATION_TESTS += \

@@ -96,19 +96,34 @@ outage 3 "$mnt" unlink_port link_port
 dd if="$mnt/n1" of=/dev/null bs=64k count=256 iflag=direct status=none ||
 	fail "reading through the mount after it reconnected with DH-HMAC-CHAP failed"
 [[ -n ${syslog_file:-} && -s $syslog_file ]] || fail "the daemon logged nothing to look for secrets in"
-for secret in "${keys[3]}" "$ctrl_key"; do
-	# The pattern from a file: a search given it as an argument would find itself in ps.
-	echo "${secret:10:20}" >/tmp/auth-pattern
-	! grep -qF -f /tmp/auth-pattern /proc/[0-9]*/cmdline 2>/dev/null ||
-		fail "a secret shows in a process's arguments: $(grep -lF -f /tmp/auth-pattern /proc/[0-9]*/cmdline 2>/dev/null)"
-	! grep -qF -f /tmp/auth-pattern "/proc/$pid/environ" || fail "a secret is in the daemon's environment"
-	! grep -qF -f /tmp/auth-pattern "$mnt/info" "$mnt/stats" || fail "a secret is in the mount's info or stats file"
-	! grep -qF -f /tmp/auth-pattern "$syslog_file" || fail "a secret is in the log"
-done
-# Not vacuous: the same search finds what is there.
-echo "$nqn" >/tmp/auth-pattern
-grep -qF -f /tmp/auth-pattern "$mnt/info" || fail "the search for secrets finds nothing at all in info"
-grep -qF -f /tmp/auth-pattern /proc/[0-9]*/cmdline 2>/dev/null || fail "the search for secrets finds no process's arguments"
+# secrets_hidden HOW: the secrets are nowhere the mount on $mnt (daemon $pid) shows them.
+secrets_hidden() {
+	for secret in "${keys[3]}" "$ctrl_key"; do
+		# The pattern from a file: a search given it as an argument would find itself in ps.
+		echo "${secret:10:20}" >/tmp/auth-pattern
+		! grep -qF -f /tmp/auth-pattern /proc/[0-9]*/cmdline 2>/dev/null ||
+			fail "$1: a secret shows in a process's arguments: $(grep -lF -f /tmp/auth-pattern /proc/[0-9]*/cmdline 2>/dev/null)"
+		! grep -qF -f /tmp/auth-pattern "/proc/$pid/environ" || fail "$1: a secret is in the daemon's environment"
+		! grep -qF -f /tmp/auth-pattern "$mnt/info" "$mnt/stats" || fail "$1: a secret is in the mount's info or stats file"
+		! grep -qF -f /tmp/auth-pattern "$syslog_file" || fail "$1: a secret is in the log"
+	done
+	# Not vacuous: the same search finds what is there.
+	echo "$nqn" >/tmp/auth-pattern
+	grep -qF -f /tmp/auth-pattern "$mnt/info" || fail "the search for secrets finds nothing at all in info"
+	grep -qF -f /tmp/auth-pattern /proc/[0-9]*/cmdline 2>/dev/null || fail "the search for secrets finds no process's arguments"
+}
+secrets_hidden "secrets from files"
+nvmefs_unmount "$mnt"
+
+log "a mount given the secrets themselves in -o (as an fstab line may): gone from its arguments"
+# The null group: what is looked at is the arguments, not the exchange.
+set_target sha256 null "${keys[3]}" "$ctrl_key"
+nvmefs_mount "$nqn" "$mnt" -q "$host" -o "direct,dhchap_secret=${keys[3]},dhchap_ctrl_secret=$ctrl_key" -i 1
+pid=$(nvmefs_pid "$mnt")
+secrets_hidden "-o dhchap_secret="
+# What stays of the option list is still there to read.
+tr '\0' ' ' <"/proc/$pid/cmdline" | grep -q "direct,dhchap_secret=" ||
+	fail "the daemon's arguments lost more than the secrets: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
 nvmefs_unmount "$mnt"
 
 log "failures: one line each, in bounded time, nothing left behind"

@@ -374,17 +374,124 @@ START_TEST(test_auth_bad_secrets)
 END_TEST
 
 /*
+ * What creating one I/O queue sends, up to its Connect (returned), for a
+ * controller with one namespace; @o is set for one queue.
+ */
+static struct fake_step *script_io_queue(struct nvmefs_io_opts *o)
+{
+	static const struct fake_ns ns = { .nsid = 1, .nsze = 1 << 20, .lba_shift = 9 };
+	uint32_t list[NVMEFS_NS_LIST_LEN] = { 0 };
+	struct nvme_id_ns id;
+	struct fake_step *c;
+
+	nvmefs_io_opts_init(o);
+	o->nr_queues = 1;
+	/* CNS 06h for a 2.0 controller: refused, no limits. */
+	fake_step_status(fake_expect_identify(NVME_IDENTIFY_CNS_CSI_CTRL, 0, NULL, 0), 0,
+			 NVME_SC_INVALID_FIELD, true);
+	fake_expect_set_nr_queues(1, 0);
+	list[0] = nvmefs_cpu_to_le32(ns.nsid);
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
+	fake_id_ns(&id, ns.nsze, ns.lba_shift);
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS, ns.nsid, &id, sizeof(id));
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, ns.nsid, NULL, 0);
+	c = fake_expect_create(NULL, NULL);
+	c->qid = 1;
+	return fake_expect_io_connect(1, (uint16_t)(o->queue_size - 1), CNTLID);
+}
+
+/* A host secret alone asks nothing of a controller that does not ask. */
+START_TEST(test_auth_host_secret_not_asked)
+{
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 5000, CNTLID);
+	script_enable();
+	ck_assert_msg(connect(false, &ctrl) == 0, "%s", nvmefs_errmsg());
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/*
+ * The controller did not ask and cannot take part: it rejects AUTH_Send
+ * (_i 0), or ends the exchange with AUTH_Failure1 as nvmet does for a host
+ * it holds no key for (_i 1).  Either way it is refused, with a message that
+ * names authentication and the controller secret.
+ */
+START_TEST(test_auth_host_initiated_refused)
+{
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *s;
+
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 5000, CNTLID);
+	s = expect_auth(nvme_fabrics_type_auth_send);
+	if (_i == 0) {
+		fake_step_status(s, NVME_SCT_GENERIC, NVME_SC_INVALID_OPCODE, true);
+	} else {
+		uint8_t msg[16] = { 0 };
+		struct nvmefs_dhchap_failure *no = (void *)msg;
+
+		no->auth_type = NVMEFS_AUTH_COMMON_MESSAGES;
+		no->auth_id = NVMEFS_DHCHAP_FAILURE1;
+		no->rescode = NVMEFS_DHCHAP_RESCODE_FAILED;
+		no->rescode_exp = NVMEFS_DHCHAP_FAILURE_FAILED;
+		fake_step_data(expect_auth(nvme_fabrics_type_auth_receive), msg, sizeof(*no));
+	}
+	fake_expect_destroy();
+	ck_assert_int_eq(connect(true, &ctrl), -EACCES);
+	ck_assert_ptr_null(ctrl);
+	assert_msg_has("did not ask this host to authenticate");
+	assert_msg_has("--dhchap-ctrl-secret");
+	ck_assert_ptr_null(strchr(nvmefs_errmsg(), '\n'));
+}
+END_TEST
+
+/*
+ * A controller secret makes the host authenticate the controller even when
+ * its Connect does not ask (no AUTHREQ.ATR): a machine that answers on the
+ * target's address and simply skips authentication must not be trusted.
+ * So is each I/O queue.
+ */
+START_TEST(test_auth_host_initiated)
+{
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_io_opts o;
+
+	ctl.hash = NVMEFS_AUTH_HASH_SHA512;
+	ctl.group = NVMEFS_AUTH_DHGROUP_NULL;
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 5000, CNTLID);
+	script_auth();
+	expect_auth(nvme_fabrics_type_auth_send);	/* Success2 */
+	script_enable();
+	ck_assert_msg(connect(true, &ctrl) == 0, "%s", nvmefs_errmsg());
+	ck_assert(ctl.r1_checked);
+
+	script_io_queue(&o);
+	ctl.r1_checked = false;
+	script_auth();
+	expect_auth(nvme_fabrics_type_auth_send);	/* Success2 */
+	ck_assert_msg(nvmefs_ctrl_create_io_queues(ctrl, &o) == 0, "%s", nvmefs_errmsg());
+	ck_assert(ctl.r1_checked);
+	ck_assert_uint_eq(ctl.negotiate->seen_qid, 1);
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/*
  * An I/O queue is authenticated too, through the controller's own
  * registered buffer: its data slots are too small for a message.
  */
 START_TEST(test_auth_io_queue)
 {
-	static const struct fake_ns ns = { .nsid = 1, .nsze = 1 << 20, .lba_shift = 9 };
 	struct nvmefs_ctrl *ctrl = NULL;
 	struct nvmefs_io_opts o;
 	struct fake_step *c, *first;
-	uint32_t list[NVMEFS_NS_LIST_LEN] = { 0 };
-	struct nvme_id_ns id;
 
 	ctl.hash = NVMEFS_AUTH_HASH_SHA512;
 	ctl.group = NVMEFS_AUTH_DHGROUP_NULL;
@@ -394,20 +501,7 @@ START_TEST(test_auth_io_queue)
 	script_enable();
 	ck_assert_msg(connect(false, &ctrl) == 0, "%s", nvmefs_errmsg());
 
-	nvmefs_io_opts_init(&o);
-	o.nr_queues = 1;
-	/* CNS 06h for a 2.0 controller: refused, no limits. */
-	fake_step_status(fake_expect_identify(NVME_IDENTIFY_CNS_CSI_CTRL, 0, NULL, 0), 0,
-			 NVME_SC_INVALID_FIELD, true);
-	fake_expect_set_nr_queues(1, 0);
-	list[0] = nvmefs_cpu_to_le32(1);
-	fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
-	fake_id_ns(&id, ns.nsze, ns.lba_shift);
-	fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, &id, sizeof(id));
-	fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
-	c = fake_expect_create(NULL, NULL);
-	c->qid = 1;
-	c = fake_expect_io_connect(1, (uint16_t)(o.queue_size - 1), CNTLID);
+	c = script_io_queue(&o);
 	c->dw0 = ATR;
 	memset(&ctl.c1, 0, sizeof(ctl.c1));
 	ctl.r1_checked = false;
@@ -434,6 +528,8 @@ static Suite *auth_suite(void)
 	tcase_add_loop_test(tc, test_auth_admin_queue, 0, 18);
 	tcase_add_test(tc, test_auth_success2);
 	tcase_add_test(tc, test_auth_io_queue);
+	tcase_add_test(tc, test_auth_host_initiated);
+	tcase_add_test(tc, test_auth_host_secret_not_asked);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("failures");
@@ -444,6 +540,7 @@ static Suite *auth_suite(void)
 	tcase_add_test(tc, test_auth_wrong_tid);
 	tcase_add_test(tc, test_auth_unknown_hash);
 	tcase_add_test(tc, test_auth_bad_secrets);
+	tcase_add_loop_test(tc, test_auth_host_initiated_refused, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

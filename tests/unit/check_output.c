@@ -498,6 +498,40 @@ static bool has_control(const char *s)
 	return false;
 }
 
+/* Whether @s is well-formed UTF-8 (RFC 3629), written out here so that
+ * the check does not share the code it checks. */
+static bool valid_utf8(const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	while (*s) {
+		unsigned int cp, len, i;
+
+		if (*s < 0x80) {
+			s++;
+			continue;
+		}
+		if ((*s & 0xe0) == 0xc0)
+			len = 2, cp = *s & 0x1f;
+		else if ((*s & 0xf0) == 0xe0)
+			len = 3, cp = *s & 0x0f;
+		else if ((*s & 0xf8) == 0xf0)
+			len = 4, cp = *s & 0x07;
+		else
+			return false;
+		for (i = 1; i < len; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (s[i] & 0x3f);
+		}
+		if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		s += len;
+	}
+	return true;
+}
+
 /*
  * Strings from the target reach the terminal escaped in text: control
  * characters and bytes that are not UTF-8 as \xHH, a backslash doubled,
@@ -523,6 +557,10 @@ START_TEST(test_hostile_strings)
 	print_id_ctrl(capture_start(&c), id, OUTPUT_JSON);
 	capture_end(&c);
 	ck_assert_msg(!has_control(c.buf), "a control byte reached the JSON output");
+	ck_assert_msg(valid_utf8(c.buf), "the JSON output is not UTF-8");
+	/* ESC as JSON escapes it, the stray 0xff as U+FFFD, the backslash escaped. */
+	ck_assert_ptr_nonnull(strstr(c.buf, "\n  \"sn\":\"\\u001b[2J\\ufffd\\\\"));
+	ck_assert_ptr_nonnull(strstr(c.buf, "\n  \"mn\":\"caf\xc3\xa9\\r\\u0007"));
 	free(c.buf);
 
 	memcpy(log->entries[0].subnqn, "nqn.\x1b]0;owned\x07", 14);
@@ -553,6 +591,10 @@ START_TEST(test_hostile_address)
 	ck_assert_str_eq(text_where(buf, sizeof(buf), "10.0.0.1\x1b]0;owned\x07", "4420\r"),
 			 "10.0.0.1\\x1b]0;owned\\x07:4420\\x0d");
 	ck_assert_msg(!has_control(buf), "a control byte reached the message");
+	/* A C1 control (U+009B is CSI to many terminals) is escaped, though
+	 * it is well-formed UTF-8; the character after it is not. */
+	text_escape(buf, sizeof(buf), "a\xc2\x9b" "2J\xc2\xa0" "b", 16);
+	ck_assert_str_eq(buf, "a\\xc2\\x9b" "2J\xc2\xa0" "b");
 }
 END_TEST
 
@@ -751,6 +793,18 @@ START_TEST(test_json_layout_and_escaping)
 			 "  \"empty\":{\n  },\n"
 			 "  \"a\":[\n    [\n    ],\n    1\n  ]\n"
 			 "}");
+	free(c.buf);
+
+	/* Bytes that are not UTF-8 each become U+FFFD, so the document stays
+	 * UTF-8 as JSON must be (a stray byte, a cut sequence, an overlong, a
+	 * surrogate); a C1 control, which terminals obey, is escaped; any
+	 * other character is kept. */
+	json_init_compact(&j, capture_start(&c));
+	json_string(&j, NULL, "\xff|\xc3|\xc0\xaf|\xed\xa0\x80|\xc2\x9b|\xc2\xa0\xf0\x9f\x98\x80|\xf4\x90\x80\x80");
+	capture_end(&c);
+	ck_assert_str_eq(c.buf, "\"\\ufffd|\\ufffd|\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|\\u009b|"
+			 "\xc2\xa0\xf0\x9f\x98\x80|\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	ck_assert(valid_utf8(c.buf));
 	free(c.buf);
 
 	/* The same document, compact: no whitespace, strings escaped alike. */

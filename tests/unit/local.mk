@@ -16,6 +16,7 @@ FAKE_UNIT_TESTS = \
 	tests/unit/check_auth \
 	tests/unit/check_ctrl \
 	tests/unit/check_discovery \
+	tests/unit/check_events \
 	tests/unit/check_io \
 	tests/unit/check_mpath \
 	tests/unit/check_queue
@@ -34,6 +35,10 @@ tests_unit_check_discovery_SOURCES = tests/unit/check_discovery.c $(FAKE_TRANSPO
 tests_unit_check_discovery_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_discovery_LDADD = $(UNIT_FAKE_LDADD)
 
+tests_unit_check_events_SOURCES = tests/unit/check_events.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_events_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_events_LDADD = $(UNIT_FAKE_LDADD)
+
 tests_unit_check_io_SOURCES = tests/unit/check_io.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_io_LDADD = $(UNIT_FAKE_LDADD)
@@ -51,6 +56,7 @@ SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_auth \
 	tests/unit/san/check_ctrl \
 	tests/unit/san/check_discovery \
+	tests/unit/san/check_events \
 	tests/unit/san/check_io \
 	tests/unit/san/check_mpath \
 	tests/unit/san/check_queue
@@ -71,6 +77,11 @@ tests_unit_san_check_discovery_SOURCES = $(tests_unit_check_discovery_SOURCES)
 tests_unit_san_check_discovery_CFLAGS = $(tests_unit_check_discovery_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_discovery_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_discovery_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_san_check_events_SOURCES = $(tests_unit_check_events_SOURCES)
+tests_unit_san_check_events_CFLAGS = $(tests_unit_check_events_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_events_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_events_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
 tests_unit_san_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(SAN_FLAGS)

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The caller's event and change callbacks, called by a thread of the
+ * controller's own that does nothing else.  Any thread may have something
+ * to tell (an I/O queue's owner that saw the failure, the controller's
+ * thread as it recovers, an asynchronous event): it queues a notice and
+ * goes on.  So a callback runs on no thread of the caller's and on no
+ * thread the controller needs: one that blocks (a FUSE notification
+ * waiting for a request to finish) holds up later callbacks only, never
+ * the controller's Keep Alive, recovery or deadlines; and no lock of the
+ * library is held while it runs, so it may call back into the library,
+ * including nvmefs_ctrl_stop_reconnect() and the setters below.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* Notices waiting beyond this are dropped: a callback that does not
+ * return must not make the controller's memory grow without end. */
+#define MAX_QUEUED 1024
+
+struct nvmefs_notice {
+	struct nvmefs_notice *next;
+	bool change;
+	enum nvmefs_ctrl_change what;
+	struct nvmefs_ctrl_status st;
+	char msg[];
+};
+
+static void *notifier_main(void *arg)
+{
+	struct nvmefs_notifier *n = arg;
+	struct nvmefs_notice *notice;
+	nvmefs_ctrl_event_cb event_cb;
+	nvmefs_ctrl_change_cb change_cb;
+	void *event_arg, *change_arg;
+
+	pthread_mutex_lock(&n->lock);
+	for (;;) {
+		while (!n->head && !n->stop)
+			pthread_cond_wait(&n->cond, &n->lock);
+		/* What was told before the controller went is still told. */
+		if (!n->head)
+			break;
+		notice = n->head;
+		n->head = notice->next;
+		if (!n->head)
+			n->tail = NULL;
+		n->queued--;
+		if (notice->change)
+			n->changes_queued &= ~(1u << notice->what);
+		event_cb = n->event_cb;
+		event_arg = n->event_arg;
+		change_cb = n->change_cb;
+		change_arg = n->change_arg;
+		n->delivering = true;
+		pthread_mutex_unlock(&n->lock);
+		if (notice->change && change_cb)
+			change_cb(change_arg, notice->what);
+		else if (!notice->change && event_cb)
+			event_cb(event_arg, &notice->st, notice->msg);
+		free(notice);
+		pthread_mutex_lock(&n->lock);
+		n->delivering = false;
+		pthread_cond_broadcast(&n->idle);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return NULL;
+}
+
+void nvmefs_notify_init(struct nvmefs_notifier *n)
+{
+	memset(n, 0, sizeof(*n));
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->cond, NULL);
+	pthread_cond_init(&n->idle, NULL);
+}
+
+int nvmefs_notify_start(struct nvmefs_notifier *n)
+{
+	int ret = pthread_create(&n->thread, NULL, notifier_main, n);
+
+	if (ret)
+		return nvmefs_error(-ret, "starting the controller's notifier thread failed: %s",
+				    strerror(ret));
+	n->running = true;
+	return 0;
+}
+
+void nvmefs_notify_fini(struct nvmefs_notifier *n)
+{
+	struct nvmefs_notice *notice;
+
+	if (n->running) {
+		pthread_mutex_lock(&n->lock);
+		n->stop = true;
+		pthread_cond_signal(&n->cond);
+		pthread_mutex_unlock(&n->lock);
+		pthread_join(n->thread, NULL);
+		n->running = false;
+	}
+	while ((notice = n->head)) {
+		n->head = notice->next;
+		free(notice);
+	}
+	pthread_cond_destroy(&n->idle);
+	pthread_cond_destroy(&n->cond);
+	pthread_mutex_destroy(&n->lock);
+}
+
+/* Under n->lock: a callback of the old setting may still be under way on
+ * the notifier; the caller may free what it used once this returns.  The
+ * notifier itself (a callback changing the callbacks) does not wait for
+ * itself. */
+static void wait_idle(struct nvmefs_notifier *n)
+{
+	if (n->running && pthread_equal(pthread_self(), n->thread))
+		return;
+	while (n->delivering)
+		pthread_cond_wait(&n->idle, &n->lock);
+}
+
+static void enqueue(struct nvmefs_notifier *n, struct nvmefs_notice *notice)
+{
+	notice->next = NULL;
+	if (n->tail)
+		n->tail->next = notice;
+	else
+		n->head = notice;
+	n->tail = notice;
+	n->queued++;
+	pthread_cond_signal(&n->cond);
+}
+
+void nvmefs_ctrl_set_event_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_event_cb cb, void *arg)
+{
+	struct nvmefs_notifier *n = &ctrl->notify;
+
+	pthread_mutex_lock(&n->lock);
+	n->event_cb = cb;
+	n->event_arg = arg;
+	wait_idle(n);
+	pthread_mutex_unlock(&n->lock);
+}
+
+void nvmefs_ctrl_set_change_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_change_cb cb, void *arg)
+{
+	struct nvmefs_notifier *n = &ctrl->notify;
+
+	pthread_mutex_lock(&n->lock);
+	n->change_cb = cb;
+	n->change_arg = arg;
+	wait_idle(n);
+	pthread_mutex_unlock(&n->lock);
+}
+
+void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+{
+	struct nvmefs_notifier *n = &ctrl->notify;
+	struct nvmefs_notice *notice;
+	bool wanted;
+	va_list ap;
+	int len;
+
+	pthread_mutex_lock(&n->lock);
+	wanted = n->event_cb && n->running && n->queued < MAX_QUEUED;
+	pthread_mutex_unlock(&n->lock);
+	if (!wanted)
+		return;
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	notice = len < 0 ? NULL : malloc(sizeof(*notice) + (size_t)len + 1);
+	if (!notice)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(notice->msg, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	notice->change = false;
+	/* The state this transition led to, not whatever it is when told. */
+	nvmefs_ctrl_status(ctrl, &notice->st);
+	pthread_mutex_lock(&n->lock);
+	enqueue(n, notice);
+	pthread_mutex_unlock(&n->lock);
+}
+
+void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what)
+{
+	struct nvmefs_notifier *n = &ctrl->notify;
+	struct nvmefs_notice *notice;
+
+	pthread_mutex_lock(&n->lock);
+	/* A change not yet told is told once: the callback looks at the
+	 * state as it is when it runs. */
+	if (!n->change_cb || !n->running || (n->changes_queued & 1u << what)) {
+		pthread_mutex_unlock(&n->lock);
+		return;
+	}
+	notice = calloc(1, sizeof(*notice));
+	if (notice) {
+		notice->change = true;
+		notice->what = what;
+		n->changes_queued |= 1u << what;
+		enqueue(n, notice);
+	}
+	pthread_mutex_unlock(&n->lock);
+}

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a controller tells its user, against a scripted controller: the
+ * messages of its failures and recovery, with what the target sent in them
+ * made safe for a terminal and a log; and the callbacks that tell them,
+ * called from the library's own thread, free to call back into it, and
+ * unable to hold up the controller's recovery.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <check.h>
+#include <nvme/types.h>
+
+#include "fake_transport.h"
+
+#define TRADDR "192.0.2.20"
+#define SUBNQN "nqn.2024-01.io.example:events"
+#define CNTLID 3
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) < 0)
+		;
+}
+
+/* What the event callback saw, in order. */
+#define MAX_EVENTS 32
+static struct {
+	pthread_mutex_t lock;
+	unsigned int n;
+	char msg[MAX_EVENTS][1024];
+	enum nvmefs_ctrl_state state[MAX_EVENTS];
+} seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void record_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	(void)arg;
+	pthread_mutex_lock(&seen.lock);
+	if (seen.n < MAX_EVENTS) {
+		snprintf(seen.msg[seen.n], sizeof(seen.msg[0]), "%s", msg);
+		seen.state[seen.n] = st->state;
+		seen.n++;
+	}
+	pthread_mutex_unlock(&seen.lock);
+}
+
+static bool has_control(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (*p < 0x20 || *p == 0x7f || *p >= 0x80)
+			return true;
+	return false;
+}
+
+static void setup(void)
+{
+	fake_reset();
+	memset(seen.msg, 0, sizeof(seen.msg));
+	seen.n = 0;
+}
+
+static void teardown(void)
+{
+	fake_assert_done();
+	fake_reset();
+}
+
+/* An NVM subsystem's controller without I/O queues that reconnects after a
+ * failure until @ctrl_loss_s. */
+static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	int ret;
+
+	fake_opts(&opts, TRADDR, 0);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = 0;
+	opts.ctrl_loss_tmo_s = ctrl_loss_s;
+	opts.reconnect_delay_s = 1;
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
+	return ctrl;
+}
+
+/* Waits up to @max_ms for @ctrl to be in @state. */
+static void wait_state(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_state state, int max_ms)
+{
+	struct nvmefs_ctrl_status st;
+	int64_t end = now_ms() + max_ms;
+
+	for (;;) {
+		nvmefs_ctrl_status(ctrl, &st);
+		if (st.state == state)
+			return;
+		ck_assert_msg(now_ms() < end, "the controller is %s after %d ms, not %s (%s)",
+			      nvmefs_ctrl_state_name(st.state), max_ms,
+			      nvmefs_ctrl_state_name(state), st.reason);
+		sleep_ms(5);
+	}
+}
+
+/*
+ * After a reconnect another subsystem answers, its NQN full of escape
+ * sequences and bytes that are not UTF-8: the reason (stats' last_error)
+ * and the event (syslog, the terminal) say so, with those bytes escaped.
+ */
+START_TEST(test_other_subsystem_escaped)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	static const char evil[] = "nqn.evil\x1b]0;owned\x07\x1b[2J\xff\xc2\x9b";
+	struct nvmefs_ctrl_status st;
+	struct nvme_id_ctrl id;
+	bool told = false;
+
+	nvmefs_ctrl_set_event_cb(ctrl, record_event, NULL);
+	fake_expect_destroy();
+	/* The attempt: everything as before, but Identify names another subsystem. */
+	fake_expect_create(TRADDR, "4420");
+	fake_expect_connect(31, 0, CNTLID);
+	fake_expect_prop_get(NVME_REG_CAP, t.cap);
+	fake_expect_prop_get(NVME_REG_VS, t.vs);
+	fake_expect_prop_set(NVME_REG_CC, 0x00460001u);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	fake_id_ctrl(&id, 0);
+	memset(id.subnqn, 0, sizeof(id.subnqn));
+	memcpy(id.subnqn, evil, sizeof(evil) - 1);
+	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
+	fake_expect_destroy();
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure");
+	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_msg(strstr(st.reason, "nqn.evil\\x1b]0;owned\\x07\\x1b[2J\\xff\\xc2\\x9b"),
+		      "the reason does not show the NQN escaped: %s", st.reason);
+	ck_assert_msg(!has_control(st.reason), "a raw byte of the target is in the reason");
+	/* The event that told of it arrives; none carries a raw byte. */
+	for (int64_t end = now_ms() + 3000; !told && now_ms() < end; sleep_ms(5)) {
+		pthread_mutex_lock(&seen.lock);
+		for (unsigned int i = 0; i < seen.n; i++) {
+			ck_assert_msg(!has_control(seen.msg[i]), "event %u has a raw byte: %s", i,
+				      seen.msg[i]);
+			told |= strstr(seen.msg[i], "nqn.evil\\x1b") != NULL;
+		}
+		pthread_mutex_unlock(&seen.lock);
+	}
+	ck_assert_msg(told, "no event told of the other subsystem");
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* ------------------------------------------------------------------------ */
+/* Where and how callbacks run                                              */
+/* ------------------------------------------------------------------------ */
+
+/* What a callback that calls back into the library did. */
+static struct {
+	pthread_mutex_t lock;
+	struct nvmefs_ctrl *ctrl;
+	pthread_t threads[MAX_EVENTS];
+	unsigned int calls, later_calls;
+	bool changed_setting;
+} reentrant = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* Later events: counted, to show the setting made inside the callback took. */
+static void later_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	(void)arg;
+	(void)st;
+	(void)msg;
+	pthread_mutex_lock(&reentrant.lock);
+	reentrant.later_calls++;
+	pthread_mutex_unlock(&reentrant.lock);
+}
+
+/* The first event gives up reconnecting and hands over to later_event. */
+static void reentrant_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	unsigned int call;
+
+	(void)arg;
+	(void)st;
+	(void)msg;
+	pthread_mutex_lock(&reentrant.lock);
+	call = reentrant.calls++;
+	if (call < MAX_EVENTS)
+		reentrant.threads[call] = pthread_self();
+	pthread_mutex_unlock(&reentrant.lock);
+	if (call)
+		return;
+	nvmefs_ctrl_stop_reconnect(reentrant.ctrl);
+	nvmefs_ctrl_set_event_cb(reentrant.ctrl, later_event, NULL);
+	pthread_mutex_lock(&reentrant.lock);
+	reentrant.changed_setting = true;
+	pthread_mutex_unlock(&reentrant.lock);
+}
+
+/* An I/O queue's owner that finds the controller failed. */
+static void *failing_io_thread(void *arg)
+{
+	nvmefs_ctrl_fail(arg, -ECONNRESET, "the I/O thread's scripted failure");
+	return NULL;
+}
+
+/*
+ * The failure an I/O thread notices is told from the library's own
+ * thread, neither the failing thread nor the controller's, and the
+ * callback may give up reconnecting and change the callback: neither
+ * thread deadlocks (each bounded here), and the new setting takes.
+ */
+START_TEST(test_event_callback_reenters)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_ctrl_status st;
+	struct timespec until;
+	struct fake_step *s;
+	pthread_t io;
+	int64_t end;
+
+	reentrant.ctrl = ctrl;
+	nvmefs_ctrl_set_event_cb(ctrl, reentrant_event, NULL);
+	/* The controller's thread takes the admin queue down, and may try to
+	 * reconnect before the callback gives up. */
+	fake_expect_destroy();
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "scripted: nothing listens");
+	fake_repeat(s, 0, FAKE_UNLIMITED);
+	ck_assert_int_eq(pthread_create(&io, NULL, failing_io_thread, ctrl), 0);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 3;
+	ck_assert_msg(pthread_timedjoin_np(io, NULL, &until) == 0,
+		      "nvmefs_ctrl_fail() on the I/O thread did not return within 3 s: deadlocked");
+	for (end = now_ms() + 3000; now_ms() < end; sleep_ms(5)) {
+		pthread_mutex_lock(&reentrant.lock);
+		if (reentrant.changed_setting && reentrant.later_calls) {
+			pthread_mutex_unlock(&reentrant.lock);
+			break;
+		}
+		pthread_mutex_unlock(&reentrant.lock);
+	}
+	pthread_mutex_lock(&reentrant.lock);
+	ck_assert_msg(reentrant.changed_setting, "the callback did not return within 3 s: deadlocked");
+	ck_assert_msg(reentrant.later_calls >= 1, "the callback set inside a callback got no event");
+	ck_assert(!pthread_equal(reentrant.threads[0], io));
+	ck_assert(!pthread_equal(reentrant.threads[0], pthread_self()));
+	ck_assert(!pthread_equal(reentrant.threads[0], ctrl->svc_thread));
+	pthread_mutex_unlock(&reentrant.lock);
+	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.error, -ECONNRESET);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* A change callback that blocks, as a FUSE notification waiting for a
+ * request can, until released or 10 s. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	bool entered, release;
+} blocker = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void blocking_change(void *arg, enum nvmefs_ctrl_change what)
+{
+	struct timespec until;
+
+	(void)arg;
+	(void)what;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&blocker.lock);
+	blocker.thread = pthread_self();
+	blocker.entered = true;
+	pthread_cond_broadcast(&blocker.cond);
+	while (!blocker.release && pthread_cond_timedwait(&blocker.cond, &blocker.lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&blocker.lock);
+}
+
+static bool blocker_entered(int max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+	bool entered;
+
+	for (;;) {
+		pthread_mutex_lock(&blocker.lock);
+		entered = blocker.entered;
+		pthread_mutex_unlock(&blocker.lock);
+		if (entered || now_ms() >= end)
+			return entered;
+		sleep_ms(5);
+	}
+}
+
+/*
+ * The change callback a reconnect calls blocks; meanwhile the controller
+ * fails again and the target stays away: ctrl_loss_tmo still deletes it
+ * on time, and the events of it all still reach their callback, none on
+ * the controller's thread.
+ */
+START_TEST(test_blocked_change_callback)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
+	struct nvmefs_ctrl *ctrl = connect_recovering(1);
+	struct fake_step *s;
+	int64_t start;
+
+	nvmefs_ctrl_set_event_cb(ctrl, record_event, NULL);
+	nvmefs_ctrl_set_change_cb(ctrl, blocking_change, NULL);
+	/* The first outage: down, back at once, the namespaces looked at again. */
+	fake_expect_destroy();
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, NULL, 0));
+	/* The second: down, and nothing listens any more. */
+	fake_expect_destroy();
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "scripted: nothing listens");
+	fake_repeat(s, 1, FAKE_UNLIMITED);
+
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure 1");
+	ck_assert_msg(blocker_entered(3000), "the reconnect told no change within 3 s");
+	wait_state(ctrl, NVMEFS_CTRL_LIVE, 1000);
+	start = now_ms();
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure 2");
+	/* ctrl_loss_tmo is 1 s; the controller's thread is not held up. */
+	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+	ck_assert_int_lt(now_ms() - start, 3000);
+	pthread_mutex_lock(&blocker.lock);
+	ck_assert(!blocker.release);
+	ck_assert(!pthread_equal(blocker.thread, ctrl->svc_thread));
+	blocker.release = true;
+	pthread_cond_broadcast(&blocker.cond);
+	pthread_mutex_unlock(&blocker.lock);
+	/* Every event was told, the last one the deletion. */
+	for (int64_t end = now_ms() + 3000; now_ms() < end; sleep_ms(5)) {
+		pthread_mutex_lock(&seen.lock);
+		if (seen.n && seen.state[seen.n - 1] == NVMEFS_CTRL_DELETED) {
+			pthread_mutex_unlock(&seen.lock);
+			break;
+		}
+		pthread_mutex_unlock(&seen.lock);
+	}
+	pthread_mutex_lock(&seen.lock);
+	ck_assert_msg(seen.n >= 4 && seen.state[seen.n - 1] == NVMEFS_CTRL_DELETED,
+		      "%u events, the last not the deletion", seen.n);
+	pthread_mutex_unlock(&seen.lock);
+	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+static Suite *events_suite(void)
+{
+	Suite *s = suite_create("events");
+	TCase *tc = tcase_create("messages");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_other_subsystem_escaped);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("callbacks");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_event_callback_reenters);
+	tcase_add_test(tc, test_blocked_change_callback);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(events_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
