@@ -21,37 +21,32 @@ read -r -a subnqns <<<"$NVMEFS_TEST_SUBNQNS"
 # (with the extra options given, e.g. -c 1 -l 30) and prints the block device of namespace NSID
 # (default 1).
 kernel_connect() {
-	local nqn=$1 nsid=${2:-1} sys i
+	local nqn=$1 nsid=${2:-1}
 	shift $(($# < 2 ? $# : 2))
 	nvme connect -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@" >/dev/null ||
 		fail "kernel initiator: nvme connect $* to $nqn failed"
 	# The namespace's block device appears asynchronously after connect returns.
-	for ((i = 0; i < 100; i++)); do
-		for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
-			[[ -e $sys/subsysnqn && $(<"$sys/subsysnqn") == "$nqn" ]] || continue
-			local dev
-			for dev in "$sys"/nvme*n*; do
-				[[ -e $dev/nsid && $(<"$dev/nsid") == "$nsid" && -b /dev/${dev##*/} ]] || continue
-				echo "/dev/${dev##*/}"
-				return 0
-			done
-		done
-		sleep 0.1
-	done
-	fail "kernel initiator: no block device for namespace $nsid of $nqn after connect"
+	wait_until 10000 kernel_ns_dev "$nqn" "$nsid" ||
+		fail "kernel initiator: no block device for namespace $nsid of $nqn after connect"
 }
 
-# The block device of namespace NSID of an already connected SUBNQN.
-kernel_connect_ns() {
+# kernel_ns_dev SUBNQN NSID: prints the block device of namespace NSID of the connected SUBNQN;
+# returns 1 if there is none (yet).
+kernel_ns_dev() {
 	local nqn=$1 nsid=$2 sys dev
 	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
 		[[ -e $sys/subsysnqn && $(<"$sys/subsysnqn") == "$nqn" ]] || continue
 		for dev in "$sys"/nvme*n*; do
-			[[ -e $dev/nsid && $(<"$dev/nsid") == "$nsid" ]] && { echo "/dev/${dev##*/}"; return 0; }
+			[[ -e $dev/nsid && $(<"$dev/nsid") == "$nsid" && -b /dev/${dev##*/} ]] || continue
+			echo "/dev/${dev##*/}"
+			return 0
 		done
 	done
-	fail "kernel initiator: $nqn has no namespace $nsid"
+	return 1
 }
+
+# The block device of namespace NSID of an already connected SUBNQN.
+kernel_connect_ns() { kernel_ns_dev "$1" "$2" || fail "kernel initiator: $1 has no namespace $2"; }
 
 # The kernel initiator's controller (nvme0, ...) connected to SUBNQN.
 kernel_ctrl() {
@@ -112,6 +107,25 @@ nvmefs_copy() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# wait_until MAX_MS COMMAND...: runs COMMAND every 0.1 s until it succeeds; returns 1 if it has not
+# within MAX_MS. How a test waits for the target, the guest or a daemon to reach a state: for the
+# condition itself, bounded, never a fixed sleep that is too short on a loaded emulated guest.
+wait_until() {
+	local max_ms=$1 start
+	shift
+	start=$(now_ms)
+	until "$@"; do
+		(($(now_ms) - start < max_ms)) || return 1
+		sleep 0.1
+	done
+}
+
+# Conditions for wait_until. output_is TEXT COMMAND...: COMMAND prints TEXT. steady COMMAND...:
+# COMMAND prints the same twice, 0.5 s apart (the target releases queues asynchronously after a
+# disconnect, so resource counts are taken once they stay put).
+output_is() { local want=$1; shift; [[ $("$@") == "$want" ]]; }
+steady() { local first; first=$("$@"); sleep 0.5; [[ $("$@") == "$first" ]]; }
+
 # syslog_start: runs a syslog daemon (busybox syslogd) writing to $syslog_file, so that the
 # messages of nvmefs mount's daemon (its controller's state transitions) are kept; fail prints
 # their last lines.
@@ -121,25 +135,17 @@ syslog_start() {
 	command -v busybox >/dev/null || return 0
 	syslog_file=/tmp/syslog
 	busybox syslogd -n -O "$syslog_file" &
-	local t
-	for ((t = 0; t < 50; t++)); do
-		[[ -S /dev/log ]] && return 0
-		sleep 0.1
-	done
-	log "busybox syslogd did not create /dev/log: the daemon's messages are lost"
+	wait_until 5000 test -S /dev/log || log "busybox syslogd did not create /dev/log: the daemon's messages are lost"
 }
 
 # wait_progress PID ERRFILE SEC: waits until the nvmefs perf running as PID, its standard error
 # going to ERRFILE, has printed its progress line for second SEC; fails if it has not within 30 s
 # or exits first.
 wait_progress() {
-	local pid=$1 err=$2 sec=$3 t
-	for ((t = 0; t < 300; t++)); do
-		grep -q "^\[ *${sec}s\]" "$err" && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail "perf printed no progress line for second $sec: $(cat "$err")"
+	local pid=$1 err=$2 sec=$3
+	progress_or_gone() { grep -q "^\[ *${sec}s\]" "$err" || ! kill -0 "$pid" 2>/dev/null; }
+	wait_until 30000 progress_or_gone && grep -q "^\[ *${sec}s\]" "$err" ||
+		fail "perf printed no progress line for second $sec: $(cat "$err")"
 }
 
 # expect_failure NAME REGEX MAX_MS -- COMMAND...: COMMAND must fail within MAX_MS with exactly one
@@ -176,25 +182,15 @@ io_tool() {
 # Mount points nvmefs_mount made, for nvmefs_cleanup.
 nvmefs_mounts=()
 
+# gone PID: process PID has exited.
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
 # wait_gone PID MAX_MS: waits until process PID has exited; returns 1 if it still runs after MAX_MS.
-wait_gone() {
-	local pid=$1 max_ms=$2 start
-	start=$(now_ms)
-	while kill -0 "$pid" 2>/dev/null; do
-		(($(now_ms) - start < max_ms)) || return 1
-		sleep 0.1
-	done
-}
+wait_gone() { wait_until "$2" gone "$1"; }
 
 # wait_unmounted DIR MAX_MS: waits until DIR is no longer a mount point; returns 1 if it still is.
-wait_unmounted() {
-	local dir=$1 max_ms=$2 start
-	start=$(now_ms)
-	while mountpoint -q "$dir"; do
-		(($(now_ms) - start < max_ms)) || return 1
-		sleep 0.1
-	done
-}
+not_mounted() { ! mountpoint -q "$1"; }
+wait_unmounted() { wait_until "$2" not_mounted "$1"; }
 
 # nvmefs_mount SUBNQN DIR [OPTIONS...]: mounts SUBNQN of the testbed's target on DIR (created if
 # missing) with nvmefs mount in daemon mode, pidfile DIR.pid; the test fails unless the command
@@ -317,11 +313,9 @@ link_up() {
 	local dev t
 	dev=$(rxe_netdev)
 	ip link set "$dev" up || fail "ip link set $dev up failed"
-	for ((t = 0; t < 100; t++)); do
-		[[ $(rxe_port_state) == ACTIVE ]] && return 0
-		sleep 0.1
-	done
-	fail "$dev is up again but its rxe port is still $(rxe_port_state) after 10 s: $(rdma link show)"
+	rxe_active() { [[ $(rxe_port_state) == ACTIVE ]]; }
+	wait_until 10000 rxe_active ||
+		fail "$dev is up again but its rxe port is still $(rxe_port_state) after 10 s: $(rdma link show)"
 }
 
 # Where target_teardown keeps what it removed, per subsystem.
@@ -432,11 +426,8 @@ nullb_create() {
 	echo "$bs" >"$d/blocksize"
 	echo 1 >"$d/memory_backed"
 	echo 1 >"$d/power"
-	for ((t = 0; t < 50; t++)); do
-		[[ -b /dev/$name ]] && { echo "/dev/$name"; return 0; }
-		sleep 0.1
-	done
-	fail "nullb_create: /dev/$name did not appear"
+	wait_until 5000 test -b "/dev/$name" || fail "nullb_create: /dev/$name did not appear"
+	echo "/dev/$name"
 }
 
 # random_nguid: 16 random bytes as nvmet's device_nguid takes them (a UUID's shape).
@@ -469,16 +460,11 @@ nvmefs_ctrl_stat() { nvmefs_stats "$1" ".controller.$2"; }
 # wait_ctrl_state DIR REGEX MAX_MS: waits until the state of the controller behind the mount on DIR
 # matches REGEX (e.g. '^live$', or '^(resetting|connecting)$'); fails after MAX_MS, with the
 # controller's stats.
+ctrl_state_is() { [[ $(jq -r '.controller.state' "$1/stats" 2>/dev/null) =~ $2 ]]; }
 wait_ctrl_state() {
-	local dir=$1 re=$2 max_ms=$3 start state
-	start=$(now_ms)
-	while :; do
-		state=$(jq -r '.controller.state' "$dir/stats" 2>/dev/null) || state=
-		[[ $state =~ $re ]] && return 0
-		(($(now_ms) - start < max_ms)) || break
-		sleep 0.1
-	done
-	fail "the controller of $dir is '$state' after $max_ms ms, not /$re/: $(jq -c '.controller' "$dir/stats" 2>&1)"
+	local dir=$1 re=$2 max_ms=$3
+	wait_until "$max_ms" ctrl_state_is "$dir" "$re" ||
+		fail "the controller of $dir is not /$re/ after $max_ms ms: $(jq -c '.controller' "$dir/stats" 2>&1)"
 }
 
 # The background jobs fio_load_start and perf_load_start started, by NAME.
@@ -670,12 +656,8 @@ while True:
         sys.exit(0)
 PY
 	load_pids[io-$name]=$!
-	local t
-	for ((t = 0; t < 100; t++)); do
-		grep -q running "/tmp/io-$name.out" && return 0
-		sleep 0.1
-	done
-	fail "the $mode loop on $file did not start: $(cat "/tmp/io-$name.out")"
+	wait_until 10000 grep -q running "/tmp/io-$name.out" ||
+		fail "the $mode loop on $file did not start: $(cat "/tmp/io-$name.out")"
 }
 
 # io_loop_error NAME MAX_S: waits (at most MAX_S seconds) for io_loop_start NAME to hit its error;
@@ -741,12 +723,8 @@ except OSError as e:
 print(f"ok {writes} writes {reads} reads", flush=True)
 PY
 	load_pids[verify-$name]=$!
-	local t
-	for ((t = 0; t < 100; t++)); do
-		grep -q running "/tmp/verify-$name.out" && return 0
-		sleep 0.1
-	done
-	fail "the verifying load on $file did not start: $(cat "/tmp/verify-$name.out")"
+	wait_until 10000 grep -q running "/tmp/verify-$name.out" ||
+		fail "the verifying load on $file did not start: $(cat "/tmp/verify-$name.out")"
 }
 
 # verify_loop_stop NAME: ends verify_loop_start NAME and fails unless it found no error and no

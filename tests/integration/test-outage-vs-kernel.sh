@@ -42,19 +42,15 @@ outage_s=8 fio_s=20 recover_s=20
 tolerance_ms=250
 declare -A stall=()
 
-# recovered NAME: waits up to recover_s for the initiator NAME (nvmefs, kernel) to be live.
-recovered() {
-	local t
-	t=$(now_ms)
-	while (($(now_ms) - t < recover_s * 1000)); do
-		case $1 in
-		nvmefs) [[ $(jq -r .controller.state "$mnt/stats" 2>/dev/null) == live ]] && return 0 ;;
-		kernel) [[ $(kernel_ctrl_state "$nqn") == live ]] && return 0 ;;
-		esac
-		sleep 0.2
-	done
-	return 1
+# live NAME: the initiator NAME (nvmefs, kernel) is live.
+live() {
+	case $1 in
+	nvmefs) ctrl_state_is "$mnt" '^live$' ;;
+	kernel) [[ $(kernel_ctrl_state "$nqn") == live ]] ;;
+	esac
 }
+# recovered NAME: waits up to recover_s for the initiator NAME to be live.
+recovered() { wait_until $((recover_s * 1000)) live "$1"; }
 
 # run WHO FAULT RESTORE: the fio job through nvmefs's mount or on the kernel's block device across
 # an outage of outage_s seconds made by FAULT and ended by RESTORE; records the stall.
