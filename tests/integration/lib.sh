@@ -506,21 +506,24 @@ load_wait() {
 # load_running NAME: the background job NAME still runs.
 load_running() { kill -0 "${load_pids[$1]}" 2>/dev/null; }
 
-# fio_stall_ms JSON: fio's longest completion latency, reads and writes, in ms.
+# fio_stall_ms JSON: fio's longest I/O, reads and writes, in ms: its total latency (lat), from
+# submission to completion. Not clat alone: libaio's io_submit() of an O_DIRECT request to a FUSE
+# file can block until the request is answered, and that time counts in slat, not clat (an 8 s
+# outage once showed as a 5.2 s clat through the mount).
 fio_stall_ms() {
-	jq -r '[.jobs[0].read.clat_ns.max, .jobs[0].write.clat_ns.max] | max / 1000000 | floor' "$1"
+	jq -r '[.jobs[0].read.lat_ns.max, .jobs[0].write.lat_ns.max] | max / 1000000 | floor' "$1"
 }
 
 # fio_load_check NAME MAX_S: waits for fio_load_start NAME (at most MAX_S seconds) and fails unless
 # it exited 0 with no error and no verify failure, having written and checked blocks; logs its
-# stall (longest completion latency).
+# stall (longest I/O).
 fio_load_check() {
 	local name=$1 rc=0 j=/tmp/fio-$1.json
 	load_wait "$name" "$2" || rc=$?
 	((rc == 0)) || fail "fio $name exited $rc: $(tail -c 1500 "/tmp/fio-$name.err") $(jq -c '.jobs[0] | {error, read: .read.io_bytes, write: .write.io_bytes}' "$j" 2>/dev/null)"
 	jq -e '.jobs[0].error == 0 and .jobs[0].write.io_bytes > 0 and .jobs[0].read.io_bytes > 0' "$j" >/dev/null ||
 		fail "fio $name: an error, or nothing written or verified: $(jq -c '.jobs[0] | {error, read: .read.io_bytes, write: .write.io_bytes}' "$j")"
-	log "fio $name: $(jq -r '.jobs[0] | "\(.write.io_bytes / 1048576 | floor) MiB written, \(.read.io_bytes / 1048576 | floor) MiB verified"' "$j"), stall (longest completion) $(fio_stall_ms "$j") ms"
+	log "fio $name: $(jq -r '.jobs[0] | "\(.write.io_bytes / 1048576 | floor) MiB written, \(.read.io_bytes / 1048576 | floor) MiB verified"' "$j"), stall (longest I/O) $(fio_stall_ms "$j") ms"
 }
 
 # perf_load_start NAME SECONDS [PERF OPTIONS...]: starts, in the background, nvmefs perf --verify on
@@ -583,7 +586,10 @@ sleep_until() {
 
 # outage SECONDS DIR FAULT RESTORE: runs the command FAULT (e.g. "port_unlink $nqn"), and RESTORE
 # SECONDS later. With a mount DIR (else give ''), checks that its controller leaves 'live' (within
-# 15 s: the keep-alive timeout and more) and is live again within 20 s of RESTORE.
+# 15 s: the keep-alive timeout and more) and is live again within 20 s of RESTORE. Sets outage_ms:
+# from FAULT to the end of RESTORE (when the target can be reached again; restoring a link can
+# take seconds).
+outage_ms=
 outage() {
 	local secs=$1 dir=$2 fault=$3 restore=$4 start t
 	start=$(now_ms)
@@ -594,21 +600,38 @@ outage() {
 	fi
 	sleep_until "$start" $((secs * 1000))
 	$restore
-	log "$restore after $(($(now_ms) - start)) ms"
+	outage_ms=$(($(now_ms) - start))
+	log "$restore done $outage_ms ms after $fault"
 	[[ -n $dir ]] || return 0
 	t=$(now_ms)
 	wait_ctrl_state "$dir" '^live$' 20000
 	log "the controller is live again $(($(now_ms) - t)) ms later: $(jq -c '.controller' "$dir/stats")"
 }
 
+# Riding out an outage may cost this much more than the outage (issue 24): a target back within a
+# minute is found within about a second, and reconnecting takes the rest.
+STALL_MARGIN_MS=2000
+
+# check_stall WHAT STALL_MS: the longest I/O across the last outage (see outage) must not have
+# been longer than outage_ms + STALL_MARGIN_MS.
+check_stall() {
+	[[ $2 =~ ^[0-9]+$ ]] || fail "$1: no stall measured ('$2')"
+	log "$1: stall $2 ms over an outage of $outage_ms ms"
+	(($2 <= outage_ms + STALL_MARGIN_MS)) ||
+		fail "$1: I/O stalled $2 ms over an outage of $outage_ms ms, more than $STALL_MARGIN_MS ms longer"
+}
+
 # outage_under_load SUBNQN DIR SECONDS FAULT RESTORE: one outage of SECONDS (see outage) under fio
 # verifying through SUBNQN mounted on DIR, then another under nvmefs perf --verify. Both must run
 # to their end with no I/O error and no verify error, and count the reconnect; the mount's stats
-# count no failed request.
+# count no failed request. The longest I/O under fio, and the outage perf measured, are at most
+# STALL_MARGIN_MS longer than the outage.
 outage_under_load() {
 	local nqn=$1 mnt=$2 secs=$3 fault=$4 restore=$5 reconnects errors
+	# The default reconnect delay (10 s), as a user has it: the schedule must find a target that
+	# is back in about a second, not at its next doubled pause.
 	log "fio through the mount across a $secs s outage ($fault)"
-	nvmefs_mount "$nqn" "$mnt" -c 2
+	nvmefs_mount "$nqn" "$mnt"
 	[[ $(nvmefs_ctrl_stat "$mnt" state) == live ]] ||
 		fail "a fresh mount's controller is not live: $(jq -c '.controller' "$mnt/stats")"
 	fio_load_start mount "$mnt/n1" 30
@@ -617,6 +640,7 @@ outage_under_load() {
 	outage "$secs" "$mnt" "$fault" "$restore"
 	load_running mount || fail "fio ended before the controller was back (it runs 30 s): $(cat /tmp/fio-mount.err)"
 	fio_load_check mount 120
+	check_stall "fio through the mount" "$(fio_stall_ms /tmp/fio-mount.json)"
 	reconnects=$(nvmefs_ctrl_stat "$mnt" reconnects)
 	((reconnects >= 1)) || fail "the mount's stats count $reconnects reconnects: $(jq -c '.controller' "$mnt/stats")"
 	errors=$(nvmefs_stats "$mnt" .total.errors)
@@ -624,11 +648,12 @@ outage_under_load() {
 	nvmefs_unmount "$mnt"
 
 	log "nvmefs perf --verify across a $secs s outage ($fault)"
-	perf_load_start outage 25 -c 2
+	perf_load_start outage 25
 	wait_progress "${load_pids[outage]}" /tmp/perf-outage.err 3
 	outage "$secs" '' "$fault" "$restore"
 	load_running outage || fail "perf ended during the outage: $(cat /tmp/perf-outage.err)"
 	perf_load_check outage 120 1
+	check_stall "perf --verify (its longest outage)" "$(perf_longest_outage_ms /tmp/perf-outage.json)"
 }
 
 # io_loop_start NAME FILE MODE: starts, in the background, a loop of 4 KiB O_DIRECT reads (MODE
