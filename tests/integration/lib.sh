@@ -588,7 +588,8 @@ sleep_until() {
 # SECONDS later. With a mount DIR (else give ''), checks that its controller leaves 'live' (within
 # 15 s: the keep-alive timeout and more) and is live again within 20 s of RESTORE. Sets outage_ms:
 # from FAULT to the end of RESTORE (when the target can be reached again; restoring a link can
-# take seconds).
+# take seconds), less the time a re-created device's delete took (see rxe_recreate): that is the
+# initiators letting go of it, which counts against them, not as part of the outage.
 outage_ms=
 outage() {
 	local secs=$1 dir=$2 fault=$3 restore=$4 start t
@@ -599,9 +600,10 @@ outage() {
 		log "$fault: the controller is $(nvmefs_ctrl_stat "$dir" state) after $(($(now_ms) - start)) ms"
 	fi
 	sleep_until "$start" $((secs * 1000))
+	rxe_delete_ms=0
 	$restore
-	outage_ms=$(($(now_ms) - start))
-	log "$restore done $outage_ms ms after $fault"
+	outage_ms=$(($(now_ms) - start - rxe_delete_ms))
+	log "$restore done $((outage_ms + rxe_delete_ms)) ms after $fault; the outage: $outage_ms ms"
 	[[ -n $dir ]] || return 0
 	t=$(now_ms)
 	wait_ctrl_state "$dir" '^live$' 20000
@@ -773,8 +775,10 @@ rxe_gsi_state() { rdma res show qp | sed -n 's/.* type GSI state \([A-Z]*\) .*/\
 # queue pair never recovers, so no initiator could connect again on that device. Deleting the
 # device waits until every user has let go of it (RDMA_CM_EVENT_DEVICE_REMOVAL); returns 1 if
 # that takes more than MAX_S seconds: the delete goes on in the background, and calling
-# rxe_recreate again waits for it and finishes the job.
+# rxe_recreate again waits for it and finishes the job. Sets rxe_delete_ms: how long the delete
+# took, mostly waiting for its users.
 rxe_delete_pid=
+rxe_delete_ms=0
 rxe_recreate() {
 	local max_s=$1 p nqn start
 	start=$(now_ms)
@@ -787,6 +791,7 @@ rxe_recreate() {
 	wait_gone "$rxe_delete_pid" $((max_s * 1000)) || return 1
 	wait "$rxe_delete_pid" || fail "rdma link delete $rxe_ibdev_saved failed"
 	rxe_delete_pid=
+	rxe_delete_ms=$(($(now_ms) - start))
 	rdma link add "$rxe_ibdev_saved" type rxe netdev "$rxe_netdev_saved" ||
 		fail "rdma link add $rxe_ibdev_saved type rxe netdev $rxe_netdev_saved failed"
 	link_up

@@ -70,8 +70,10 @@ run() {
 	start=$(now_ms)
 	$fault
 	sleep_until "$start" $((outage_s * 1000))
+	rxe_delete_ms=0
 	$restore
-	outage[$name]=$(($(now_ms) - start))
+	# As outage() in lib.sh counts it.
+	outage[$name]=$(($(now_ms) - start - rxe_delete_ms))
 	if ! recovered "$who"; then
 		log "$who has not recovered $recover_s s after $restore: $(if [[ $who == nvmefs ]]; then jq -c .controller "$mnt/stats"; else kernel_ctrl_state "$nqn"; dmesg | grep 'nvme nvme' | tail -n 2 | tr '\n' ' '; fi)"
 		stall[$name]="did not recover within $((outage_s + recover_s)) s"
