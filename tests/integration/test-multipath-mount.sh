@@ -60,7 +60,9 @@ wait_until 10000 path_ios_above 1 $((a0 + step)) ||
 	fail "path 1, rejoined and optimized, carries no I/O under numa: $(paths_now)"
 a1=$(path_stat "$mnt" 1 ios) b1=$(path_stat "$mnt" 2 ios)
 echo inaccessible >"$ana"
+t=$(now_ms)
 wait_until 10000 path_ana_is 1 inaccessible || fail "path 1 is not inaccessible in stats 10 s after its group was: $(paths_now)"
+log "ANA: stats say path 1 is inaccessible $(($(now_ms) - t)) ms after its group was"
 # What path 1 had in flight may still complete; once path 2 carries I/O, path 1 must carry none.
 wait_until 10000 path_ios_above 2 $((b1 + step)) || fail "the I/O did not move to path 2: $(paths_now)"
 a2=$(path_stat "$mnt" 1 ios) b2=$(path_stat "$mnt" 2 ios)
@@ -70,11 +72,13 @@ a3=$(path_stat "$mnt" 1 ios) b3=$(path_stat "$mnt" 2 ios)
 echo optimized >"$ana"
 t=$(now_ms)
 wait_until 10000 path_ana_is 1 optimized || fail "path 1 is not optimized in stats 10 s after its group was: $(paths_now)"
+log "ANA: stats say path 1 is optimized $(($(now_ms) - t)) ms after its group was"
 a4=$(path_stat "$mnt" 1 ios) b4=$(path_stat "$mnt" 2 ios)
 wait_until 10000 path_ios_above 1 $((a4 + step)) ||
 	fail "path 1 got no I/O back within 10 s after its group was optimized again ($a4 -> $(path_stat "$mnt" 1 ios); path 2 $b4 -> $(path_stat "$mnt" 2 ios)): $(paths_now)"
 a5=$(path_stat "$mnt" 1 ios)
 log "ANA: path 1 carries I/O again $(($(now_ms) - t)) ms after its group was optimized"
+[[ -z $syslog_file ]] || log "ANA: the daemon said: $(grep -h 'ANA group' "$syslog_file" | tail -n 4 | tr '\n' '|')"
 fio_load_check ana 120
 log "ANA: path 1 $a1 -> $a3 (inaccessible) -> $a5 (optimized), path 2 $b1 -> $b3"
 
