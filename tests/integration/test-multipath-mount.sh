@@ -54,8 +54,11 @@ log "path 1 rejoined after $(($(now_ms) - t)) ms"
 # Each step waits for the I/O counts to show it (bounded), not a fixed time: on a loaded emulated
 # guest 1 s was once not enough for path 1 to be seen taking I/O again (issue 24 item 14).
 log "ANA: port ${ports[0]}'s group inaccessible under fio, then optimized again"
-fio_load_start ana "$mnt/n1" 30
+# Long enough for every step below on a loaded guest, where one read of stats can take a second.
+fio_load_start ana "$mnt/n1" 45
+t=$(now_ms)
 a0=$(path_stat "$mnt" 1 ios)
+log "ANA: reading stats took $(($(now_ms) - t)) ms"
 wait_until 10000 path_ios_above 1 $((a0 + step)) ||
 	fail "path 1, rejoined and optimized, carries no I/O under numa: $(paths_now)"
 a1=$(path_stat "$mnt" 1 ios) b1=$(path_stat "$mnt" 2 ios)
@@ -66,16 +69,26 @@ log "ANA: stats say path 1 is inaccessible $(($(now_ms) - t)) ms after its group
 # What path 1 had in flight may still complete; once path 2 carries I/O, path 1 must carry none.
 wait_until 10000 path_ios_above 2 $((b1 + step)) || fail "the I/O did not move to path 2: $(paths_now)"
 a2=$(path_stat "$mnt" 1 ios) b2=$(path_stat "$mnt" 2 ios)
+log "ANA: $(($(now_ms) - t)) ms: path 1 $a2 I/Os, path 2 $b2"
 wait_until 10000 path_ios_above 2 $((b2 + step)) || fail "path 2 stopped carrying I/O: $(paths_now)"
 a3=$(path_stat "$mnt" 1 ios) b3=$(path_stat "$mnt" 2 ios)
+log "ANA: $(($(now_ms) - t)) ms: path 1 $a3 I/Os, path 2 $b3"
 ((a3 == a2)) || fail "while port ${ports[0]} was inaccessible, path 1 went $a2 -> $a3 I/Os (path 2 $b2 -> $b3)"
 echo optimized >"$ana"
 t=$(now_ms)
 wait_until 10000 path_ana_is 1 optimized || fail "path 1 is not optimized in stats 10 s after its group was: $(paths_now)"
 log "ANA: stats say path 1 is optimized $(($(now_ms) - t)) ms after its group was"
 a4=$(path_stat "$mnt" 1 ios) b4=$(path_stat "$mnt" 2 ios)
-wait_until 10000 path_ios_above 1 $((a4 + step)) ||
-	fail "path 1 got no I/O back within 10 s after its group was optimized again ($a4 -> $(path_stat "$mnt" 1 ios); path 2 $b4 -> $(path_stat "$mnt" 2 ios)): $(paths_now)"
+log "ANA: $(($(now_ms) - t)) ms: $(paths_now)"
+# path_1_back: path 1 carries I/O again; what the paths do is logged each second meanwhile.
+next_log=$(($(now_ms) + 1000))
+path_1_back() {
+	path_ios_above 1 $((a4 + step)) && return 0
+	(($(now_ms) < next_log)) || { log "ANA: $(($(now_ms) - t)) ms: $(paths_now)"; next_log=$((next_log + 1000)); }
+	return 1
+}
+wait_until 15000 path_1_back ||
+	fail "path 1 got no I/O back within 15 s after its group was optimized again ($a4 -> $(path_stat "$mnt" 1 ios); path 2 $b4 -> $(path_stat "$mnt" 2 ios)): $(paths_now)"
 a5=$(path_stat "$mnt" 1 ios)
 log "ANA: path 1 carries I/O again $(($(now_ms) - t)) ms after its group was optimized"
 [[ -z $syslog_file ]] || log "ANA: the daemon said: $(grep -h 'ANA group' "$syslog_file" | tail -n 4 | tr '\n' '|')"
