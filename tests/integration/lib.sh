@@ -310,7 +310,7 @@ link_down() {
 	ip link set "$dev" down || fail "ip link set $dev down failed"
 }
 link_up() {
-	local dev t
+	local dev
 	dev=$(rxe_netdev)
 	ip link set "$dev" up || fail "ip link set $dev up failed"
 	rxe_active() { [[ $(rxe_port_state) == ACTIVE ]]; }
@@ -418,7 +418,7 @@ target_rebuild() {
 # nullb_create NAME BYTES BLOCK_SIZE: a new memory-backed null_blk device /dev/NAME (as the
 # testbed's own backing); prints its path.
 nullb_create() {
-	local name=$1 bytes=$2 bs=$3 d=/sys/kernel/config/nullb/$1 t
+	local name=$1 bytes=$2 bs=$3 d=/sys/kernel/config/nullb/$1
 	((bytes % (1 << 20) == 0)) || fail "nullb_create: null_blk sizes are whole MiB, not $bytes bytes"
 	modprobe null_blk nr_devices=0 2>/dev/null || true
 	mkdir "$d" || fail "nullb_create: creating null_blk $name failed"
