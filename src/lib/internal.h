@@ -379,6 +379,9 @@ void nvmefs_ctrl_stop_thread(struct nvmefs_ctrl *ctrl);
 bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl);
 /* An I/O queue's owner stopped its queue for failure @gen. */
 void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl);
+/* The pause before reconnect attempt @n (1-based), after one that started
+ * @started_ms into the outage, with reconnect_delay @delay_s. */
+int64_t nvmefs_reconnect_pause_ms(int delay_s, unsigned int n, int64_t started_ms);
 
 /* The monotonic clock in milliseconds: deadlines and keep-alive. */
 static inline int64_t nvmefs_now_ms(void)

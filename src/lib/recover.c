@@ -29,6 +29,10 @@
 
 /* The first attempt goes at once, then the pause doubles from this. */
 #define FIRST_BACKOFF_MS 250
+/* After an attempt that started this early in an outage the pause grows to
+ * YOUNG_PAUSE_MAX_MS at most, not to reconnect_delay. */
+#define YOUNG_OUTAGE_MS 60000
+#define YOUNG_PAUSE_MAX_MS 1000
 /* While the target refuses at once, it is looked at again this soon, or
  * after four times what the refused attempt took if that is longer. */
 #define REFUSED_PROBE_MS 100
@@ -314,21 +318,41 @@ static int reconnect(struct nvmefs_ctrl *ctrl)
 	return ret;
 }
 
-/* The pause before attempt @n (1-based): none, then doubling to the cap. */
-static int64_t backoff_ms(const struct nvmefs_ctrl *ctrl, unsigned int n)
+/* Pauses double from FIRST_BACKOFF_MS up to @cap_ms. */
+static int64_t doubling_ms(int64_t cap_ms, unsigned int n)
 {
-	int64_t cap = (int64_t)ctrl->opts.reconnect_delay_s * 1000, ms;
+	int64_t ms;
 
 	if (n <= 1)
 		return 0;
-	ms = n - 2 >= 16 ? cap : (int64_t)FIRST_BACKOFF_MS << (n - 2);
-	return ms < cap ? ms : cap;
+	ms = n - 2 >= 16 ? cap_ms : (int64_t)FIRST_BACKOFF_MS << (n - 2);
+	return ms < cap_ms ? ms : cap_ms;
+}
+
+/*
+ * The first attempt goes at once, then the pause doubles, but only up to
+ * YOUNG_PAUSE_MAX_MS after an attempt that started in the outage's first
+ * YOUNG_OUTAGE_MS, and to reconnect_delay after that.  Most outages (a
+ * port relinked, a target restarted, a link flap) end within a minute,
+ * and a pause doubled to reconnect_delay by then left I/O waiting most of
+ * one after the target was back (16 s for an 8 s outage with the default
+ * 10 s).  An attempt against a target that is away costs a resolve that
+ * times out or a connect that is refused at once, in one sleeping thread.
+ */
+int64_t nvmefs_reconnect_pause_ms(int delay_s, unsigned int n, int64_t started_ms)
+{
+	int64_t cap = (int64_t)delay_s * 1000;
+
+	if (started_ms < YOUNG_OUTAGE_MS && cap > YOUNG_PAUSE_MAX_MS)
+		cap = YOUNG_PAUSE_MAX_MS;
+	return doubling_ms(cap, n);
 }
 
 /* Connecting: one attempt when it is due.  Called and returns with state_lock held. */
 static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 {
-	int64_t now = nvmefs_now_ms(), next = deadlines(ctrl), outage, took, pause, probe;
+	int64_t now = nvmefs_now_ms(), next = deadlines(ctrl), outage, took, pause, sched, probe;
+	int64_t started = now - ctrl->outage_start_ms;
 	unsigned int attempt, connected;
 	char msg[512], fewer[128] = "";
 	bool repeat;
@@ -393,7 +417,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		return;
 	}
 	now = nvmefs_now_ms();
-	pause = backoff_ms(ctrl, attempt + 1);
+	pause = sched = nvmefs_reconnect_pause_ms(ctrl->opts.reconnect_delay_s, attempt + 1, started);
 	/*
 	 * Refused at once (nothing listens on the port, or the target turned
 	 * the Connect down): the target's host is up and only its port or
@@ -409,16 +433,19 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 			pause = probe;
 	}
 	*next_attempt = now + pause;
-	/* The same failure again is told once per pause of the schedule. */
+	/* The same failure again is told once per pause of the schedule as it
+	 * would be without the short pauses of a young outage: a few lines in
+	 * its first minute, then one per reconnect_delay. */
 	if (repeat && now < ctrl->next_report_ms) {
 		pthread_mutex_unlock(&ctrl->state_lock);
 		return;
 	}
-	ctrl->next_report_ms = now + backoff_ms(ctrl, attempt + 1);
+	ctrl->next_report_ms = now + doubling_ms((int64_t)ctrl->opts.reconnect_delay_s * 1000,
+						 attempt + 1);
 	pthread_mutex_unlock(&ctrl->state_lock);
 	nvmefs_ctrl_emit(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s%s", ctrl->subnqn,
 	     nvmefs_ctrl_where(ctrl), attempt, msg, (double)pause / 1000,
-	     pause < backoff_ms(ctrl, attempt + 1) ? ", and as often while refused at once" : "");
+	     pause < sched ? ", and as often while refused at once" : "");
 	pthread_mutex_lock(&ctrl->state_lock);
 }
 

@@ -13,7 +13,7 @@ resources() { rdma res show | sed 's/^[0-9]*: //'; }
 # The first connections make ib_core fill its per-device CQ pool, which it keeps
 # (users 0 in 'rdma res show cq'): warm it up before taking the baseline.
 io_tool "${subnqns[0]}" cycles 2 >/dev/null || fail "warm-up cycles failed"
-sleep 1
+wait_until 10000 steady resources || fail "the RDMA resources do not settle after the warm-up: $(resources)"
 baseline=$(resources)
 log "baseline: $baseline"
 
@@ -30,10 +30,6 @@ log "$cycles cycles in $elapsed ms: $out"
 ((BASH_REMATCH[3] <= BASH_REMATCH[2])) || fail "open descriptors grew: $out"
 
 # The target releases a queue asynchronously after the disconnect.
-for ((t = 0; t < 50; t++)); do
-	[[ $(resources) == "$baseline" ]] && break
-	sleep 0.2
-done
-[[ $(resources) == "$baseline" ]] ||
+wait_until 10000 output_is "$baseline" resources ||
 	fail "after $cycles connect cycles the RDMA resources are '$(resources)', not the baseline '$baseline'"
 echo "PASS: $cycles connect/2 queues/1 MiB write+read/disconnect cycles; descriptors and RDMA resources back to baseline ($baseline)"

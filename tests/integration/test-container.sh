@@ -247,11 +247,9 @@ bundle mount $((64 << 20)) CAP_SYS_ADMIN "$all_devices" -- sh /shared/mount.sh 5
 rm -f "$dir/shared/mounted" "$dir/shared/go"
 ctr_run mount >/tmp/ctr-mount.out 2>&1 &
 ctr_pid=$!
-for ((t = 0; t < 1200; t++)); do
-	[[ -s $dir/shared/mounted ]] && break
-	kill -0 "$ctr_pid" 2>/dev/null || fail "the mount container ended early: $(cat /tmp/ctr-mount.out)"
-	sleep 0.1
-done
+mounted_or_ended() { [[ -s $dir/shared/mounted ]] || gone "$ctr_pid"; }
+wait_until 120000 mounted_or_ended || true
+[[ -s $dir/shared/mounted ]] || ! gone "$ctr_pid" || fail "the mount container ended early: $(cat /tmp/ctr-mount.out)"
 [[ -s $dir/shared/mounted ]] || fail "the mount container did not get its mount up and used in 120 s: $(cat /tmp/ctr-mount.out)"
 # From outside, while the container waits: each process of $user's in the init user namespace
 # (timeout, crun) has no capabilities; the daemon is $user's too, with its capabilities in the

@@ -12,7 +12,7 @@ discover() { "$NVMEFS" discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TES
 # The first connection makes ib_core fill its per-device CQ pool, which it keeps
 # (users 0 in 'rdma res show cq'): warm it up before taking the baseline.
 for ((i = 0; i < 3; i++)); do discover >/dev/null || fail "warm-up discover failed"; done
-sleep 1
+wait_until 10000 steady resources || fail "the RDMA resources do not settle after the warm-up: $(resources)"
 baseline=$(resources)
 log "baseline: $baseline"
 for ((i = 1; i <= runs; i++)); do
@@ -21,9 +21,5 @@ for ((i = 1; i <= runs; i++)); do
 done
 jq -e '.records | length == 3' /tmp/disc.json >/dev/null || fail "the last discovery log is wrong: $(cat /tmp/disc.json)"
 # The target releases a queue asynchronously after the disconnect.
-for ((t = 0; t < 50; t++)); do
-	[[ $(resources) == "$baseline" ]] && break
-	sleep 0.2
-done
-[[ $(resources) == "$baseline" ]] || fail "after $runs discovers the RDMA resources are '$(resources)', not the baseline '$baseline'"
+wait_until 10000 output_is "$baseline" resources || fail "after $runs discovers the RDMA resources are '$(resources)', not the baseline '$baseline'"
 echo "PASS: $runs discovers, RDMA resources back to baseline ($baseline)"

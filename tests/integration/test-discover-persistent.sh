@@ -22,15 +22,14 @@ start() {
 
 # wait_for WHAT MAX_MS COMMAND...: waits until COMMAND succeeds; fails if discover exits first or
 # MAX_MS pass. Sets waited_ms.
+or_exited() { "$@" || gone "$pid"; }
 wait_for() {
 	local what=$1 max_ms=$2 start
 	shift 2
 	start=$(now_ms)
-	until "$@"; do
-		kill -0 "$pid" 2>/dev/null || fail "discover --persistent exited while waiting for $what: $(cat "$err")"
-		(($(now_ms) - start < max_ms)) || fail "no $what after $max_ms ms; output: $(cat "$out"); stderr: $(cat "$err")"
-		sleep 0.1
-	done
+	wait_until "$max_ms" or_exited "$@" ||
+		fail "no $what after $max_ms ms; output: $(cat "$out"); stderr: $(cat "$err")"
+	"$@" || fail "discover --persistent exited while waiting for $what: $(cat "$err")"
 	waited_ms=$(($(now_ms) - start))
 }
 

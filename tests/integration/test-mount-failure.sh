@@ -49,12 +49,8 @@ errors=$(nvmefs_stats "$mnt" .total.errors)
 [[ $(nvmefs_stats "$mnt" .controller_failed) == 0 ]] || fail "a disabled namespace marked the controller failed"
 echo 1 >"$enable" || fail "enabling the namespace again failed"
 exec 8<&-
-ok=0
-for ((t = 0; t < 50; t++)); do
-	dd if="$mnt/n1" of=/dev/null bs=4k count=1 status=none 2>/dev/null && { ok=1; break; }
-	sleep 0.2
-done
-((ok)) || fail "the namespace is enabled again, but reads through $mnt/n1 still fail"
+reads() { dd if="$mnt/n1" of=/dev/null bs=4k count=1 status=none 2>/dev/null; }
+wait_until 10000 reads || fail "the namespace is enabled again, but reads through $mnt/n1 still fail"
 dd if=/dev/urandom of="$mnt/n1" bs=4k count=4 seek=10 conv=notrunc status=none || fail "a write after re-enabling the namespace failed"
 
 log "the subsystem unlinked from the port: the controller goes"
@@ -72,7 +68,7 @@ while True:
         sys.exit(0)
 PY
 reader=$!
-for ((t = 0; t < 100; t++)); do grep -q reading /tmp/fail-reader && break; sleep 0.1; done
+wait_until 10000 grep -q reading /tmp/fail-reader || true
 sleep 0.5
 kill -0 "$reader" 2>/dev/null || fail "the reader ended before the controller went: $(cat /tmp/fail-reader)"
 rm "$link" || fail "rm $link failed"

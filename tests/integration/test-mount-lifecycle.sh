@@ -33,16 +33,13 @@ io_check() {
 # mount_fg WHAT: starts 'nvmefs mount -f' on $mnt in the background (its PID in fgpid, its
 # standard error in /tmp/life-fg) and waits up to 30 s for the mount; WHAT prefixes failures.
 mount_fg() {
-	local what=$1 start
+	local what=$1
 	"$NVMEFS" mount "${mount_args[@]}" -f "$mnt" 2>/tmp/life-fg &
 	fgpid=$!
-	start=$(now_ms)
-	until mountpoint -q "$mnt"; do
-		kill -0 "$fgpid" 2>/dev/null || fail "${what}nvmefs mount -f exited before mounting: $(cat /tmp/life-fg)"
-		(($(now_ms) - start < 30000)) ||
-			fail "${what}nvmefs mount -f did not mount $mnt within 30 s: $(cat /tmp/life-fg)"
-		sleep 0.05
-	done
+	mounted_or_exited() { mountpoint -q "$mnt" || gone "$fgpid"; }
+	wait_until 30000 mounted_or_exited ||
+		fail "${what}nvmefs mount -f did not mount $mnt within 30 s: $(cat /tmp/life-fg)"
+	mountpoint -q "$mnt" || fail "${what}nvmefs mount -f exited before mounting: $(cat /tmp/life-fg)"
 }
 
 log "warm up, then take the RDMA resource baseline"
@@ -54,7 +51,7 @@ for ((i = 0; i < 2; i++)); do
 done
 kernel_connect "$nqn" >/dev/null
 kernel_disconnect "$nqn"
-sleep 1
+wait_until 10000 steady resources || fail "the RDMA resources do not settle after the warm-up: $(resources | tr '\n' ' ')"
 baseline=$(resources)
 log "baseline: $(tr '\n' ' ' <<<"$baseline")"
 
@@ -164,8 +161,7 @@ out=$(timeout 60 mount -t fuse.nvmefs "$nqn" "$fmnt" -o "traddr=$NVMEFS_TEST_TRA
 	fail "after mount -t fuse.nvmefs, $fmnt is: $(findmnt "$fmnt" || echo 'not a mount point')"
 io_check "$fmnt"
 umount "$fmnt" || fail "umount $fmnt failed"
-for ((t = 0; t < 100; t++)); do [[ -z $(nvmefs_procs) ]] && break; sleep 0.1; done
-[[ -z $(nvmefs_procs) ]] || fail "nvmefs processes ($(nvmefs_procs)) still run 10 s after umount $fmnt"
+wait_until 10000 output_is '' nvmefs_procs || fail "nvmefs processes ($(nvmefs_procs)) still run 10 s after umount $fmnt"
 
 log "an /etc/fstab line"
 echo "$nqn $fmnt fuse.nvmefs traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,nr_io_queues=1,_netdev,noauto 0 0" >>/etc/fstab
@@ -173,7 +169,7 @@ out=$(timeout 60 mount "$fmnt" 2>&1) || fail "mount $fmnt (from /etc/fstab) fail
 [[ $(jq .io_queues "$fmnt/info") == 1 ]] || fail "the fstab option nr_io_queues=1 was not applied: info says io_queues $(jq .io_queues "$fmnt/info")"
 io_check "$fmnt"
 umount "$fmnt" || fail "umount $fmnt failed"
-for ((t = 0; t < 100; t++)); do [[ -z $(nvmefs_procs) ]] && break; sleep 0.1; done
+wait_until 10000 output_is '' nvmefs_procs || true
 
 log "without -i, a queue per CPU the mount may use, and -v says so"
 out=$(timeout 60 "$NVMEFS" mount "${mount_args[@]}" --pidfile "$mnt.pid" -v "$mnt" 2>&1) || fail "nvmefs mount -v failed: $out"
@@ -208,10 +204,6 @@ log "nothing left behind"
 [[ -z $(nvmefs_procs) ]] || fail "nvmefs processes are left: $(nvmefs_procs)"
 ! grep -q fuse.nvmefs /proc/mounts || fail "nvmefs mounts are left: $(grep fuse.nvmefs /proc/mounts)"
 # The target releases a queue asynchronously after the disconnect.
-for ((t = 0; t < 100; t++)); do
-	[[ $(resources) == "$baseline" ]] && break
-	sleep 0.2
-done
-[[ $(resources) == "$baseline" ]] ||
+wait_until 20000 output_is "$baseline" resources ||
 	fail "after all this, the RDMA resources are '$(resources | tr '\n' ' ')', not the baseline '$(tr '\n' ' ' <<<"$baseline")'; CQs: $(rdma res show cq | tr '\n' '|')"
 echo "PASS: daemon, pidfile, SIGTERM, SIGINT, kill -9, fstab and $runs mount cycles; nothing leaked"

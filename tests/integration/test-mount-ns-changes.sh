@@ -20,16 +20,13 @@ trap 'exec 9<&- 2>/dev/null || true; nvmefs_cleanup; kernel_disconnect_all
       rm -f /tmp/nsch-*' EXIT
 cd /tmp
 
-# within_2s DESC COMMAND...: COMMAND must succeed within 2 s (tried every 50 ms).
+# within_2s DESC COMMAND...: COMMAND must succeed within 2 s.
 within_2s() {
-	local what=$1 start t
+	local what=$1 start
 	shift
 	start=$(now_ms)
-	for ((t = 0; t < 40; t++)); do
-		"$@" && { log "$what after $(($(now_ms) - start)) ms"; return 0; }
-		sleep 0.05
-	done
-	fail "$what: not within 2 s"
+	wait_until 2000 "$@" || fail "$what: not within 2 s"
+	log "$what after $(($(now_ms) - start)) ms"
 }
 size_is() { [[ $(stat -c %s "$1" 2>/dev/null) == "$2" ]]; }
 listed() { ls "$mnt" | grep -qx "$1"; }

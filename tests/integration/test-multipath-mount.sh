@@ -21,6 +21,15 @@ cd /tmp
 
 # path_stat DIR K FIELD: FIELD of path K (1-based) in DIR/stats.
 path_stat() { nvmefs_stats "$1" ".paths[$(($2 - 1))].$3"; }
+# path_ios_above K N: path K of the mount has carried more than N I/Os.
+path_ios_above() { (($(path_stat "$mnt" "$1" ios) > $2)); }
+# path_ana_is K STATE: path K reaches namespace 1 in ANA state STATE, as the mount's stats say.
+path_ana_is() { [[ $(path_stat "$mnt" "$1" 'ana[0].state') == "$2" ]]; }
+path_is_live() { [[ $(path_stat "$mnt" "$1" state) == live ]]; }
+# paths_now: what the mount's stats say of its paths, and whether fio still runs, for a failure.
+paths_now() { echo "$(jq -c '[.paths[] | {state, ios, failovers, ana}]' "$mnt/stats"); fio $(load_running ana && echo runs || echo ended)"; }
+# Enough I/O that a path carries it, not one late completion: fio does hundreds a second here.
+step=50
 
 log "mount over both paths, port ${ports[0]} removed for good under fio"
 nvmefs_mount "$nqn" "$mnt" --path "$path2" -c 1
@@ -39,29 +48,50 @@ nvmefs_stall=$(fio_stall_ms /tmp/fio-remove.json)
 log "nvmefs: longest I/O $nvmefs_stall ms; paths: $(jq -c '[.paths[] | {state, ios, failovers}]' "$mnt/stats")"
 port_link "$nqn" 1
 t=$(now_ms)
-until [[ $(path_stat "$mnt" 1 state) == live ]]; do
-	(($(now_ms) - t < 20000)) || fail "path 1 did not come back within 20 s: $(jq -c .paths "$mnt/stats")"
-	sleep 0.2
-done
+wait_until 20000 path_is_live 1 || fail "path 1 did not come back within 20 s: $(jq -c .paths "$mnt/stats")"
 log "path 1 rejoined after $(($(now_ms) - t)) ms"
 
+# Each step waits for the I/O counts to show it (bounded), not a fixed time: on a loaded emulated
+# guest 1 s was once not enough for path 1 to be seen taking I/O again (issue 24 item 14).
 log "ANA: port ${ports[0]}'s group inaccessible under fio, then optimized again"
-fio_load_start ana "$mnt/n1" 16
-sleep 3
+# Long enough for every step below on a loaded guest, where one read of stats can take a second.
+fio_load_start ana "$mnt/n1" 45
+t=$(now_ms)
+a0=$(path_stat "$mnt" 1 ios)
+log "ANA: reading stats took $(($(now_ms) - t)) ms"
+wait_until 10000 path_ios_above 1 $((a0 + step)) ||
+	fail "path 1, rejoined and optimized, carries no I/O under numa: $(paths_now)"
 a1=$(path_stat "$mnt" 1 ios) b1=$(path_stat "$mnt" 2 ios)
 echo inaccessible >"$ana"
-sleep 1
+t=$(now_ms)
+wait_until 10000 path_ana_is 1 inaccessible || fail "path 1 is not inaccessible in stats 10 s after its group was: $(paths_now)"
+log "ANA: stats say path 1 is inaccessible $(($(now_ms) - t)) ms after its group was"
+# What path 1 had in flight may still complete; once path 2 carries I/O, path 1 must carry none.
+wait_until 10000 path_ios_above 2 $((b1 + step)) || fail "the I/O did not move to path 2: $(paths_now)"
 a2=$(path_stat "$mnt" 1 ios) b2=$(path_stat "$mnt" 2 ios)
-sleep 3
+log "ANA: $(($(now_ms) - t)) ms: path 1 $a2 I/Os, path 2 $b2"
+wait_until 10000 path_ios_above 2 $((b2 + step)) || fail "path 2 stopped carrying I/O: $(paths_now)"
 a3=$(path_stat "$mnt" 1 ios) b3=$(path_stat "$mnt" 2 ios)
-[[ $(path_stat "$mnt" 1 'ana[0].state') == inaccessible ]] || fail "path 1 is not inaccessible in stats: $(jq -c .paths "$mnt/stats")"
-((a3 == a2 && b3 > b2)) || fail "while port ${ports[0]} was inaccessible, path 1 went $a2 -> $a3 I/Os and path 2 $b2 -> $b3: the I/O did not move"
+log "ANA: $(($(now_ms) - t)) ms: path 1 $a3 I/Os, path 2 $b3"
+((a3 == a2)) || fail "while port ${ports[0]} was inaccessible, path 1 went $a2 -> $a3 I/Os (path 2 $b2 -> $b3)"
 echo optimized >"$ana"
-sleep 1
-a4=$(path_stat "$mnt" 1 ios)
-sleep 3
+t=$(now_ms)
+wait_until 10000 path_ana_is 1 optimized || fail "path 1 is not optimized in stats 10 s after its group was: $(paths_now)"
+log "ANA: stats say path 1 is optimized $(($(now_ms) - t)) ms after its group was"
+a4=$(path_stat "$mnt" 1 ios) b4=$(path_stat "$mnt" 2 ios)
+log "ANA: $(($(now_ms) - t)) ms: $(paths_now)"
+# path_1_back: path 1 carries I/O again; what the paths do is logged each second meanwhile.
+next_log=$(($(now_ms) + 1000))
+path_1_back() {
+	path_ios_above 1 $((a4 + step)) && return 0
+	(($(now_ms) < next_log)) || { log "ANA: $(($(now_ms) - t)) ms: $(paths_now)"; next_log=$((next_log + 1000)); }
+	return 1
+}
+wait_until 15000 path_1_back ||
+	fail "path 1 got no I/O back within 15 s after its group was optimized again ($a4 -> $(path_stat "$mnt" 1 ios); path 2 $b4 -> $(path_stat "$mnt" 2 ios)): $(paths_now)"
 a5=$(path_stat "$mnt" 1 ios)
-((a5 > a4)) || fail "path 1 got no I/O back after its group was optimized again ($a4 -> $a5): $(jq -c .paths "$mnt/stats")"
+log "ANA: path 1 carries I/O again $(($(now_ms) - t)) ms after its group was optimized"
+[[ -z $syslog_file ]] || log "ANA: the daemon said: $(grep -h 'ANA group' "$syslog_file" | tail -n 4 | tr '\n' '|')"
 fio_load_check ana 120
 log "ANA: path 1 $a1 -> $a3 (inaccessible) -> $a5 (optimized), path 2 $b1 -> $b3"
 

@@ -62,7 +62,10 @@ log "ANA: port ${ports[0]}'s group inaccessible under load, then optimized again
 mp_perf ana 12
 wait_progress "${load_pids[ana]}" /tmp/perf-ana.err 3
 echo inaccessible >"$ana"
-sleep 4
+# Until perf has followed the change, then the state held for a second of I/O through path 2.
+wait_until 8000 grep -q "ANA group 1) is now inaccessible" /tmp/perf-ana.err ||
+	fail "perf did not follow port ${ports[0]}'s group to inaccessible within 8 s: $(cat /tmp/perf-ana.err)"
+sleep 1
 echo optimized >"$ana"
 perf_load_check ana 120 0
 grep -q "ANA group 1) is now inaccessible" /tmp/perf-ana.err ||
@@ -118,11 +121,7 @@ log "a path on which namespace 2 is another disk is refused"
 require_io_tool
 io_tool "$nqn" join "${ports[1]}" /tmp/join.ready /tmp/join.go >/tmp/join.out 2>/tmp/join.err &
 join_pid=$!
-wait_file=0
-until [[ -e /tmp/join.ready ]]; do
-	((++wait_file < 300)) || fail "io-tool join did not connect the first path: $(cat /tmp/join.err)"
-	sleep 0.1
-done
+wait_until 30000 test -e /tmp/join.ready || fail "io-tool join did not connect the first path: $(cat /tmp/join.err)"
 size=$(blockdev --getsize64 "$(cat "$NVMEFS_TEST_NVMET/subsystems/$nqn/namespaces/2/device_path")")
 new_dev=$(nullb_create nullb_other "$size" 512)
 ns_replace "$nqn" 2 "$new_dev" >/dev/null

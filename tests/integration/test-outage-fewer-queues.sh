@@ -29,14 +29,10 @@ set_qid_max() {
 # wait_io_queues DIR N: waits (20 s at most) for the mount's controller to be live with N I/O
 # queues of its own.
 wait_io_queues() {
-	local dir=$1 want=$2 start
-	start=$(now_ms)
-	while (($(now_ms) - start < 20000)); do
-		[[ $(jq -r '"\(.controller.state) \(.controller.io_queues)"' "$dir/stats") == "live $want" ]] &&
-			return 0
-		sleep 0.2
-	done
-	fail "the mount is not live with $want I/O queues after 20 s: $(jq -c .controller "$dir/stats")"
+	local dir=$1 want=$2
+	live_with() { [[ $(jq -r '"\(.controller.state) \(.controller.io_queues)"' "$1/stats") == "live $2" ]]; }
+	wait_until 20000 live_with "$dir" "$want" ||
+		fail "the mount is not live with $want I/O queues after 20 s: $(jq -c .controller "$dir/stats")"
 }
 
 # worker_ios DIR: each worker's reads and writes so far, one line per worker.
@@ -90,10 +86,8 @@ kernel_queues() { echo $(($(<"/sys/class/nvme/$ctrl/queue_count") - 1)); }
 fio_load_start kernel "$dev" 20
 sleep 3
 set_qid_max 1
-for ((t = 0; t < 100; t++)); do
-	[[ $(kernel_ctrl_state "$nqn") == live && $(kernel_queues) == 1 ]] && break
-	sleep 0.2
-done
+kernel_live_with_1() { [[ $(kernel_ctrl_state "$nqn") == live && $(kernel_queues) == 1 ]]; }
+wait_until 20000 kernel_live_with_1 || true
 log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queue(s)"
 sleep 3
 set_qid_max "$orig"

@@ -83,11 +83,7 @@ for ((k = 0; k < ${#before[@]}; k += 2)); do
 	esac
 done
 # The target releases a queue asynchronously after a disconnect.
-for ((t = 0; t < 50; t++)); do
-	[[ $(resources) == "$target_before" ]] && break
-	sleep 0.2
-done
-[[ $(resources) == "$target_before" ]] ||
+wait_until 10000 output_is "$target_before" resources ||
 	fail "after $outages outages the RDMA resources (both sides) are '$(resources)', not '$target_before'"
 nvmefs_unmount "$mnt"
 echo "PASS: $outages short outages under a verifying load: reconnected each time, no error, and the daemon's RDMA resources, descriptors and memory back to the baseline (${after[*]})"

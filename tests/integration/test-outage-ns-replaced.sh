@@ -55,8 +55,7 @@ for what, op in (("read", lambda: os.pread(fd, 4096, 0)),
         print(f"{what}: {e.strerror} after {int((time.monotonic() - t) * 1000)} ms", flush=True)
 PY
 load_pids[open]=$!
-for ((t = 0; t < 100; t++)); do grep -q open /tmp/nsrep-open.out && break; sleep 0.1; done
-grep -q open /tmp/nsrep-open.out || fail "opening $mnt/n1 failed: $(cat /tmp/nsrep-open.out)"
+wait_until 10000 grep -q open /tmp/nsrep-open.out || fail "opening $mnt/n1 failed: $(cat /tmp/nsrep-open.out)"
 io_loop_start writer "$mnt/n1" write
 fio_load_start writes "$mnt/n1" 60 --verify=0 --verify_backlog=0 --do_verify=0
 sleep 2

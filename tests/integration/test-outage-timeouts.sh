@@ -70,8 +70,8 @@ state=$(nvmefs_ctrl_stat "$mnt" state)
 [[ $(nvmefs_ctrl_stat "$mnt" io_failing) == 1 ]] || fail "stats do not show io_failing: $(jq -c '.controller' "$mnt/stats")"
 io_fails_eio "a new read while I/O fails fast" 2000 if="$mnt/n1" of=/dev/null bs=4k count=1 skip=3 iflag=direct
 attempts=$(nvmefs_ctrl_stat "$mnt" attempts)
-sleep 2.5
-((attempts < $(nvmefs_ctrl_stat "$mnt" attempts))) ||
+attempted() { ((attempts < $(nvmefs_ctrl_stat "$mnt" attempts))); }
+wait_until 2500 attempted ||
 	fail "no reconnect attempt in 2.5 s after fast_io_fail_tmo (reconnect delay 1 s): $(jq -c '.controller' "$mnt/stats")"
 port_link "$nqn"
 wait_ctrl_state "$mnt" '^live$' 20000

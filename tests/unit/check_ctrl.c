@@ -721,6 +721,80 @@ START_TEST(test_keep_alive_failure_fails_ctrl)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* The reconnect schedule                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * When the first attempt that starts once the target is back at @back_ms
+ * starts, each attempt taking @cost_ms and failing until then.  *@attempts
+ * counts the attempts made up to it.
+ */
+static int64_t found_at(int delay_s, int64_t back_ms, int64_t cost_ms, unsigned int *attempts)
+{
+	int64_t t = 0, started = 0;
+	unsigned int n = 1;
+
+	for (;; n++) {
+		t += nvmefs_reconnect_pause_ms(delay_s, n, started);
+		if (t >= back_ms)
+			break;
+		started = t;
+		t += cost_ms;
+	}
+	*attempts = n;
+	return t;
+}
+
+/*
+ * Issue 24 item 7: the pause doubled up to reconnect_delay from the first
+ * seconds on, so a target back after 8 s was found at 15.75 s.  For an
+ * outage up to a minute, an attempt starts within a second (and what the
+ * failed one took) of the target's return; never later than the kernel's
+ * fixed reconnect_delay would start one; and a target that stays away is
+ * tried at most about once a second for that minute, then once a delay.
+ */
+START_TEST(test_reconnect_schedule_follows_outage)
+{
+	static const int delays[] = { 1, 2, 10, 60 };
+	static const int64_t costs[] = { 0, 100, 500 };
+	unsigned int attempts;
+
+	for (size_t d = 0; d < sizeof(delays) / sizeof(delays[0]); d++) {
+		int64_t cap = (int64_t)delays[d] * 1000;
+
+		for (size_t c = 0; c < sizeof(costs) / sizeof(costs[0]); c++) {
+			for (int64_t back = 100; back <= 60000; back += 50) {
+				int64_t late = found_at(delays[d], back, costs[c], &attempts) - back;
+
+				/* Check's assertions are slow: only a failure asserts. */
+				if (late > 1000 + costs[c])
+					ck_abort_msg("reconnect_delay %d s, attempts of %lld ms, target "
+						     "back at %lld ms: found %lld ms late", delays[d],
+						     (long long)costs[c], (long long)back, (long long)late);
+			}
+		}
+		/* The first attempt goes at once; no pause is shorter than the
+		 * first or longer than the delay the user gave. */
+		ck_assert_int_eq(nvmefs_reconnect_pause_ms(delays[d], 1, 0), 0);
+		for (unsigned int n = 2; n < 200; n++) {
+			for (int64_t at = 0; at <= 700000; at += 500) {
+				int64_t pause = nvmefs_reconnect_pause_ms(delays[d], n, at);
+
+				if (pause < 250 || pause > cap)
+					ck_abort_msg("reconnect_delay %d s: a pause of %lld ms before "
+						     "attempt %u at %lld ms", delays[d], (long long)pause,
+						     n, (long long)at);
+			}
+		}
+	}
+	/* A target that stays away for ctrl_loss_tmo (600 s): about one attempt a
+	 * second for the first minute, then one every reconnect_delay. */
+	found_at(10, 600000, 0, &attempts);
+	ck_assert_uint_le(attempts, 60 + 540 / 10 + 10);
+}
+END_TEST
+
 static Suite *ctrl_suite(void)
 {
 	Suite *s = suite_create("ctrl");
@@ -773,6 +847,10 @@ static Suite *ctrl_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_keep_alive_sent);
 	tcase_add_test(tc, test_keep_alive_failure_fails_ctrl);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("reconnect_schedule");
+	tcase_add_test(tc, test_reconnect_schedule_follows_outage);
 	suite_add_tcase(s, tc);
 
 	return s;

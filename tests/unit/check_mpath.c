@@ -641,6 +641,76 @@ START_TEST(test_iopolicy_names)
 }
 END_TEST
 
+/*
+ * Issue 24 item 14: under numa, once A's group is optimized again (the log
+ * read after the ANA Change event says so), the next I/O goes through A:
+ * no path is kept as current past an ANA change, as Linux clears its
+ * current path on one.  Also after a late I/O sent to A before the change
+ * came back with the old inaccessible status, which is taken at once and
+ * then the log read again.
+ */
+START_TEST(test_ana_optimized_again_takes_io_back)
+{
+	uint8_t log[16 + 1 * 32 + 1 * 4];
+	const struct ana_group inaccessible[] = { { 1, NVME_ANA_STATE_INACCESSIBLE, { 1 }, 1 } };
+	const struct ana_group optimized[] = { { 1, NVME_ANA_STATE_OPTIMIZED, { 1 }, 1 } };
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_NUMA, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *step;
+	struct result r = { 0 };
+
+	a->id.cmic |= NVME_CTRL_CMIC_MULTI_ANA_REPORTING;
+	a->id.nanagrpid = nvmefs_cpu_to_le32(1);
+	a->id.nn = nvmefs_cpu_to_le32(1);
+	set_group(a, 1, 1);
+	ana_log(log, sizeof(log), inaccessible, 1, 1);
+	fake_expect_log(NVME_LOG_LID_ANA, 0, sizeof(log), log)->nsid = NVME_NSID_ALL;
+	ck_assert_int_eq(nvmefs_ana_update(a, true), 1);
+	for (unsigned int i = 0; i < 3; i++) {
+		r.calls = 0;
+		step = expect_read(i);
+		ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, i, 1, buf, io_cb, &r), 0);
+		poll_until(mpq, &r);
+		ck_assert_ptr_eq(path_of(step), b);
+	}
+
+	ana_log(log, sizeof(log), optimized, 1, 1);
+	fake_expect_log(NVME_LOG_LID_ANA, 0, sizeof(log), log)->nsid = NVME_NSID_ALL;
+	ck_assert_int_eq(nvmefs_ana_update(a, true), 1);
+	for (unsigned int i = 3; i < 6; i++) {
+		r.calls = 0;
+		step = expect_read(i);
+		ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, i, 1, buf, io_cb, &r), 0);
+		poll_until(mpq, &r);
+		ck_assert_int_eq(r.status, 0);
+		ck_assert_msg(path_of(step) == a, "I/O %u after A was optimized again went through %s",
+			      i, nvmefs_ctrl_traddr(path_of(step)));
+	}
+
+	/* A late inaccessible status from A: that I/O goes to B, and once the
+	 * log is read again (optimized) A takes the next one. */
+	r.calls = 0;
+	step = expect_read(6);
+	fake_step_status(step, NVME_SCT_PATH, NVME_SC_ANA_INACCESSIBLE, false);
+	expect_read(6);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 6, 1, buf, io_cb, &r), 0);
+	poll_until(mpq, &r);
+	ck_assert_int_eq(r.status, 0);
+	ck_assert(atomic_load(&a->ana_stale));
+	fake_expect_log(NVME_LOG_LID_ANA, 0, sizeof(log), log)->nsid = NVME_NSID_ALL;
+	ck_assert_int_eq(nvmefs_ana_update(a, true), 1);
+	r.calls = 0;
+	step = expect_read(7);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 7, 1, buf, io_cb, &r), 0);
+	poll_until(mpq, &r);
+	ck_assert_ptr_eq(path_of(step), a);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
 static Suite *mpath_suite(void)
 {
 	Suite *s = suite_create("mpath");
@@ -659,6 +729,7 @@ static Suite *mpath_suite(void)
 	tcase_add_test(tc, test_refused_paths);
 	tcase_add_test(tc, test_ana_log);
 	tcase_add_test(tc, test_ana_log_truncated);
+	tcase_add_test(tc, test_ana_optimized_again_takes_io_back);
 	tcase_add_test(tc, test_iopolicy_names);
 	suite_add_tcase(s, tc);
 	return s;
