@@ -145,6 +145,9 @@ int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl)
 static void release(struct nvmefs_ctrl *ctrl)
 {
 	nvmefs_ctrl_stop_thread(ctrl);
+	/* What is still queued is told while the controller is whole: a
+	 * callback may ask for its status, its namespaces or an admin command. */
+	nvmefs_notify_stop(&ctrl->notify);
 	nvmefs_ctrl_delete_io_queues(ctrl);
 	nvmefs_ctrl_admin_down(ctrl);
 	nvmefs_queue_fini(&ctrl->admin);

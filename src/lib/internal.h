@@ -358,6 +358,8 @@ int nvmefs_ctrl_register_again(struct nvmefs_ctrl *ctrl);
  * stopped (after telling what is queued) as it goes. */
 void nvmefs_notify_init(struct nvmefs_notifier *n);
 int nvmefs_notify_start(struct nvmefs_notifier *n);
+/* Tells what is queued and joins the thread; nothing is queued after it. */
+void nvmefs_notify_stop(struct nvmefs_notifier *n);
 void nvmefs_notify_fini(struct nvmefs_notifier *n);
 /* Tells the caller's event callback @fmt... with the status as it is now,
  * from the notifier thread; returns at once.  Not under state_lock. */

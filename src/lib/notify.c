@@ -92,18 +92,29 @@ int nvmefs_notify_start(struct nvmefs_notifier *n)
 	return 0;
 }
 
+void nvmefs_notify_stop(struct nvmefs_notifier *n)
+{
+	bool running;
+
+	pthread_mutex_lock(&n->lock);
+	running = n->running;
+	n->stop = true;
+	pthread_cond_signal(&n->cond);
+	pthread_mutex_unlock(&n->lock);
+	if (!running)
+		return;
+	pthread_join(n->thread, NULL);
+	/* From now on nothing is queued: emit and changed look at running. */
+	pthread_mutex_lock(&n->lock);
+	n->running = false;
+	pthread_mutex_unlock(&n->lock);
+}
+
 void nvmefs_notify_fini(struct nvmefs_notifier *n)
 {
 	struct nvmefs_notice *notice;
 
-	if (n->running) {
-		pthread_mutex_lock(&n->lock);
-		n->stop = true;
-		pthread_cond_signal(&n->cond);
-		pthread_mutex_unlock(&n->lock);
-		pthread_join(n->thread, NULL);
-		n->running = false;
-	}
+	nvmefs_notify_stop(n);
 	while ((notice = n->head)) {
 		n->head = notice->next;
 		free(notice);

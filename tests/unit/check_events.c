@@ -374,6 +374,72 @@ START_TEST(test_blocked_change_callback)
 }
 END_TEST
 
+/* Events told while the controller is let go of: the most times its
+ * transport had been released (each failed attempt releases it too) when
+ * one was told. */
+static struct {
+	pthread_mutex_t lock;
+	unsigned int calls;
+	unsigned int releases_seen;
+} late = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* The first event holds the notifier 300 ms, so that the recovery's next
+ * events are still queued when the caller disconnects. */
+static void late_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	unsigned int call;
+
+	(void)arg;
+	(void)st;
+	(void)msg;
+	pthread_mutex_lock(&late.lock);
+	call = late.calls++;
+	pthread_mutex_unlock(&late.lock);
+	if (!call) {
+		sleep_ms(300);
+		return;
+	}
+	pthread_mutex_lock(&late.lock);
+	if (fake_stats.releases > late.releases_seen)
+		late.releases_seen = fake_stats.releases;
+	pthread_mutex_unlock(&late.lock);
+}
+
+/*
+ * Disconnecting with events still queued: they are told before anything
+ * of the controller goes (the header lets a callback ask for the status,
+ * the namespaces or an admin command), not from a controller whose
+ * transport, queues and locks are already gone.
+ */
+START_TEST(test_queued_events_told_before_release)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct fake_step *s;
+
+	nvmefs_ctrl_set_event_cb(ctrl, late_event, NULL);
+	fake_expect_destroy();
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "scripted: nothing listens");
+	fake_repeat(s, 0, FAKE_UNLIMITED);
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure");
+	/* The first event is being told, and the reset's is queued behind it. */
+	for (int64_t end = now_ms() + 3000; now_ms() < end; sleep_ms(5)) {
+		struct nvmefs_ctrl_status st;
+
+		nvmefs_ctrl_status(ctrl, &st);
+		if (st.state == NVMEFS_CTRL_CONNECTING)
+			break;
+	}
+	nvmefs_ctrl_disconnect(ctrl);
+	pthread_mutex_lock(&late.lock);
+	ck_assert_msg(late.calls >= 2, "%u events told; the queued ones were lost", late.calls);
+	ck_assert_msg(late.releases_seen < fake_stats.releases,
+		      "events were told after the disconnect released the transport");
+	pthread_mutex_unlock(&late.lock);
+}
+END_TEST
+
 static Suite *events_suite(void)
 {
 	Suite *s = suite_create("events");
@@ -389,6 +455,7 @@ static Suite *events_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_event_callback_reenters);
 	tcase_add_test(tc, test_blocked_change_callback);
+	tcase_add_test(tc, test_queued_events_told_before_release);
 	suite_add_tcase(s, tc);
 	return s;
 }
