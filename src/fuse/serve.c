@@ -315,8 +315,11 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	/* Ready is told by the worker that sees INIT through (init_answered).
 	 * At the end, the change callback goes while the workers still answer:
 	 * one under way may wait in a FUSE notify for a request (a lookup
-	 * holding the directory) that only they can answer. */
+	 * holding the directory) that only they can answer, or, in a cached
+	 * mount, for a page that a read held by an outage keeps locked: the
+	 * outage is given up first, so that held read fails and lets go. */
 	wait_stopping(fs);
+	fs_stop_reconnecting(fs);
 	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
 	atomic_store(&fs->serve_done, true);
 	eventfd_write(fs->stop_fd, 1);
