@@ -189,7 +189,8 @@ int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
 
 /**
  * Read the discovery log of a discovery controller consistently: the
- * header, then the entries, re-read until the generation counter holds
+ * header, then the whole log, in one command where the controller allows
+ * it, else in pieces followed by the header again; re-read until it holds
  * still (a bounded number of times).  *@logp is allocated; free() it.
  */
 int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl,

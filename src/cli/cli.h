@@ -27,6 +27,8 @@ enum {
 struct command {
 	const char *name;
 	const char *summary;
+	/* Returns an EXIT_* status; a -errno passed up from a failure is
+	 * taken as EXIT_FAIL by main. */
 	int (*fn)(int argc, char **argv);
 };
 

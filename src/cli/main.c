@@ -167,6 +167,16 @@ static int cmd_help(int argc, char **argv)
 	return c->fn(2, args);
 }
 
+/*
+ * The exit status a command's return means: commands return EXIT_* or,
+ * from a failure deep in their work, a -errno, which as a status would
+ * come out as 256 - errno (243 for EACCES) instead of the documented 1.
+ */
+static int exit_status(int ret)
+{
+	return ret == EXIT_OK || ret == EXIT_USAGE ? ret : EXIT_FAIL;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *c;
@@ -190,11 +200,11 @@ int main(int argc, char **argv)
 	/* mount.fuse3 runs an fstab line of type fuse.nvmefs as "nvmefs SOURCE DIR -o ...". */
 	if (!strncmp(argv[1], "nqn.", 4)) {
 		optind = 1;
-		return cmd_mount(argc, argv);
+		return exit_status(cmd_mount(argc, argv));
 	}
 	c = find_command(argv[1]);
 	if (!c)
 		return usage_error(NULL, "unknown command '%s'", argv[1]);
 	optind = 1;
-	return c->fn(argc - 1, argv + 1);
+	return exit_status(c->fn(argc - 1, argv + 1));
 }

@@ -335,23 +335,30 @@ int nvmefs_ctrl_get_property(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t
 }
 
 static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
-			     void *buf, uint32_t len, enum nvmefs_dir dir,
+			     void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
 			     struct nvmefs_cqe *cqe);
 
 int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 		      void *buf, uint32_t len, enum nvmefs_dir dir,
 		      struct nvmefs_cqe *cqe)
 {
+	return nvmefs_admin_exec_mr(ctrl, cmd, buf, len, NULL, dir, cqe);
+}
+
+int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			 void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
+			 struct nvmefs_cqe *cqe)
+{
 	int ret;
 
 	pthread_mutex_lock(&ctrl->admin_lock);
-	ret = admin_exec_locked(ctrl, cmd, buf, len, dir, cqe);
+	ret = admin_exec_locked(ctrl, cmd, buf, len, mr, dir, cqe);
 	pthread_mutex_unlock(&ctrl->admin_lock);
 	return ret;
 }
 
 static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
-			     void *buf, uint32_t len, enum nvmefs_dir dir,
+			     void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
 			     struct nvmefs_cqe *cqe)
 {
 	struct nvmefs_queue *q = &ctrl->admin;
@@ -368,13 +375,25 @@ static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *c
 	req = nvmefs_req_get(q);
 	if (!req)
 		return nvmefs_error(-EBUSY, "all %u admin request slots are in use", q->nr_reqs);
-	if (len > req->data_slot_size) {
+	if (mr && ((uint8_t *)buf < (uint8_t *)mr->addr ||
+		   (uint8_t *)buf + len > (uint8_t *)mr->addr + mr->len)) {
+		ret = nvmefs_error(-EINVAL, "an admin transfer of %u bytes lies outside the %zu "
+				   "bytes registered for it", len, mr->len);
+		goto out;
+	}
+	if (!mr && len > req->data_slot_size) {
 		ret = nvmefs_error(-EINVAL, "an admin transfer of %u bytes is more than the %u a "
 				   "slot holds", len, req->data_slot_size);
 		goto out;
 	}
 	*req->cmd = *cmd;
-	if (len) {
+	if (len && mr) {
+		/* Straight into the caller's registered memory: no copy. */
+		req->data = buf;
+		req->mr = mr;
+		req->len = len;
+		req->dir = (uint8_t)dir;
+	} else if (len) {
 		req->data = req->data_slot;
 		req->len = len;
 		req->dir = (uint8_t)dir;
@@ -388,7 +407,7 @@ static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *c
 		*cqe = req->cqe;
 	if (!nvmefs_cqe_ok(&req->cqe))
 		ret = -EREMOTEIO;
-	else if (len && dir == NVMEFS_DIR_FROM_CTRL)
+	else if (len && !mr && dir == NVMEFS_DIR_FROM_CTRL)
 		memcpy(buf, req->data, len);
 out:
 	nvmefs_req_put(req);
@@ -539,9 +558,18 @@ uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl)
 int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
 			uint64_t offset, void *buf, size_t len)
 {
-	uint32_t chunk_max = nvmefs_ctrl_admin_max_xfer(ctrl);
+	int ret = nvmefs_get_log_page_mr(ctrl, lid, nsid, offset, buf, len, NULL);
+
+	return ret < 0 ? ret : 0;
+}
+
+int nvmefs_get_log_page_mr(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
+			   uint64_t offset, void *buf, size_t len, struct nvmefs_mr *mr)
+{
+	uint32_t chunk_max = mr ? nvmefs_ctrl_limit_xfer(ctrl, NVMEFS_LOG_MR_MAX_XFER)
+			     : nvmefs_ctrl_admin_max_xfer(ctrl);
 	uint8_t *p = buf;
-	int ret;
+	int ret, commands = 0;
 
 	if ((len | offset) & 3)
 		return nvmefs_error(-EINVAL, "log page reads are in whole dwords, not %zu bytes at %llu",
@@ -558,7 +586,7 @@ int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
 		cmd.sqe.cdw11 = nvmefs_cpu_to_le32(numd >> 16);
 		cmd.sqe.cdw12 = nvmefs_cpu_to_le32((uint32_t)offset);
 		cmd.sqe.cdw13 = nvmefs_cpu_to_le32((uint32_t)(offset >> 32));
-		ret = nvmefs_admin_exec(ctrl, &cmd, p, chunk, NVMEFS_DIR_FROM_CTRL, &cqe);
+		ret = nvmefs_admin_exec_mr(ctrl, &cmd, p, chunk, mr, NVMEFS_DIR_FROM_CTRL, &cqe);
 		if (ret == -EREMOTEIO)
 			return nvmefs_error(-EIO, "Get Log Page %#x (%u bytes at %llu) from %s failed: %s",
 					    lid, chunk, (unsigned long long)offset,
@@ -569,6 +597,7 @@ int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
 		p += chunk;
 		offset += chunk;
 		len -= chunk;
+		commands++;
 	}
-	return 0;
+	return commands;
 }

@@ -2,10 +2,15 @@
 /*
  * Reading discovery logs consistently, and following referrals.
  *
- * The log can change while we read it in pieces; the generation counter
- * says when it did.  Like libnvme's nvmf_get_discovery_log(), read the
- * header, then the entries, then the header again, until the counter and
- * the record count held still across the read.
+ * The log can change while we read it; the generation counter says when it
+ * did.  Like libnvme's nvmf_get_discovery_log(), read the header first, for
+ * the log's size, and never ask for more than that (nvmet before 6.12.96
+ * copies past the end of its log for a longer read).  Unlike it, read the
+ * whole log then in one command where the controller allows, into memory
+ * registered for the read (libnvme and Linux take 4 KiB a command: 52
+ * commands for 200 records): one command is one snapshot, header and
+ * entries together.  A log read in pieces is checked against its header
+ * read again after it, until the counter and the record count held still.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,10 +33,32 @@ static bool entry_blank(const struct nvmf_disc_log_entry *e)
 	return e->subtype == 0 && e->trtype == 0 && e->subnqn[0] == '\0';
 }
 
+/*
+ * The first @len bytes of the log into @log, as few commands as the
+ * controller takes: registered for the read where they do not fit one
+ * admin data slot.  Returns how many commands it took, or -errno.
+ */
+static int read_log(struct nvmefs_ctrl *ctrl, struct nvmf_discovery_log *log, size_t len)
+{
+	struct nvmefs_mr *mr = NULL;
+	int ret;
+
+	if (len > nvmefs_ctrl_admin_max_xfer(ctrl)) {
+		ret = nvmefs_mr_new(ctrl, log, len, &mr);
+		if (ret < 0)
+			return ret;
+	}
+	ret = nvmefs_get_log_page_mr(ctrl, NVME_LOG_LID_DISCOVER, 0, 0, log, len, mr);
+	/* Deregistered before anyone can free or reuse the buffer: the target
+	 * cannot reach it any more, even after a timeout. */
+	nvmefs_mr_free(mr);
+	return ret;
+}
+
 int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl, struct nvmf_discovery_log **logp)
 {
 	struct nvmf_discovery_log *log = NULL, *bigger, hdr;
-	uint64_t genctr = 0, numrec = 0, i;
+	uint64_t numrec = 0, i;
 	int tries, ret;
 
 	if (!ctrl->discovery)
@@ -41,7 +68,6 @@ int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl, struct nvmf_discovery_log
 		ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_DISCOVER, 0, 0, &hdr, sizeof(hdr));
 		if (ret < 0)
 			goto fail;
-		genctr = nvmefs_le64_to_cpu(hdr.genctr);
 		numrec = nvmefs_le64_to_cpu(hdr.numrec);
 		if (numrec > DISC_MAX_RECORDS) {
 			ret = nvmefs_error(-E2BIG, "the discovery log of %s claims %llu records, more "
@@ -57,17 +83,21 @@ int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl, struct nvmf_discovery_log
 			goto fail;
 		}
 		log = bigger;
-		if (numrec) {
-			ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_DISCOVER, 0, sizeof(hdr),
-						  log->entries, numrec * sizeof(log->entries[0]));
-			if (ret < 0)
-				goto fail;
+		if (!numrec) {
+			*log = hdr;
+			break;
 		}
-		ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_DISCOVER, 0, 0, log, sizeof(hdr));
+		ret = read_log(ctrl, log, sizeof(*log) + numrec * sizeof(log->entries[0]));
 		if (ret < 0)
 			goto fail;
-		if (nvmefs_le64_to_cpu(log->genctr) == genctr &&
-		    nvmefs_le64_to_cpu(log->numrec) == numrec)
+		if (nvmefs_le64_to_cpu(log->numrec) != numrec)
+			continue;
+		if (ret == 1)
+			break;
+		ret = nvmefs_get_log_page(ctrl, NVME_LOG_LID_DISCOVER, 0, 0, &hdr, sizeof(hdr));
+		if (ret < 0)
+			goto fail;
+		if (hdr.genctr == log->genctr && nvmefs_le64_to_cpu(hdr.numrec) == numrec)
 			break;
 	}
 	if (tries == DISC_MAX_TRIES) {

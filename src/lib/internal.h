@@ -451,6 +451,10 @@ int nvmefs_prop_set(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t value);
 int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 		      void *buf, uint32_t len, enum nvmefs_dir dir,
 		      struct nvmefs_cqe *cqe);
+/* The same with the payload in @mr (not NULL: any length) instead of a slot. */
+int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			 void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
+			 struct nvmefs_cqe *cqe);
 /* As nvmefs_identify_ns(), with the status the controller answered (0 if
  * none) in *@status. */
 int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,
@@ -467,6 +471,16 @@ static inline int64_t nvmefs_crd_delay_ms(const struct nvmefs_ctrl *ctrl, uint16
 /* The controller's largest transfer in one command, from MDTS and the
  * admin queue's data slots. */
 uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl);
+/* The largest piece of a log read into registered memory: MDTS permitting,
+ * as much as nvmet-rdma takes in one command (its MDTS). */
+#define NVMEFS_LOG_MR_MAX_XFER (1u << 20)
+/*
+ * nvmefs_get_log_page() into @buf inside @mr (registered for the read, or
+ * NULL: through the admin data slots), in pieces as the controller needs.
+ * Returns how many commands it took, or -errno.
+ */
+int nvmefs_get_log_page_mr(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
+			   uint64_t offset, void *buf, size_t len, struct nvmefs_mr *mr);
 /* The NVM command set's Write Zeroes and Deallocate limits of an I/O
  * controller, into max_zeroes_bytes and max_dealloc_blocks. */
 int nvmefs_ctrl_read_nvm_limits(struct nvmefs_ctrl *ctrl);

@@ -148,15 +148,18 @@ wait_progress() {
 		fail "perf printed no progress line for second $sec: $(cat "$err")"
 }
 
-# expect_failure NAME REGEX MAX_MS -- COMMAND...: COMMAND must fail within MAX_MS with exactly one
-# line of output (the error) matching REGEX.
+# expect_failure NAME REGEX MAX_MS [STATUS] -- COMMAND...: COMMAND must fail within MAX_MS (with exit
+# status STATUS, if given) with exactly one line of output (the error) matching REGEX.
 expect_failure() {
-	local name=$1 re=$2 max_ms=$3 out rc=0 start elapsed
+	local name=$1 re=$2 max_ms=$3 status= out rc=0 start elapsed
+	[[ $4 == -- ]] || { status=$4; shift; }
 	shift 4
 	start=$(now_ms)
 	out=$("$@" 2>&1) || rc=$?
 	elapsed=$(($(now_ms) - start))
 	((rc != 0)) || fail "$name: '$*' succeeded; it should have failed. Output: $out"
+	[[ -z $status || $rc == "$status" ]] ||
+		fail "$name: '$*' exited with status $rc, not $status as its man page's EXIT STATUS says. Output: $out"
 	[[ $(wc -l <<<"$out") == 1 ]] || fail "$name: expected one line of error, got: $out"
 	[[ $out =~ $re ]] || fail "$name: the message does not match /$re/: $out"
 	((elapsed <= max_ms)) || fail "$name: failing took $elapsed ms, more than $max_ms ms"

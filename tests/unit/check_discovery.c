@@ -109,26 +109,37 @@ static void script_header(const struct nvmf_discovery_log *img)
 	fake_expect_log(LID_DISC, 0, HDR, img);
 }
 
-/* The entries of @img as the library reads them: @numrec records from
- * byte 1024, in pieces of at most one 4096-byte admin data slot. */
-static void script_entries(const struct nvmf_discovery_log *img, uint64_t numrec)
+/* The whole log of @numrec records (header and entries) as the library
+ * reads it after the header: in pieces of at most @piece bytes, the
+ * header again after more than one.  Returns how many pieces. */
+static unsigned int script_whole(const struct nvmf_discovery_log *img, uint64_t numrec,
+				 uint32_t piece)
 {
-	uint64_t off = HDR, left = numrec * ENTRY;
+	uint64_t off = 0, left = HDR + numrec * ENTRY;
+	unsigned int n = 0;
 
 	while (left) {
-		uint32_t chunk = left < 4096 ? (uint32_t)left : 4096;
+		uint32_t chunk = left < piece ? (uint32_t)left : piece;
 
 		fake_expect_log(LID_DISC, off, chunk, img);
 		off += chunk;
 		left -= chunk;
+		n++;
 	}
+	if (n > 1)
+		script_header(img);
+	return n;
 }
 
+/* A log that holds still, read by a controller without MDTS: the header,
+ * then the whole log in one command (registered memory takes up to 1 MiB). */
 static void script_stable_read(const struct nvmf_discovery_log *img)
 {
+	uint64_t numrec = nvmefs_le64_to_cpu(img->numrec);
+
 	script_header(img);
-	script_entries(img, nvmefs_le64_to_cpu(img->numrec));
-	script_header(img);
+	if (numrec)
+		script_whole(img, numrec, 1u << 20);
 }
 
 static void disconnect(struct nvmefs_ctrl *ctrl)
@@ -141,13 +152,20 @@ static void disconnect(struct nvmefs_ctrl *ctrl)
 /* Reading the log                                                          */
 /* ------------------------------------------------------------------------ */
 
+/* A small log: the header, then the whole log in one command through an
+ * admin data slot, nothing registered; 2 commands where libnvme takes 3. */
 START_TEST(test_log_stable)
 {
 	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", NULL, 0);
 	struct nvmf_discovery_log *img = img_subsystems(5, 2, "sub"), *log = NULL;
+	unsigned int submits, regs;
 
 	script_stable_read(img);
+	submits = fake_stats.submits;
+	regs = fake_stats.mr_regs;
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), 0);
+	ck_assert_uint_eq(fake_stats.submits - submits, 2);
+	ck_assert_uint_eq(fake_stats.mr_regs, regs);
 	ck_assert_ptr_nonnull(log);
 	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->genctr), 5);
 	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->numrec), 2);
@@ -165,30 +183,62 @@ START_TEST(test_log_empty)
 	struct nvmf_discovery_log *img = img_new(3, 0, 0), *log = NULL;
 
 	script_header(img);
-	script_header(img);
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), 0);
 	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->numrec), 0);
+	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->genctr), 3);
 	free(log);
 	free(img);
 	disconnect(ctrl);
 }
 END_TEST
 
+/* Read in pieces (MDTS 1: 8 KiB a command), the log changed in between:
+ * the header read after the pieces says so, and the log is read again. */
 START_TEST(test_log_genctr_changes)
 {
-	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", NULL, 0);
-	struct nvmf_discovery_log *old = img_subsystems(1, 2, "old");
-	struct nvmf_discovery_log *cur = img_subsystems(2, 2, "new");
+	static const struct fake_target t = { .cntlid = 1, .mdts = 1 };
+	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", &t, 0);
+	struct nvmf_discovery_log *old = img_subsystems(1, 9, "old");
+	struct nvmf_discovery_log *cur = img_subsystems(2, 9, "new");
 	struct nvmf_discovery_log *log = NULL;
 
 	script_header(old);
-	script_entries(old, 2);
+	fake_expect_log(LID_DISC, 0, 8192, old);
+	fake_expect_log(LID_DISC, 8192, HDR + 9 * ENTRY - 8192, old);
 	script_header(cur);		/* changed while we read: again */
-	script_stable_read(cur);
+	script_header(cur);
+	ck_assert_uint_eq(script_whole(cur, 9, 8192), 2);
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), 0);
 	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->genctr), 2);
-	ck_assert_mem_eq(log->entries, cur->entries, 2 * ENTRY);
+	ck_assert_mem_eq(log->entries, cur->entries, 9 * ENTRY);
 	ck_assert_str_eq(log->entries[0].subnqn, "nqn.2024-01.io.example:new0");
+	free(log);
+	free(old);
+	free(cur);
+	disconnect(ctrl);
+}
+END_TEST
+
+/* 200 records, changed between the header and the read of the whole log
+ * (a new generation, as many records): that read was one command, one
+ * snapshot of header and entries together, so it is the log; 2 commands
+ * where 4 KiB pieces took 52. */
+START_TEST(test_log_one_read_is_a_snapshot)
+{
+	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", NULL, 0);
+	struct nvmf_discovery_log *old = img_subsystems(1, 200, "old");
+	struct nvmf_discovery_log *cur = img_subsystems(2, 200, "new");
+	struct nvmf_discovery_log *log = NULL;
+	unsigned int submits;
+
+	script_header(old);
+	ck_assert_uint_eq(script_whole(cur, 200, 1u << 20), 1);
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), 0);
+	ck_assert_uint_eq(fake_stats.submits - submits, 2);
+	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->genctr), 2);
+	ck_assert_mem_eq(log->entries, cur->entries, 200 * ENTRY);
+	ck_assert_uint_eq(fake_stats.mr_regs, fake_stats.mr_deregs);
 	free(log);
 	free(old);
 	free(cur);
@@ -204,8 +254,7 @@ START_TEST(test_log_numrec_changes)
 	struct nvmf_discovery_log *log = NULL;
 
 	script_header(one);
-	script_entries(one, 1);
-	script_header(two);
+	fake_expect_log(LID_DISC, 0, HDR + ENTRY, two);	/* grew after the header: again */
 	script_stable_read(two);
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), 0);
 	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->numrec), 2);
@@ -223,16 +272,16 @@ START_TEST(test_log_never_stable)
 	struct nvmf_discovery_log *img = img_subsystems(0, 1, "sub"), *log = NULL;
 	unsigned int i, submits;
 
+	/* Each header claims one record, and by the read of the log there are two. */
 	for (i = 0; i < 10; i++) {
-		img->genctr = nvmefs_cpu_to_le64(100 + i);
+		img->numrec = nvmefs_cpu_to_le64(1);
 		script_header(img);
-		script_entries(img, 1);
-		img->genctr = nvmefs_cpu_to_le64(100 + i + 1);
-		script_header(img);
+		img->numrec = nvmefs_cpu_to_le64(2);
+		fake_expect_log(LID_DISC, 0, HDR + ENTRY, img);
 	}
 	submits = fake_stats.submits;
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), -EAGAIN);
-	ck_assert_uint_eq(fake_stats.submits - submits, 30);
+	ck_assert_uint_eq(fake_stats.submits - submits, 20);
 	assert_msg_has("kept changing");
 	assert_msg_has("10 tries");
 	ck_assert_ptr_null(log);
@@ -260,17 +309,22 @@ START_TEST(test_log_too_many_records)
 }
 END_TEST
 
-/* Exactly 1024 records: accepted, read in 256 slot-sized pieces. */
+/* Exactly 1024 records: accepted, read into registered memory in two
+ * pieces (1 MiB, the most a command takes, and the last 1 KiB) and checked
+ * against the header read again: 4 commands, where 4 KiB pieces took 258. */
 START_TEST(test_log_max_records)
 {
 	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", NULL, 0);
 	struct nvmf_discovery_log *img = img_subsystems(9, 1024, "s"), *log = NULL;
-	unsigned int submits;
+	unsigned int submits, regs;
 
 	script_stable_read(img);
 	submits = fake_stats.submits;
+	regs = fake_stats.mr_regs;
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), 0);
-	ck_assert_uint_eq(fake_stats.submits - submits, 2 + 256);
+	ck_assert_uint_eq(fake_stats.submits - submits, 4);
+	ck_assert_uint_eq(fake_stats.mr_regs - regs, 1);
+	ck_assert_uint_eq(fake_stats.mr_regs, fake_stats.mr_deregs);
 	ck_assert_uint_eq(nvmefs_le64_to_cpu(log->numrec), 1024);
 	ck_assert_str_eq(log->entries[1023].subnqn, "nqn.2024-01.io.example:s1023");
 	ck_assert_mem_eq(log->entries, img->entries, 1024 * ENTRY);
@@ -305,10 +359,10 @@ START_TEST(test_log_error_status)
 	struct fake_step *s;
 
 	script_header(img);
-	s = fake_expect_log(LID_DISC, HDR, 2 * ENTRY, img);
+	s = fake_expect_log(LID_DISC, 0, HDR + 2 * ENTRY, img);
 	fake_step_status(s, NVME_SCT_GENERIC, NVME_SC_INVALID_FIELD, true);
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), -EIO);
-	assert_msg_has("Get Log Page 0x70 (2048 bytes at 1024) from 192.0.2.1:4420 failed: ");
+	assert_msg_has("Get Log Page 0x70 (3072 bytes at 0) from 192.0.2.1:4420 failed: ");
 	assert_msg_has(nvme_status_to_string(s->status, false));
 	ck_assert_ptr_null(log);
 	free(img);
@@ -333,20 +387,19 @@ START_TEST(test_log_not_discovery)
 }
 END_TEST
 
-/* Entries larger than a data slot: several commands, NUMD and offsets
- * worked out by hand.  MDTS 1 (8 KiB) does not make pieces bigger than
- * the 4 KiB admin data slot. */
+/* A log larger than a data slot, read into registered memory in pieces
+ * as MDTS 1 (8 KiB) allows: NUMD and offsets worked out by hand. */
 START_TEST(test_log_chunking)
 {
 	static const struct fake_target t = { .cntlid = 1, .mdts = 1 };
 	static const struct { uint32_t cdw10, cdw12, len; } want[] = {
 		{ 0x00ff0070, 0, 1024 },	/* header: NUMD 255 */
-		{ 0x03ff0070, 1024, 4096 },	/* records 0-3: NUMD 1023 */
-		{ 0x00ff0070, 5120, 1024 },	/* record 4 */
+		{ 0x07ff0070, 0, 8192 },	/* header and records 0-6: NUMD 2047 */
+		{ 0x01ff0070, 8192, 2048 },	/* records 7 and 8: NUMD 511 */
 		{ 0x00ff0070, 0, 1024 },	/* header again */
 	};
 	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", &t, 0);
-	struct nvmf_discovery_log *img = img_subsystems(1, 5, "sub"), *log = NULL;
+	struct nvmf_discovery_log *img = img_subsystems(1, 9, "sub"), *log = NULL;
 	unsigned int i;
 
 	ck_assert_uint_eq(nvmefs_ctrl_admin_max_xfer(ctrl), 4096);
@@ -365,7 +418,7 @@ START_TEST(test_log_chunking)
 		fake_step_data(s, (uint8_t *)img + want[i].cdw12, want[i].len);
 	}
 	ck_assert_int_eq(nvmefs_get_discovery_log(ctrl, &log), 0);
-	ck_assert_mem_eq(log->entries, img->entries, 5 * ENTRY);
+	ck_assert_mem_eq(log->entries, img->entries, 9 * ENTRY);
 	free(log);
 	free(img);
 	disconnect(ctrl);
@@ -719,6 +772,7 @@ static Suite *discovery_suite(void)
 	tcase_add_test(tc, test_log_stable);
 	tcase_add_test(tc, test_log_empty);
 	tcase_add_test(tc, test_log_genctr_changes);
+	tcase_add_test(tc, test_log_one_read_is_a_snapshot);
 	tcase_add_test(tc, test_log_numrec_changes);
 	tcase_add_test(tc, test_log_never_stable);
 	tcase_add_loop_test(tc, test_log_too_many_records, 0, 3);
