@@ -29,7 +29,11 @@ struct nvmefs_notice {
 	bool change;
 	enum nvmefs_ctrl_change what;
 	struct nvmefs_ctrl_status st;
-	char msg[];
+	/* One size for every notice (a message is cut at 1 KiB, as before the
+	 * notifier): they are made on one thread and freed on another, and
+	 * messages of every length left the allocator's per-thread caches
+	 * holding a little more after each outage. */
+	char msg[1024];
 };
 
 static void *notifier_main(void *arg)
@@ -176,21 +180,17 @@ void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
 	struct nvmefs_notice *notice;
 	bool wanted;
 	va_list ap;
-	int len;
 
 	pthread_mutex_lock(&n->lock);
 	wanted = n->event_cb && n->running && n->queued < MAX_QUEUED;
 	pthread_mutex_unlock(&n->lock);
 	if (!wanted)
 		return;
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	notice = len < 0 ? NULL : malloc(sizeof(*notice) + (size_t)len + 1);
+	notice = malloc(sizeof(*notice));
 	if (!notice)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(notice->msg, (size_t)len + 1, fmt, ap);
+	vsnprintf(notice->msg, sizeof(notice->msg), fmt, ap);
 	va_end(ap);
 	notice->change = false;
 	/* The state this transition led to, not whatever it is when told. */
