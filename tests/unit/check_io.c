@@ -2690,16 +2690,22 @@ static struct fake_step *script_rescan_list(bool listed)
 	return fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list));
 }
 
+/* The last step script_rescan() added: the rescan has asked all it will
+ * once this one is used. */
+static struct fake_step *rescan_last_step;
+
 static struct fake_step *script_rescan(bool listed, const struct nvme_id_ns *id, uint16_t status)
 {
 	struct fake_step *s = script_rescan_list(listed);
 
+	rescan_last_step = s;
 	if (!listed)
 		return s;
 	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id));
 	s->status = status;
+	rescan_last_step = s;
 	if (!status)
-		fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
+		rescan_last_step = fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
 	return s;
 }
 
@@ -2785,6 +2791,8 @@ START_TEST(test_rescan_status_may_pass)
 	again->on_match_arg = &retry;
 	fake_disconnect(1);
 	poll_until_step(q, again, 5000);
+	/* The write below comes after the whole rescan, not between its commands. */
+	poll_until_step(q, rescan_last_step, 5000);
 	ck_assert_int_ge(retry.at - first.at, may_pass[_i].crd ? 300 : 1);
 	/* Kept through the rescan without an answer, not dropped and found again. */
 	ck_assert_int_eq(retry.ns_info, 0);
