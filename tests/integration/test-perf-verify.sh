@@ -84,15 +84,23 @@ last=$(($(nproc) - 1))
 	--rw randrw --bs 4k --size 16M --time 8 --cpus "$last,0" >/tmp/pv-out 2>/tmp/pv-err &
 pid=$!
 wait_progress "$pid" /tmp/pv-err 1
-allowed=$(for task in $(ls /proc/$pid/task | sort -n); do
-	awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$pid/task/$task/status" 2>/dev/null; done | tr '\n' ' ')
+# A task that ends between the listing and the read is left out rather than ending the test
+# (awk's status 2 under set -e ended it once with no message); which threads there were is
+# kept for the failure message.
+allowed= threads=
+for task in $(ls "/proc/$pid/task" | sort -n); do
+	name=$(cat "/proc/$pid/task/$task/comm" 2>/dev/null) || continue
+	cpus=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$pid/task/$task/status" 2>/dev/null) || continue
+	allowed+="$cpus "
+	threads+="$task:$name:$cpus "
+done
 kill -0 "$pid" 2>/dev/null || fail "perf ended before its threads could be looked at: $(cat /tmp/pv-err)"
 rc=0
 wait "$pid" || rc=$?
 ((rc == 0)) || fail "perf --verify --cpus $last,0: exit $rc: $(cat /tmp/pv-err)"
 # The other threads (main, keep-alive) stay unpinned.
 [[ $allowed =~ ^("0-$last ")+"$last 0 "$ ]] ||
-	fail "with --cpus $last,0 the threads of perf (oldest first) were allowed on '$allowed', not 0-$last for all but the workers, $last and 0 for those"
+	fail "with --cpus $last,0 the threads of perf (oldest first) were allowed on '$allowed', not 0-$last for all but the workers, $last and 0 for those (thread:name:CPUs $threads)"
 jq -e --argjson last "$last" '.job.cpus == [$last, 0] and .errors == 0 and .verify.mismatches == 0 and .verify.blocks_read > 0' \
 	/tmp/pv-out >/dev/null || fail "perf --verify --cpus $last,0: wrong job.cpus, errors or mismatches: $(cat /tmp/pv-out)"
 log "threads allowed on: $allowed(oldest first); $(jq -r '"\(.iops | floor) IOPS, \(.verify.mismatches) mismatches"' /tmp/pv-out)"
