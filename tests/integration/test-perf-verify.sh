@@ -103,7 +103,7 @@ wait "$pid" || rc=$?
 	fail "with --cpus $last,0 the threads of perf (oldest first) were allowed on '$allowed', not 0-$last for all but the workers, $last and 0 for those (thread:name:CPUs $threads)"
 jq -e --argjson last "$last" '.job.cpus == [$last, 0] and .errors == 0 and .verify.mismatches == 0 and .verify.blocks_read > 0' \
 	/tmp/pv-out >/dev/null || fail "perf --verify --cpus $last,0: wrong job.cpus, errors or mismatches: $(cat /tmp/pv-out)"
-log "threads allowed on: $allowed(oldest first); $(jq -r '"\(.iops | floor) IOPS, \(.verify.mismatches) mismatches"' /tmp/pv-out)"
+log "threads allowed on: $allowed(oldest first; thread:name:CPUs $threads); $(jq -r '"\(.iops | floor) IOPS, \(.verify.mismatches) mismatches"' /tmp/pv-out)"
 expect_failure "--cpus names a CPU the guest lacks" "--cpus: CPU 64 is not one this process may run on; pick from 0-$last" 5000 -- \
 	"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -n "$nqn" --cpus 64
 
