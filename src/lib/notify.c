@@ -92,6 +92,7 @@ int nvmefs_notify_start(struct nvmefs_notifier *n)
 	if (ret)
 		return nvmefs_error(-ret, "starting the controller's notifier thread failed: %s",
 				    strerror(ret));
+	pthread_setname_np(n->thread, "nvmefs-notify");
 	n->running = true;
 	return 0;
 }

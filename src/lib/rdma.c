@@ -766,6 +766,15 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 		goto fail;
 	}
 	rq->qp_created = true;
+	ret = establish(q, params, timeout_ms);
+	if (ret < 0)
+		goto fail;
+	/*
+	 * The buffers only once the target has accepted: a reconnect attempt
+	 * against a port that refuses (10 a second) then costs no allocation,
+	 * registration or pinning.  The target sends nothing before our first
+	 * command, and would be told to retry (RNR) if it did.
+	 */
 	ret = alloc_buffers(q, pd, params->data_slot_size);
 	if (ret < 0)
 		goto fail;
@@ -777,9 +786,6 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 			goto fail;
 		}
 	}
-	ret = establish(q, params, timeout_ms);
-	if (ret < 0)
-		goto fail;
 	/* From now on events are looked for, never waited for, on the I/O path. */
 	if (fcntl(rq->ech->fd, F_SETFL, fcntl(rq->ech->fd, F_GETFL) | O_NONBLOCK) < 0) {
 		ret = nvmefs_error(-errno, "setting the RDMA CM channel non-blocking failed: %s",

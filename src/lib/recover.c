@@ -508,6 +508,8 @@ int nvmefs_ctrl_start_thread(struct nvmefs_ctrl *ctrl)
 	ret = pthread_create(&ctrl->svc_thread, NULL, ctrl_thread, ctrl);
 	if (ret)
 		ctrl->svc_running = false;
+	else	/* Its CPU time, apart from the caller's threads', in top -H and /proc. */
+		pthread_setname_np(ctrl->svc_thread, "nvmefs-ctrl");
 	pthread_mutex_unlock(&ctrl->state_lock);
 	if (ret)
 		return nvmefs_error(-ret, "starting the controller's thread failed: %s", strerror(ret));
