@@ -244,7 +244,9 @@ static int expect(struct txn *t, uint8_t msg, const char *stage)
 		t->failure = NVMEFS_DHCHAP_FAILURE_INCORRECT_MESSAGE;
 		return nvmefs_error(-EPROTO, "subsystem %s at %s sent message %#x/%#x of transaction "
 				    "%u %s, not the one expected: the target does not follow "
-				    "DH-HMAC-CHAP", ctrl->subnqn, nvmefs_ctrl_where(ctrl),
+				    "DH-HMAC-CHAP, and this host cannot authenticate with it: "
+				    "report it to the target's vendor", ctrl->subnqn,
+				    nvmefs_ctrl_where(ctrl),
 				    f->auth_type, f->auth_id, nvmefs_le16_to_cpu(f->tid), stage);
 	}
 	return 0;

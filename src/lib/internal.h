@@ -215,7 +215,9 @@ struct nvmefs_notifier {
 	pthread_cond_t idle;		/* no callback under way */
 	struct nvmefs_notice *head, *tail;
 	unsigned int queued;
+	unsigned int dropped;		/* events dropped since the last told */
 	unsigned int changes_queued;	/* 1 << enum nvmefs_ctrl_change */
+	unsigned long delivered;	/* callbacks returned, for the setters */
 	bool delivering;
 	bool running;
 	bool stop;
@@ -365,11 +367,17 @@ void nvmefs_notify_fini(struct nvmefs_notifier *n);
  * from the notifier thread; returns at once.  Not under state_lock. */
 __attribute__((format(printf, 2, 3)))
 void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
+/* The same under state_lock, right after the transition it tells: queued
+ * in the order of the transitions, never after a later one's. */
+__attribute__((format(printf, 2, 3)))
+void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
 /* Tells the caller's change callback, from the notifier thread; returns
  * at once. */
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
 
 /* recover.c */
+/* nvmefs_ctrl_status() under state_lock. */
+void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st);
 /* The controller failed: a live one starts recovering (the first failure
  * of an outage wins) and its I/O queues' owners are woken. */
 void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);

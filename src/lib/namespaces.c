@@ -335,8 +335,9 @@ out:
 	return ret;
 }
 
-int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_ns_info *info)
+int nvmefs_ns_info(const struct nvmefs_ctrl *cctrl, uint32_t nsid, struct nvmefs_ns_info *info)
 {
+	struct nvmefs_ctrl *ctrl = (struct nvmefs_ctrl *)cctrl;
 	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(ctrl, nsid);
 
 	if (!ns)
@@ -348,9 +349,14 @@ int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvmefs_
 	if (atomic_load(&ns->gone))
 		return nvmefs_error(-ENODEV, "namespace %u of %s was removed or replaced by another",
 				    nsid, ctrl->subnqn);
+	/* A reconnect's check and a rescan write the size under io_lock, on
+	 * the controller's thread, while the caller (the mount's change
+	 * callback, a stat) reads it on its own. */
+	pthread_mutex_lock(&ctrl->io_lock);
 	info->nsid = ns->nsid;
 	info->nlb = ns->nlb;
 	info->lba_size = ns->lba_size;
+	pthread_mutex_unlock(&ctrl->io_lock);
 	info->max_zeroes_nlb = nvmefs_io_zeroes_nlb(ctrl, ns->lba_shift);
 	return 0;
 }

@@ -20,8 +20,9 @@
 
 #include "internal.h"
 
-/* Notices waiting beyond this are dropped: a callback that does not
- * return must not make the controller's memory grow without end. */
+/* Events waiting beyond this drop the oldest: a callback that does not
+ * return must not make the controller's memory grow without end, and the
+ * last event told must still be the controller's last transition. */
 #define MAX_QUEUED 1024
 
 struct nvmefs_notice {
@@ -43,6 +44,8 @@ static void *notifier_main(void *arg)
 	nvmefs_ctrl_event_cb event_cb;
 	nvmefs_ctrl_change_cb change_cb;
 	void *event_arg, *change_arg;
+	unsigned int dropped;
+	char msg[sizeof(notice->msg) + 128];
 
 	pthread_mutex_lock(&n->lock);
 	for (;;) {
@@ -56,8 +59,13 @@ static void *notifier_main(void *arg)
 		if (!n->head)
 			n->tail = NULL;
 		n->queued--;
-		if (notice->change)
+		dropped = 0;
+		if (notice->change) {
 			n->changes_queued &= ~(1u << notice->what);
+		} else {
+			dropped = n->dropped;
+			n->dropped = 0;
+		}
 		event_cb = n->event_cb;
 		event_arg = n->event_arg;
 		change_cb = n->change_cb;
@@ -66,11 +74,17 @@ static void *notifier_main(void *arg)
 		pthread_mutex_unlock(&n->lock);
 		if (notice->change && change_cb)
 			change_cb(change_arg, notice->what);
-		else if (!notice->change && event_cb)
+		else if (!notice->change && event_cb && !dropped)
 			event_cb(event_arg, &notice->st, notice->msg);
+		else if (!notice->change && event_cb) {
+			snprintf(msg, sizeof(msg), "%s (%u events before it were not told: the "
+				 "event callback fell %d behind)", notice->msg, dropped, MAX_QUEUED);
+			event_cb(event_arg, &notice->st, msg);
+		}
 		free(notice);
 		pthread_mutex_lock(&n->lock);
 		n->delivering = false;
+		n->delivered++;
 		pthread_cond_broadcast(&n->idle);
 	}
 	pthread_mutex_unlock(&n->lock);
@@ -129,16 +143,39 @@ void nvmefs_notify_fini(struct nvmefs_notifier *n)
 	pthread_mutex_destroy(&n->lock);
 }
 
-/* Under n->lock: a callback of the old setting may still be under way on
- * the notifier; the caller may free what it used once this returns.  The
- * notifier itself (a callback changing the callbacks) does not wait for
- * itself. */
+/* Under n->lock, the new setting in place: a callback of the old setting
+ * may still be under way on the notifier; the caller may free what it used
+ * once this returns.  Only that one is waited for: the next takes the new
+ * setting, and waiting for the notifier to be idle never ends while events
+ * keep coming.  The notifier itself (a callback changing the callbacks)
+ * does not wait for itself. */
 static void wait_idle(struct nvmefs_notifier *n)
 {
+	unsigned long delivered = n->delivered;
+
 	if (n->running && pthread_equal(pthread_self(), n->thread))
 		return;
-	while (n->delivering)
+	while (n->delivering && n->delivered == delivered)
 		pthread_cond_wait(&n->idle, &n->lock);
+}
+
+/* Under n->lock, the queue full: the oldest event goes (changes are few,
+ * one of each kind at most). */
+static void drop_oldest_event(struct nvmefs_notifier *n)
+{
+	struct nvmefs_notice **p, *prev = NULL, *old;
+
+	for (p = &n->head; *p && (*p)->change; p = &(*p)->next)
+		prev = *p;
+	old = *p;
+	if (!old)
+		return;
+	*p = old->next;
+	if (n->tail == old)
+		n->tail = prev;
+	n->queued--;
+	n->dropped++;
+	free(old);
 }
 
 static void enqueue(struct nvmefs_notifier *n, struct nvmefs_notice *notice)
@@ -175,30 +212,50 @@ void nvmefs_ctrl_set_change_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_change_cb c
 	pthread_mutex_unlock(&n->lock);
 }
 
-void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+static void vemit(struct nvmefs_ctrl *ctrl, bool state_locked, const char *fmt, va_list ap)
 {
 	struct nvmefs_notifier *n = &ctrl->notify;
 	struct nvmefs_notice *notice;
 	bool wanted;
-	va_list ap;
 
 	pthread_mutex_lock(&n->lock);
-	wanted = n->event_cb && n->running && n->queued < MAX_QUEUED;
+	wanted = n->event_cb && n->running;
 	pthread_mutex_unlock(&n->lock);
 	if (!wanted)
 		return;
 	notice = malloc(sizeof(*notice));
 	if (!notice)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(notice->msg, sizeof(notice->msg), fmt, ap);
-	va_end(ap);
 	notice->change = false;
 	/* The state this transition led to, not whatever it is when told. */
-	nvmefs_ctrl_status(ctrl, &notice->st);
+	if (state_locked)
+		nvmefs_ctrl_status_locked(ctrl, &notice->st);
+	else
+		nvmefs_ctrl_status(ctrl, &notice->st);
 	pthread_mutex_lock(&n->lock);
+	if (n->queued >= MAX_QUEUED)
+		drop_oldest_event(n);
 	enqueue(n, notice);
 	pthread_mutex_unlock(&n->lock);
+}
+
+void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vemit(ctrl, false, fmt, ap);
+	va_end(ap);
+}
+
+void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vemit(ctrl, true, fmt, ap);
+	va_end(ap);
 }
 
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what)

@@ -53,14 +53,19 @@ const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state)
 	return "unknown";
 }
 
+void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st)
+{
+	*st = ctrl->status;
+	st->io_failing = atomic_load(&ctrl->io_failing);
+	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
+}
+
 void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_status *st)
 {
 	struct nvmefs_ctrl *ctrl = (struct nvmefs_ctrl *)cctrl;
 
 	pthread_mutex_lock(&ctrl->state_lock);
-	*st = ctrl->status;
-	st->io_failing = atomic_load(&ctrl->io_failing);
-	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
+	nvmefs_ctrl_status_locked(ctrl, st);
 	pthread_mutex_unlock(&ctrl->state_lock);
 }
 
@@ -138,12 +143,12 @@ void nvmefs_ctrl_stop_reconnect(struct nvmefs_ctrl *ctrl)
 		set_state(ctrl, NVMEFS_CTRL_DELETED);
 		now_deleted = true;
 	}
+	if (now_deleted)
+		nvmefs_ctrl_emit_locked(ctrl, "%s at %s: reconnecting given up; its I/O fails",
+					ctrl->subnqn, nvmefs_ctrl_where(ctrl));
 	pthread_mutex_unlock(&ctrl->state_lock);
-	if (now_deleted) {
+	if (now_deleted)
 		nvmefs_io_wake(ctrl);
-		nvmefs_ctrl_emit(ctrl, "%s at %s: reconnecting given up; its I/O fails", ctrl->subnqn,
-		     nvmefs_ctrl_where(ctrl));
-	}
 }
 
 /* ---------------------------------------------------------------------- */
@@ -405,6 +410,10 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		pthread_mutex_lock(&ctrl->state_lock);
 		return;
 	}
+	/* Given up while the attempt ran: that was told, and nothing after it
+	 * may say that another attempt comes. */
+	if (ctrl->status.state != NVMEFS_CTRL_CONNECTING)
+		return;
 	repeat = strcmp(msg, ctrl->status.reason) == 0;
 	set_reason(ctrl, msg);
 	if (ret == -ESTALE) {
@@ -436,17 +445,15 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 	/* The same failure again is told once per pause of the schedule as it
 	 * would be without the short pauses of a young outage: a few lines in
 	 * its first minute, then one per reconnect_delay. */
-	if (repeat && now < ctrl->next_report_ms) {
-		pthread_mutex_unlock(&ctrl->state_lock);
+	if (repeat && now < ctrl->next_report_ms)
 		return;
-	}
 	ctrl->next_report_ms = now + doubling_ms((int64_t)ctrl->opts.reconnect_delay_s * 1000,
 						 attempt + 1);
-	pthread_mutex_unlock(&ctrl->state_lock);
-	nvmefs_ctrl_emit(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s%s", ctrl->subnqn,
-	     nvmefs_ctrl_where(ctrl), attempt, msg, (double)pause / 1000,
-	     pause < sched ? ", and as often while refused at once" : "");
-	pthread_mutex_lock(&ctrl->state_lock);
+	/* Under state_lock: a give-up after it is told after it. */
+	nvmefs_ctrl_emit_locked(ctrl, "%s at %s: reconnect attempt %u failed: %s; next in %.2f s%s",
+				ctrl->subnqn, nvmefs_ctrl_where(ctrl), attempt, msg,
+				(double)pause / 1000,
+				pause < sched ? ", and as often while refused at once" : "");
 }
 
 static void *ctrl_thread(void *arg)

@@ -340,6 +340,8 @@ START_TEST(test_auth_wrong_tid)
 {
 	auth_fails(WRONG_TID, false, -EPROTO, "not the one expected",
 		   NVMEFS_DHCHAP_FAILURE_INCORRECT_MESSAGE);
+	/* What failed and why is not all: the line says what to do. */
+	assert_msg_has("report it to the target's vendor");
 }
 END_TEST
 

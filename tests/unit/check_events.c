@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,6 +441,192 @@ START_TEST(test_queued_events_told_before_release)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* The order and the bounds of what is told                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Waits up to @max_ms for an event whose message has @needle; its index. */
+static unsigned int wait_event(const char *needle, int max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+
+	for (;;) {
+		pthread_mutex_lock(&seen.lock);
+		for (unsigned int i = 0; i < seen.n; i++) {
+			if (strstr(seen.msg[i], needle)) {
+				pthread_mutex_unlock(&seen.lock);
+				return i;
+			}
+		}
+		pthread_mutex_unlock(&seen.lock);
+		ck_assert_msg(now_ms() < end, "no event said \"%s\" within %d ms", needle, max_ms);
+		sleep_ms(5);
+	}
+}
+
+static void give_up(struct fake_step *s, void *arg)
+{
+	(void)s;
+	nvmefs_ctrl_stop_reconnect(arg);
+}
+
+/*
+ * The user gives up while a reconnect attempt is under way, and the
+ * attempt then fails: once "given up" is told, no event says an attempt
+ * failed and another comes, and every event after it is of the deleted
+ * controller.
+ */
+START_TEST(test_given_up_told_last)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct fake_step *s;
+	unsigned int given_up;
+
+	nvmefs_ctrl_set_event_cb(ctrl, record_event, NULL);
+	fake_expect_destroy();
+	fake_expect_create(TRADDR, "4420");
+	s = fake_expect_connect(31, 0, CNTLID);
+	s->status = FAKE_STATUS(NVME_SCT_GENERIC, NVME_SC_INTERNAL, true);
+	s->on_match = give_up;
+	s->on_match_arg = ctrl;
+	fake_expect_destroy();
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure");
+	given_up = wait_event("given up", 3000);
+	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+	/* Whatever the attempt still had to say has been queued by now. */
+	sleep_ms(200);
+	pthread_mutex_lock(&seen.lock);
+	for (unsigned int i = given_up; i < seen.n; i++) {
+		ck_assert_msg(!strstr(seen.msg[i], "attempt"), "told after giving up: %s",
+			      seen.msg[i]);
+		ck_assert_int_eq(seen.state[i], NVMEFS_CTRL_DELETED);
+	}
+	pthread_mutex_unlock(&seen.lock);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* An event callback held until released; what it was told after. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool release;
+	unsigned int told;
+	char first[2][1200];		/* the first two told */
+	char last[1200];
+} held = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void held_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	(void)arg;
+	(void)st;
+	pthread_mutex_lock(&held.lock);
+	while (!held.release)
+		pthread_cond_wait(&held.cond, &held.lock);
+	if (held.told < 2)
+		snprintf(held.first[held.told], sizeof(held.first[0]), "%s", msg);
+	snprintf(held.last, sizeof(held.last), "%s", msg);
+	held.told++;
+	pthread_mutex_unlock(&held.lock);
+}
+
+/*
+ * The callback is held while more events come than the notifier keeps:
+ * the ones it lets go are the oldest, so that the last event told is the
+ * last transition, and the first told after the gap says events went.
+ */
+START_TEST(test_overflow_keeps_newest)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	bool last_told = false;
+
+	nvmefs_ctrl_set_event_cb(ctrl, held_event, NULL);
+	for (unsigned int i = 0; i < 1100; i++)
+		nvmefs_ctrl_emit(ctrl, "scripted event %u", i);
+	nvmefs_ctrl_emit(ctrl, "the last transition");
+	pthread_mutex_lock(&held.lock);
+	held.release = true;
+	pthread_cond_broadcast(&held.cond);
+	pthread_mutex_unlock(&held.lock);
+	for (int64_t end = now_ms() + 5000; !last_told && now_ms() < end; sleep_ms(5)) {
+		pthread_mutex_lock(&held.lock);
+		last_told = !strcmp(held.last, "the last transition");
+		pthread_mutex_unlock(&held.lock);
+	}
+	/* Nothing comes after it. */
+	sleep_ms(100);
+	pthread_mutex_lock(&held.lock);
+	ck_assert_msg(!strcmp(held.last, "the last transition"), "the last told: %s", held.last);
+	ck_assert_uint_le(held.told, 1 + 1024);
+	ck_assert_msg(strstr(held.first[0], "were not told") || strstr(held.first[1], "were not told"),
+		      "no event says some were not told: %s / %s", held.first[0], held.first[1]);
+	pthread_mutex_unlock(&held.lock);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* A callback that takes a while, and a source that keeps it busy. */
+static void slow_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	(void)arg;
+	(void)st;
+	(void)msg;
+	sleep_ms(1);
+}
+
+/* The same, another setting. */
+static void slow_event_too(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
+{
+	slow_event(arg, st, msg);
+}
+
+struct flood {
+	struct nvmefs_ctrl *ctrl;
+	atomic_bool stop;
+};
+
+static void *flood_events(void *arg)
+{
+	struct flood *f = arg;
+	int64_t end = now_ms() + 5000;
+
+	while (!atomic_load(&f->stop) && now_ms() < end) {
+		nvmefs_ctrl_emit(f->ctrl, "scripted flood");
+	}
+	return NULL;
+}
+
+/*
+ * Events keep coming to a callback that takes a while, and keep coming to
+ * its replacement: changing the callback waits for the one under way, not
+ * for a pause that never comes.
+ */
+START_TEST(test_setter_not_starved)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct flood f = { .ctrl = ctrl };
+	pthread_t flooder;
+	int64_t start, took;
+
+	nvmefs_ctrl_set_event_cb(ctrl, slow_event, NULL);
+	ck_assert_int_eq(pthread_create(&flooder, NULL, flood_events, &f), 0);
+	sleep_ms(100);
+	start = now_ms();
+	nvmefs_ctrl_set_event_cb(ctrl, slow_event_too, NULL);
+	took = now_ms() - start;
+	atomic_store(&f.stop, true);
+	pthread_join(flooder, NULL);
+	ck_assert_msg(took < 1000, "setting the callback took %lld ms while events came",
+		      (long long)took);
+	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
 static Suite *events_suite(void)
 {
 	Suite *s = suite_create("events");
@@ -456,6 +643,14 @@ static Suite *events_suite(void)
 	tcase_add_test(tc, test_event_callback_reenters);
 	tcase_add_test(tc, test_blocked_change_callback);
 	tcase_add_test(tc, test_queued_events_told_before_release);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("order");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_given_up_told_last);
+	tcase_add_test(tc, test_overflow_keeps_newest);
+	tcase_add_test(tc, test_setter_not_starved);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -12,6 +12,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2913,6 +2915,78 @@ START_TEST(test_rescan_definite_removes)
 }
 END_TEST
 
+/* A reader of namespace 1's geometry, as the mount's change callback is,
+ * on a thread of its own while the controller's thread rescans. */
+struct geometry_reader {
+	struct nvmefs_ctrl *ctrl;
+	atomic_bool stop;
+	uint64_t odd_nlb;		/* a size neither before nor after, or 0 */
+	unsigned int reads;
+};
+
+static void *read_geometry(void *arg)
+{
+	struct geometry_reader *r = arg;
+	struct nvmefs_ns_info info;
+
+	while (!atomic_load(&r->stop)) {
+		if (nvmefs_ns_info(r->ctrl, 1, &info) == 0) {
+			r->reads++;
+			if (info.nlb != default_ns[0].nsze && info.nlb != 2 * default_ns[0].nsze)
+				r->odd_nlb = info.nlb;
+		}
+		sched_yield();
+	}
+	return NULL;
+}
+
+static void rescan_asked(struct fake_step *s, void *arg)
+{
+	(void)s;
+	atomic_store((atomic_bool *)arg, true);
+}
+
+/*
+ * The namespace grew during an outage: the reconnect's check and the
+ * rescan take the new size while another thread reads the geometry (the
+ * mount's change callback, a stat): it sees the old size or the new one,
+ * never a torn one, and the new one once the rescan is done.  The race
+ * itself shows under ThreadSanitizer (tests/unit/tsan/check_io).
+ */
+START_TEST(test_rescan_resize_read_meanwhile)
+{
+	struct nvmefs_ctrl *ctrl = connect_crd(0);
+	struct geometry_reader r = { .ctrl = ctrl };
+	struct nvmefs_ns_info info;
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	atomic_bool asked = false;
+	pthread_t reader;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	fake_id_ns(&id, 2 * default_ns[0].nsze, default_ns[0].lba_shift);
+	script_back(&id, 0);
+	script_rescan(true, &id, 0);
+	/* Told from the controller's thread: the script's own counts are not
+	 * for another thread to read under ThreadSanitizer. */
+	rescan_last_step->on_match = rescan_asked;
+	rescan_last_step->on_match_arg = &asked;
+	ck_assert_int_eq(pthread_create(&reader, NULL, read_geometry, &r), 0);
+	fake_disconnect(1);
+	for (int64_t end = now_ms() + 5000; !atomic_load(&asked) && now_ms() < end; usleep(1000))
+		nvmefs_ioq_poll(q, 0);
+	ck_assert_msg(atomic_load(&asked), "the rescan did not come within 5 s");
+	atomic_store(&r.stop, true);
+	pthread_join(reader, NULL);
+	ck_assert_uint_gt(r.reads, 0);
+	ck_assert_msg(!r.odd_nlb, "a reader saw %llu blocks", (unsigned long long)r.odd_nlb);
+	ck_assert_int_eq(nvmefs_ns_info(ctrl, 1, &info), 0);
+	ck_assert_uint_eq(info.nlb, 2 * default_ns[0].nsze);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 static double cpu_ms(void)
 {
 	struct timespec ts;
@@ -3060,6 +3134,12 @@ static Suite *io_suite(void)
 	tcase_add_loop_test(tc, test_rescan_definite_removes, 0, 2);
 	suite_add_tcase(s, tc);
 
+	tc = tcase_create("races");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, test_rescan_resize_read_meanwhile);
+	suite_add_tcase(s, tc);
+
 	return s;
 }
 
@@ -3068,7 +3148,13 @@ int main(void)
 	SRunner *sr = srunner_create(io_suite());
 	int failed;
 
+#ifdef __SANITIZE_THREAD__
+	/* The ThreadSanitizer build is for the cases where threads share
+	 * state; the others would only take its time. */
+	srunner_run(sr, NULL, "races", CK_ENV);
+#else
 	srunner_run_all(sr, CK_ENV);
+#endif
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -117,5 +117,14 @@ tests_unit_san_check_mr_LDADD = $(UNIT_FAKE_SAN_LDADD)
 tests_unit_tsan_check_mr_SOURCES = $(tests_unit_check_mr_SOURCES)
 tests_unit_tsan_check_mr_CFLAGS = $(tests_unit_check_mr_CFLAGS) $(TSAN_FLAGS)
 tests_unit_tsan_check_mr_LDFLAGS = $(TSAN_FLAGS)
-tests_unit_tsan_check_mr_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) \
-	$(IBVERBS_LIBS) $(OPENSSL_LIBS) $(CHECK_LIBS)
+TSAN_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
+	$(OPENSSL_LIBS) $(CHECK_LIBS)
+tests_unit_tsan_check_mr_LDADD = $(TSAN_LDADD)
+
+# check_io's cases of threads sharing a controller's state (its "races").
+check_PROGRAMS += tests/unit/tsan/check_io
+UNIT_TESTS += tests/unit/tsan/check_io
+tests_unit_tsan_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
+tests_unit_tsan_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(TSAN_FLAGS)
+tests_unit_tsan_check_io_LDFLAGS = $(TSAN_FLAGS)
+tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
