@@ -17,17 +17,6 @@
 /* Identify data and discovery log chunks fit one slot each. */
 #define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE
 
-void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts)
-{
-	memset(opts, 0, sizeof(*opts));
-	opts->timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
-	opts->kato_ms = -1;
-	opts->reconnect_delay_s = NVMEFS_DEFAULT_RECONNECT_DELAY_S;
-	opts->ctrl_loss_tmo_s = NVMEFS_DEFAULT_CTRL_LOSS_TMO_S;
-	opts->fast_io_fail_tmo_s = -1;
-	opts->rkey_per_io = -1;
-}
-
 const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
 {
 	static _Thread_local char buf[300];
@@ -310,10 +299,18 @@ fail:
 	return ret;
 }
 
-int nvmefs_ctrl_connect(const struct nvmefs_connect_opts *opts, struct nvmefs_ctrl **ctrlp)
+int nvmefs_ctrl_connect_0_2(const struct nvmefs_connect_opts *opts, struct nvmefs_ctrl **ctrlp)
 {
-	return nvmefs_ctrl_connect_with(&nvmefs_rdma_ops, opts, ctrlp);
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts taken;
+	int ret;
+
+	ret = nvmefs_connect_opts_take(opts, &taken, &ops);
+	if (ret < 0)
+		return ret;
+	return nvmefs_ctrl_connect_with(ops, &taken, ctrlp);
 }
+NVMEFS_SYMVER(nvmefs_ctrl_connect_0_2, "nvmefs_ctrl_connect@@NVMEFS_0.2");
 
 uint16_t nvmefs_ctrl_cntlid(const struct nvmefs_ctrl *ctrl) { return ctrl->cntlid; }
 const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->hostnqn; }
