@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /**
  * @file nvmefs.h
- * @brief nvmefs: a userspace NVMe-over-Fabrics RDMA initiator.
+ * @brief nvmefs: a userspace NVMe-over-Fabrics initiator.
  *
- * A controller is an opaque handle reached over RDMA from userspace
- * (librdmacm/libibverbs): connect to a discovery controller or to an NVM
- * subsystem, read what it offers, disconnect.  Identify structures and the
+ * A controller is an opaque handle reached from userspace over a fabrics
+ * transport (RDMA, through librdmacm/libibverbs): connect to a discovery
+ * controller or to an NVM subsystem, read what it offers, disconnect.  Identify structures and the
  * discovery log are libnvme's types (<nvme/types.h>); this header only
  * declares them, so it does not pull libnvme in.
  *
@@ -47,7 +47,7 @@ struct nvmf_disc_log_entry;
 /** A connected controller: its admin queue and what it told us. */
 struct nvmefs_ctrl;
 
-/** The NVMe/RDMA well-known port. */
+/** The NVMe-oF well-known port (NVMe/RDMA's). */
 #define NVMEFS_DEFAULT_TRSVCID "4420"
 /** Default for connect and per-command timeouts, in milliseconds. */
 #define NVMEFS_DEFAULT_TIMEOUT_MS 5000
@@ -68,8 +68,17 @@ struct nvmefs_ctrl;
 /** Bytes of Identify data (controller, namespace, lists, descriptors). */
 #define NVMEFS_IDENTIFY_DATA_SIZE 4096
 
-/** Where and as whom to connect; fill with nvmefs_connect_opts_init(). */
+/**
+ * Where, how and as whom to connect; fill with nvmefs_connect_opts_init().
+ * Fields added in later versions go at the end: the library reads only the
+ * @size bytes a caller has, so one built against an older header keeps
+ * working.  (Callers built against 0.1, before @size, are served by the
+ * 0.1 versions of the functions that take this struct.)
+ */
 struct nvmefs_connect_opts {
+	/** Since 0.2.  The struct's size as the caller was built: set by
+	 *  nvmefs_connect_opts_init(); leave it as that set it. */
+	size_t size;
 	/** Target address: an IPv4 or IPv6 literal or a host name.  Required. */
 	const char *traddr;
 	/** Target service id (port); NULL: NVMEFS_DEFAULT_TRSVCID. */
@@ -113,10 +122,24 @@ struct nvmefs_connect_opts {
 	 *  type-2 memory windows); 0, every registration keeps a standing
 	 *  remote key; negative (the default): per-I/O where the device can. */
 	int rkey_per_io;
+	/** Since 0.2.  The transport, as nvme-cli's -t names it; NULL: "rdma",
+	 *  the only one so far (nvmefs_transport_name() lists them). */
+	const char *trtype;
 };
 
-/** Fill @opts with the defaults; the caller then sets traddr and more. */
+/** Fill @opts with the defaults and its size; the caller then sets traddr and more. */
 void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts);
+
+/**
+ * The transports this library connects over, by the names
+ * nvmefs_connect_opts.trtype takes: the @i-th from 0, NULL past the last.
+ */
+const char *nvmefs_transport_name(unsigned int i);
+/**
+ * The name of the transport that reaches a discovery log entry's
+ * controller (its trtype, NVMF_TRTYPE_*), or NULL if this library has none.
+ */
+const char *nvmefs_transport_by_trtype(unsigned int trtype);
 
 /**
  * The calling thread's message about its last failure: what failed, why,
@@ -125,8 +148,8 @@ void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts);
 const char *nvmefs_errmsg(void);
 
 /**
- * Connect to a controller: establish the admin queue's RDMA connection,
- * send Fabrics Connect, enable the controller and identify it.
+ * Connect to a controller: establish the admin queue's connection over
+ * the transport @opts names, send Fabrics Connect, enable the controller and identify it.
  * On success *@ctrlp is a handle to release with nvmefs_ctrl_disconnect().
  */
 int nvmefs_ctrl_connect(const struct nvmefs_connect_opts *opts,
@@ -224,13 +247,13 @@ int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
 /* ------------------------------------------------------------------------ */
 
 /**
- * An I/O queue of a controller: its own RDMA queue pair, completion queue
- * and registered buffers.  One thread at a time drives a queue; queues
+ * An I/O queue of a controller: its own transport queue (an RDMA queue
+ * pair and completion queue) and registered buffers.  One thread at a time drives a queue; queues
  * share no lock on the I/O path, so N threads on N queues scale.
  */
 struct nvmefs_ioq;
 
-/** Memory registered once with the RDMA device, usable on every queue. */
+/** Memory registered once with the transport's device, usable on every queue. */
 struct nvmefs_mr;
 
 /** Default I/O queue entries (-Q), bounded by the controller's CAP.MQES. */

@@ -16,6 +16,7 @@ CLI_OUTPUT_SOURCES = \
 src_cli_nvmefs_SOURCES = \
 	$(CLI_OUTPUT_SOURCES) \
 	src/cli/cli.h \
+	src/cli/cli.c \
 	src/cli/main.c \
 	src/cli/opts_connect.c \
 	src/cli/paths.c \

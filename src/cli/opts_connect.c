@@ -141,6 +141,24 @@ static int secret_file(const char *cmd, const char *opt, const char *path, int w
 	return EXIT_OK;
 }
 
+/* -t: one of the library's transports, named in the refusal. */
+static int transport_option(const char *cmd, const char *arg, const char **dst)
+{
+	char names[64] = "";
+	const char *name;
+
+	for (unsigned int i = 0; (name = nvmefs_transport_name(i)); i++) {
+		if (!strcmp(arg, name)) {
+			*dst = name;
+			return EXIT_OK;
+		}
+		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s'%s'",
+			 i ? ", " : "", name);
+	}
+	return usage_error(cmd, "-t/--transport '%s' is not supported: the transports are %s",
+			   arg, names);
+}
+
 static int nonempty(const char *cmd, const char *opt, const char *arg, const char **dst)
 {
 	if (!*arg)
@@ -158,10 +176,7 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	*handled = true;
 	switch (opt) {
 	case 't':
-		if (strcmp(arg, "rdma"))
-			return usage_error(cmd, "-t/--transport '%s' is not supported: nvmefs is an "
-					   "NVMe/RDMA initiator, the only transport is 'rdma'", arg);
-		return EXIT_OK;
+		return transport_option(cmd, arg, &c->opts.trtype);
 	case 'a':
 		return nonempty(cmd, "-a/--traddr", arg, &c->opts.traddr);
 	case 's':

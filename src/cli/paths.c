@@ -104,17 +104,18 @@ struct found_paths {
 	struct path_args *p;
 };
 
-/* Takes the RDMA records of the subsystem from one discovery log, each
- * address once, up to the most paths. */
+/* Takes the subsystem's records over the transport the log was read over
+ * (RDMA, the one there is) from one discovery log, each address once, up
+ * to the most paths. */
 static int take_records(const struct nvmefs_connect_opts *where,
 			const struct nvmf_discovery_log *log, int depth, void *arg)
 {
 	struct found_paths *f = arg;
 	struct path_args *p = f->p;
 	char subnqn[NVMF_NQN_SIZE + 1], traddr[256], trsvcid[32];
+	const char *trtype;
 	uint64_t n;
 
-	(void)where;
 	(void)depth;
 	if (!log)
 		return 0;
@@ -124,7 +125,8 @@ static int take_records(const struct nvmefs_connect_opts *where,
 		unsigned int k;
 
 		log_field(subnqn, sizeof(subnqn), e->subnqn, sizeof(e->subnqn));
-		if (e->trtype != NVMF_TRTYPE_RDMA || e->subtype != NVME_NQN_NVME ||
+		trtype = nvmefs_transport_by_trtype(e->trtype);
+		if (!trtype || strcmp(trtype, where->trtype) || e->subtype != NVME_NQN_NVME ||
 		    strcmp(subnqn, f->subnqn))
 			continue;
 		log_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));

@@ -17,17 +17,6 @@
 /* Identify data and discovery log chunks fit one slot each. */
 #define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE
 
-void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts)
-{
-	memset(opts, 0, sizeof(*opts));
-	opts->timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
-	opts->kato_ms = -1;
-	opts->reconnect_delay_s = NVMEFS_DEFAULT_RECONNECT_DELAY_S;
-	opts->ctrl_loss_tmo_s = NVMEFS_DEFAULT_CTRL_LOSS_TMO_S;
-	opts->fast_io_fail_tmo_s = -1;
-	opts->rkey_per_io = -1;
-}
-
 const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
 {
 	static _Thread_local char buf[300];
@@ -310,10 +299,18 @@ fail:
 	return ret;
 }
 
-int nvmefs_ctrl_connect(const struct nvmefs_connect_opts *opts, struct nvmefs_ctrl **ctrlp)
+int nvmefs_ctrl_connect_0_2(const struct nvmefs_connect_opts *opts, struct nvmefs_ctrl **ctrlp)
 {
-	return nvmefs_ctrl_connect_with(&nvmefs_rdma_ops, opts, ctrlp);
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts taken;
+	int ret;
+
+	ret = nvmefs_connect_opts_take(opts, &taken, &ops);
+	if (ret < 0)
+		return ret;
+	return nvmefs_ctrl_connect_with(ops, &taken, ctrlp);
 }
+NVMEFS_SYMVER(nvmefs_ctrl_connect_0_2, "nvmefs_ctrl_connect@@NVMEFS_0.2");
 
 uint16_t nvmefs_ctrl_cntlid(const struct nvmefs_ctrl *ctrl) { return ctrl->cntlid; }
 const char *nvmefs_ctrl_hostnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->hostnqn; }
@@ -332,86 +329,6 @@ const struct nvme_id_ctrl *nvmefs_ctrl_id(const struct nvmefs_ctrl *ctrl) { retu
 int nvmefs_ctrl_get_property(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t *value)
 {
 	return nvmefs_prop_get(ctrl, offset, value);
-}
-
-static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
-			     void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
-			     struct nvmefs_cqe *cqe);
-
-int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
-		      void *buf, uint32_t len, enum nvmefs_dir dir,
-		      struct nvmefs_cqe *cqe)
-{
-	return nvmefs_admin_exec_mr(ctrl, cmd, buf, len, NULL, dir, cqe);
-}
-
-int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
-			 void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
-			 struct nvmefs_cqe *cqe)
-{
-	int ret;
-
-	pthread_mutex_lock(&ctrl->admin_lock);
-	ret = admin_exec_locked(ctrl, cmd, buf, len, mr, dir, cqe);
-	pthread_mutex_unlock(&ctrl->admin_lock);
-	return ret;
-}
-
-static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
-			     void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
-			     struct nvmefs_cqe *cqe)
-{
-	struct nvmefs_queue *q = &ctrl->admin;
-	struct nvmefs_req *req;
-	int ret;
-
-	if (!nvmefs_ctrl_usable(ctrl))
-		return nvmefs_error(-ENOTCONN, "the controller of %s at %s is not live after a "
-				    "failure (%s): wait for it to reconnect", ctrl->subnqn,
-				    nvmefs_ctrl_where(ctrl), ctrl->fail_msg);
-	if (q->failed)
-		return nvmefs_error(q->failed, "the admin queue to %s failed earlier (%s): reconnect",
-				    nvmefs_ctrl_where(ctrl), strerror(-q->failed));
-	req = nvmefs_req_get(q);
-	if (!req)
-		return nvmefs_error(-EBUSY, "all %u admin request slots are in use", q->nr_reqs);
-	if (mr && ((uint8_t *)buf < (uint8_t *)mr->addr ||
-		   (uint8_t *)buf + len > (uint8_t *)mr->addr + mr->len)) {
-		ret = nvmefs_error(-EINVAL, "an admin transfer of %u bytes lies outside the %zu "
-				   "bytes registered for it", len, mr->len);
-		goto out;
-	}
-	if (!mr && len > req->data_slot_size) {
-		ret = nvmefs_error(-EINVAL, "an admin transfer of %u bytes is more than the %u a "
-				   "slot holds", len, req->data_slot_size);
-		goto out;
-	}
-	*req->cmd = *cmd;
-	if (len && mr) {
-		/* Straight into the caller's registered memory: no copy. */
-		req->data = buf;
-		req->mr = mr;
-		req->len = len;
-		req->dir = (uint8_t)dir;
-	} else if (len) {
-		req->data = req->data_slot;
-		req->len = len;
-		req->dir = (uint8_t)dir;
-		if (dir == NVMEFS_DIR_TO_CTRL)
-			memcpy(req->data, buf, len);
-	}
-	ret = nvmefs_req_exec(req, ctrl->opts.timeout_ms);
-	if (ret < 0)
-		goto out;
-	if (cqe)
-		*cqe = req->cqe;
-	if (!nvmefs_cqe_ok(&req->cqe))
-		ret = -EREMOTEIO;
-	else if (len && !mr && dir == NVMEFS_DIR_FROM_CTRL)
-		memcpy(buf, req->data, len);
-out:
-	nvmefs_req_put(req);
-	return ret;
 }
 
 /* As identify(), with the controller's status (0 if it answered none) in *@status. */

@@ -24,8 +24,6 @@
 #define DISC_MAX_TRIES 10
 #define DISC_MAX_CONTROLLERS 64	/* discovery controllers visited in one walk */
 
-const struct nvmefs_transport_ops *nvmefs_discover_transport = &nvmefs_rdma_ops;
-
 /* An entry that is all zeros where every real record has something was
  * never filled in: the log ended before numrec said it would. */
 static bool entry_blank(const struct nvmf_disc_log_entry *e)
@@ -170,12 +168,15 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 {
 	struct nvmf_discovery_log *log = NULL;
 	struct nvmefs_connect_opts used = *opts;
+	const struct nvmefs_transport_ops *ops;
 	char hostnqn[NVMF_NQN_SIZE + 1], hostid[40];
 	struct nvmefs_ctrl *ctrl;
 	uint64_t i, numrec;
 	int ret;
 
-	ret = nvmefs_ctrl_connect_with(nvmefs_discover_transport, opts, &ctrl);
+	ret = nvmefs_transport_find(opts->trtype, &ops);
+	if (ret >= 0)
+		ret = nvmefs_ctrl_connect_with(ops, opts, &ctrl);
 	if (ret < 0)
 		return unreadable(w, opts, depth, ret);
 	/* Tell the caller who we were, not just who it asked us to be. */
@@ -196,7 +197,10 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 		char traddr[NVMF_TRADDR_SIZE + 1], trsvcid[NVMF_TRSVCID_SIZE + 1];
 		struct nvmefs_connect_opts next = *opts;
 
-		if (e->subtype != NVME_NQN_DISC || e->trtype != NVMF_TRTYPE_RDMA)
+		/* A referral over a transport we lack is the caller's to see
+		 * in the log, not ours to follow. */
+		next.trtype = nvmefs_transport_by_trtype(e->trtype);
+		if (e->subtype != NVME_NQN_DISC || !next.trtype)
 			continue;
 		field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
 		field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
@@ -214,12 +218,17 @@ out:
 	return ret;
 }
 
-int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
+int nvmefs_discover_0_2(const struct nvmefs_connect_opts *caller_opts, int max_depth,
 		    nvmefs_discovery_cb cb, void *arg)
 {
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts taken, *opts = &taken;
 	struct walk *w;
 	int ret;
 
+	ret = nvmefs_connect_opts_take(caller_opts, &taken, &ops);
+	if (ret < 0)
+		return ret;
 	if (opts->subnqn && strcmp(opts->subnqn, NVME_DISC_SUBSYS_NAME) != 0)
 		return nvmefs_error(-EINVAL, "%s is not the discovery NQN: leave the NQN out to discover",
 				    opts->subnqn);
@@ -236,3 +245,4 @@ int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
 	free(w);
 	return ret;
 }
+NVMEFS_SYMVER(nvmefs_discover_0_2, "nvmefs_discover@@NVMEFS_0.2");

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -156,6 +157,50 @@ struct nvmefs_transport_ops {
 };
 
 extern const struct nvmefs_transport_ops nvmefs_rdma_ops;
+
+/*
+ * The transport @trtype names (NULL: the first, "rdma"): its index among
+ * nvmefs_transport_name()'s, with *@ops set; else -EPROTONOSUPPORT and a
+ * message naming the supported ones.  transport.c.
+ */
+int nvmefs_transport_find(const char *trtype, const struct nvmefs_transport_ops **ops);
+/* Unit tests: what every connection goes over, once trtype named a
+ * supported transport; NULL: that transport. */
+extern const struct nvmefs_transport_ops *nvmefs_transport_override;
+
+/* The size of struct nvmefs_connect_opts in 0.2, the first with a size
+ * field: no caller's is smaller.  Fields added later follow trtype. */
+#define NVMEFS_CONNECT_OPTS_SIZE_0_2 \
+	(offsetof(struct nvmefs_connect_opts, trtype) + sizeof(const char *))
+/*
+ * The caller's options @in, of whatever version, as this library's @out:
+ * fields past in->size take their defaults, and trtype names the
+ * transport, set in *@ops.  connect_opts.c.
+ */
+/*
+ * The current versions of the functions whose struct nvmefs_connect_opts
+ * grew a size in 0.2: each binds the public name at NVMEFS_0.2, the
+ * default; abi_0_1.c binds it at NVMEFS_0.1 to one taking 0.1's layout.
+ * Callers, in the library or linked with it, use the public names.
+ */
+#define NVMEFS_SYMVER(impl, name_at_version) \
+	__asm__(".symver " #impl ", " name_at_version)
+void nvmefs_connect_opts_init_0_2(struct nvmefs_connect_opts *opts);
+int nvmefs_ctrl_connect_0_2(const struct nvmefs_connect_opts *opts, struct nvmefs_ctrl **ctrlp);
+int nvmefs_discover_0_2(const struct nvmefs_connect_opts *opts, int max_depth,
+			nvmefs_discovery_cb cb, void *arg);
+/* The 0.1 versions, for tests with a copy of that layout of their own. */
+struct nvmefs_connect_opts_0_1;
+void nvmefs_connect_opts_init_0_1(struct nvmefs_connect_opts_0_1 *old);
+int nvmefs_ctrl_connect_0_1(const struct nvmefs_connect_opts_0_1 *old, struct nvmefs_ctrl **ctrlp);
+typedef int (*nvmefs_discovery_cb_0_1)(const struct nvmefs_connect_opts_0_1 *where,
+				       const struct nvmf_discovery_log *log, int depth, void *arg);
+int nvmefs_discover_0_1(const struct nvmefs_connect_opts_0_1 *old, int max_depth,
+			nvmefs_discovery_cb_0_1 cb, void *arg);
+
+int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,
+			     struct nvmefs_connect_opts *out,
+			     const struct nvmefs_transport_ops **ops);
 
 struct nvmefs_queue {
 	struct nvmefs_ctrl *ctrl;
@@ -532,8 +577,6 @@ int nvmefs_ana_update(struct nvmefs_ctrl *ctrl, bool quiet);
 /* Whether the controller reports ANA (CMIC bit 3). */
 bool nvmefs_ana_reporting(const struct nvmefs_ctrl *ctrl);
 
-/* How nvmefs_discover() connects; unit tests swap in a scripted transport. */
-extern const struct nvmefs_transport_ops *nvmefs_discover_transport;
 
 /* A "traddr:trsvcid" label for messages, with IPv6 in brackets. */
 const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl);

@@ -10,6 +10,7 @@
 #include <infiniband/verbs.h>
 
 #include "internal.h"
+#include "nvmefs/wire_rdma.h"
 
 /* Whether @req's data travels by the target's RDMA READ or WRITE (a keyed
  * SGL), not in the capsule: small writes ride in it, saving the target a

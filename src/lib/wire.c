@@ -2,7 +2,7 @@
 /*
  * Encoders and decoders for the wire formats of <nvmefs/wire.h>.
  *
- * Whatever came from the target (CQEs, CM private data) is parsed from raw
+ * Whatever came from the target (CQEs) is parsed from raw
  * bytes with explicit lengths, never by casting a buffer of unknown size
  * and alignment to a struct.
  */
@@ -14,11 +14,6 @@
 #include "nvmefs/wire.h"
 
 /* Unaligned little-endian loads and stores, byte by byte. */
-
-static uint16_t get_le16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | (p[1] << 8));
-}
 
 static uint32_t get_le24(const uint8_t *p)
 {
@@ -279,101 +274,4 @@ int nvmefs_prop_get_encode(union nvmefs_cmd *cmd, uint16_t cid,
 	cmd->prop_get.attrib = attrib;
 	cmd->prop_get.offset = nvmefs_cpu_to_le32(offset);
 	return 0;
-}
-
-/* ------------------------------------------------------------------------ */
-/* RDMA-CM private data                                                     */
-/* ------------------------------------------------------------------------ */
-
-void nvmefs_rdma_cm_req_encode(struct nvmefs_rdma_cm_req *req,
-			       const struct nvmefs_rdma_cm_params *p)
-{
-	memset(req, 0, sizeof(*req));
-	req->recfmt = nvmefs_cpu_to_le16(NVMEFS_RDMA_CM_RECFMT);
-	req->qid = nvmefs_cpu_to_le16(p->qid);
-	req->hrqsize = nvmefs_cpu_to_le16(p->hrqsize);
-	req->hsqsize = nvmefs_cpu_to_le16(p->hsqsize);
-	req->cntlid = nvmefs_cpu_to_le16(p->cntlid);
-}
-
-int nvmefs_rdma_cm_req_parse(const void *buf, size_t len,
-			     struct nvmefs_rdma_cm_params *p)
-{
-	const uint8_t *b = buf;
-
-	if (!b || len < sizeof(struct nvmefs_rdma_cm_req))
-		return -EINVAL;
-	if (get_le16(b + offsetof(struct nvmefs_rdma_cm_req, recfmt)) !=
-	    NVMEFS_RDMA_CM_RECFMT)
-		return -EINVAL;
-	p->qid = get_le16(b + offsetof(struct nvmefs_rdma_cm_req, qid));
-	p->hrqsize = get_le16(b + offsetof(struct nvmefs_rdma_cm_req, hrqsize));
-	p->hsqsize = get_le16(b + offsetof(struct nvmefs_rdma_cm_req, hsqsize));
-	p->cntlid = get_le16(b + offsetof(struct nvmefs_rdma_cm_req, cntlid));
-	return 0;
-}
-
-void nvmefs_rdma_cm_rep_encode(struct nvmefs_rdma_cm_rep *rep, uint16_t crqsize)
-{
-	memset(rep, 0, sizeof(*rep));
-	rep->recfmt = nvmefs_cpu_to_le16(NVMEFS_RDMA_CM_RECFMT);
-	rep->crqsize = nvmefs_cpu_to_le16(crqsize);
-}
-
-int nvmefs_rdma_cm_rep_parse(const void *buf, size_t len, uint16_t *crqsize)
-{
-	const uint8_t *b = buf;
-
-	if (!b || len < 4)
-		return -EINVAL;
-	if (get_le16(b + offsetof(struct nvmefs_rdma_cm_rep, recfmt)) !=
-	    NVMEFS_RDMA_CM_RECFMT)
-		return -EINVAL;
-	*crqsize = get_le16(b + offsetof(struct nvmefs_rdma_cm_rep, crqsize));
-	return 0;
-}
-
-void nvmefs_rdma_cm_rej_encode(struct nvmefs_rdma_cm_rej *rej, uint16_t sts)
-{
-	rej->recfmt = nvmefs_cpu_to_le16(NVMEFS_RDMA_CM_RECFMT);
-	rej->sts = nvmefs_cpu_to_le16(sts);
-}
-
-int nvmefs_rdma_cm_rej_parse(const void *buf, size_t len, uint16_t *sts)
-{
-	const uint8_t *b = buf;
-
-	if (!b || len < sizeof(struct nvmefs_rdma_cm_rej))
-		return -EINVAL;
-	if (get_le16(b + offsetof(struct nvmefs_rdma_cm_rej, recfmt)) !=
-	    NVMEFS_RDMA_CM_RECFMT)
-		return -EINVAL;
-	*sts = get_le16(b + offsetof(struct nvmefs_rdma_cm_rej, sts));
-	return 0;
-}
-
-const char *nvmefs_rdma_cm_reject_str(uint16_t sts)
-{
-	switch (sts) {
-	case NVMEFS_RDMA_CM_INVALID_LEN:
-		return "invalid private data length";
-	case NVMEFS_RDMA_CM_INVALID_RECFMT:
-		return "invalid private data record format";
-	case NVMEFS_RDMA_CM_INVALID_QID:
-		return "invalid queue ID";
-	case NVMEFS_RDMA_CM_INVALID_HSQSIZE:
-		return "invalid host send queue size";
-	case NVMEFS_RDMA_CM_INVALID_HRQSIZE:
-		return "invalid host receive queue size";
-	case NVMEFS_RDMA_CM_NO_RSC:
-		return "controller out of resources";
-	case NVMEFS_RDMA_CM_INVALID_IRD:
-		return "invalid IRD (inbound RDMA read depth)";
-	case NVMEFS_RDMA_CM_INVALID_ORD:
-		return "invalid ORD (outbound RDMA read depth)";
-	case NVMEFS_RDMA_CM_INVALID_CNTLID:
-		return "invalid controller ID";
-	default:
-		return "unknown NVMe/RDMA reject status";
-	}
 }

@@ -164,7 +164,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	input = data;
 	input_len = size;
 	cursor = 0;
-	nvmefs_discover_transport = &fz_ops;
+	nvmefs_transport_override = &fz_ops;
 	nvmefs_connect_opts_init(&opts);
 	opts.traddr = "192.0.2.1";
 	opts.hostnqn = "nqn.2014-08.org.nvmexpress:uuid:0f8fad5b-d9cb-469f-a165-70867728950e";

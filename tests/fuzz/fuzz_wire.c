@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include <nvmefs/wire.h>
+#include <nvmefs/wire_rdma.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

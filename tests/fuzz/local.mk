@@ -20,9 +20,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 	-I$(top_builddir) -I$(top_srcdir)/include -I$(top_srcdir)/src/lib -pthread \
 	$(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS) $(OPENSSL_CFLAGS)
 # The library's C sources (its headers are in NVMEFS_LIB_SOURCES too).
-FUZZ_LIB_C = src/lib/ana.c src/lib/auth.c src/lib/auth_crypto.c src/lib/error.c src/lib/queue.c src/lib/ctrl.c src/lib/aen.c src/lib/fabrics.c \
-	src/lib/discovery.c src/lib/io.c src/lib/io_forward.c src/lib/io_queues.c src/lib/mpath.c src/lib/mr.c src/lib/namespaces.c src/lib/notify.c src/lib/rdma.c src/lib/rdma_sgl.c \
-	src/lib/recover.c src/lib/wire.c src/common/text.c
+FUZZ_LIB_C = $(filter %.c,$(NVMEFS_LIB_SOURCES))
 FUZZ_LIB_LIBS = $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) $(OPENSSL_LIBS) -lpthread
 
 tests/fuzz/fuzz_output: tests/fuzz/fuzz_output.c src/cli/output.c src/common/json.c \

@@ -16,6 +16,8 @@
 #include <nvme/fabrics.h>
 #include <nvme/util.h>
 
+#include <nvmefs/wire_rdma.h>
+
 #include "fake_transport.h"
 
 /*

@@ -23,7 +23,7 @@
 static void setup(void)
 {
 	fake_reset();
-	nvmefs_discover_transport = &fake_ops;
+	nvmefs_transport_override = &fake_ops;
 }
 
 static void teardown(void)

@@ -12,6 +12,7 @@
 
 int headers_nvmefs_version(void);
 size_t headers_wire_sqe_size(void);
+size_t headers_wire_rdma_cm_size(void);
 
 int main(void)
 {
@@ -30,7 +31,7 @@ int main(void)
 			v, NVMEFS_VERSION);
 		return 1;
 	}
-	if (headers_wire_sqe_size() != 64 + 16) {
+	if (headers_wire_sqe_size() != 64 + 16 || headers_wire_rdma_cm_size() != 32 + 32) {
 		fprintf(stderr, "wire sizes differ in this language mode\n");
 		return 1;
 	}

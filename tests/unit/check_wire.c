@@ -16,6 +16,7 @@
 #include <nvme/util.h>
 
 #include <nvmefs/wire.h>
+#include <nvmefs/wire_rdma.h>
 
 #include "check_bytes.h"
 

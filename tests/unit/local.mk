@@ -2,7 +2,7 @@
 #
 # Each program links the whole library, rdma.c included; the tests plug
 # fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
-# nvmefs_discover_transport, so no RDMA device is needed at run time.
+# nvmefs_transport_override, so no RDMA device is needed at run time.
 
 FAKE_TRANSPORT_SOURCES = \
 	tests/unit/fake_transport.c \
@@ -14,6 +14,7 @@ UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 FAKE_UNIT_TESTS = \
 	tests/unit/check_auth \
+	tests/unit/check_connect_opts \
 	tests/unit/check_ctrl \
 	tests/unit/check_discovery \
 	tests/unit/check_events \
@@ -26,6 +27,10 @@ UNIT_TESTS += $(FAKE_UNIT_TESTS)
 tests_unit_check_auth_SOURCES = tests/unit/check_auth.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_auth_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_auth_LDADD = $(UNIT_FAKE_LDADD)
+
+tests_unit_check_connect_opts_SOURCES = tests/unit/check_connect_opts.c $(FAKE_TRANSPORT_SOURCES)
+tests_unit_check_connect_opts_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_connect_opts_LDADD = $(UNIT_FAKE_LDADD)
 
 tests_unit_check_ctrl_SOURCES = tests/unit/check_ctrl.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_ctrl_CFLAGS = $(UNIT_FAKE_CFLAGS)
@@ -54,6 +59,7 @@ tests_unit_check_queue_LDADD = $(UNIT_FAKE_LDADD)
 # The sanitizer twins, as the top Makefile.am builds tests/unit/san/check_wire.
 SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_auth \
+	tests/unit/san/check_connect_opts \
 	tests/unit/san/check_ctrl \
 	tests/unit/san/check_discovery \
 	tests/unit/san/check_events \
@@ -62,6 +68,11 @@ SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_queue
 check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
 UNIT_TESTS += $(SAN_FAKE_UNIT_TESTS)
+
+tests_unit_san_check_connect_opts_SOURCES = $(tests_unit_check_connect_opts_SOURCES)
+tests_unit_san_check_connect_opts_CFLAGS = $(tests_unit_check_connect_opts_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_connect_opts_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_connect_opts_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_auth_SOURCES = $(tests_unit_check_auth_SOURCES)
 tests_unit_san_check_auth_CFLAGS = $(tests_unit_check_auth_CFLAGS) $(SAN_FLAGS)

@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * struct nvmefs_connect_opts across versions: a program built against 0.1
+ * (its layout copied here, not taken from the library) keeps working; one
+ * built against a later, longer struct is served as far as it can be; the
+ * transport is chosen by name, and unknown ones are refused.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <check.h>
+#include <nvme/types.h>
+
+#include "fake_transport.h"
+
+/* The 0.1 layout, as a program built then has it. */
+struct nvmefs_connect_opts_0_1 {
+	const char *traddr;
+	const char *trsvcid;
+	const char *host_traddr;
+	const char *subnqn;
+	const char *hostnqn;
+	const char *hostid;
+	unsigned int timeout_ms;
+	int kato_ms;
+	unsigned int admin_queue_size;
+	int reconnect_delay_s;
+	int ctrl_loss_tmo_s;
+	int fast_io_fail_tmo_s;
+	const char *dhchap_secret;
+	const char *dhchap_ctrl_secret;
+	int rkey_per_io;
+};
+
+static const struct fake_target target = { .cntlid = 1, .vs = 0x10400 };
+
+static void setup(void)
+{
+	fake_reset();
+	nvmefs_transport_override = &fake_ops;
+}
+
+static void teardown(void)
+{
+	fake_assert_done();
+	fake_reset();
+	nvmefs_transport_override = NULL;
+}
+
+static void assert_msg_has(const char *needle)
+{
+	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
+		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
+}
+
+/* 0.1's init fills the 0.1 struct with 0.1's defaults and not a byte past
+ * it (the sanitized build also catches a write past the allocation). */
+START_TEST(test_init_0_1_stays_in_old_size)
+{
+	size_t size = sizeof(struct nvmefs_connect_opts_0_1);
+	unsigned char *buf = malloc(size + 16);
+	struct nvmefs_connect_opts_0_1 *old = (struct nvmefs_connect_opts_0_1 *)buf;
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 0xa5, size + 16);
+	nvmefs_connect_opts_init_0_1(old);
+	for (size_t i = size; i < size + 16; i++)
+		ck_assert_uint_eq(buf[i], 0xa5);
+	ck_assert_ptr_null(old->traddr);
+	ck_assert_ptr_null(old->dhchap_ctrl_secret);
+	ck_assert_uint_eq(old->timeout_ms, NVMEFS_DEFAULT_TIMEOUT_MS);
+	ck_assert_int_eq(old->kato_ms, -1);
+	ck_assert_int_eq(old->reconnect_delay_s, NVMEFS_DEFAULT_RECONNECT_DELAY_S);
+	ck_assert_int_eq(old->ctrl_loss_tmo_s, NVMEFS_DEFAULT_CTRL_LOSS_TMO_S);
+	ck_assert_int_eq(old->fast_io_fail_tmo_s, -1);
+	ck_assert_int_eq(old->rkey_per_io, -1);
+	free(buf);
+}
+END_TEST
+
+/* A 0.1 program's struct, of exactly the old size, connects with what it
+ * set: its address, port, host NQN and keep-alive reach the wire. */
+START_TEST(test_connect_0_1_old_layout)
+{
+	struct nvmefs_connect_opts_0_1 *old = malloc(sizeof(*old));
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *conn;
+
+	ck_assert_ptr_nonnull(old);
+	nvmefs_connect_opts_init_0_1(old);
+	old->traddr = "192.0.2.30";
+	old->trsvcid = "4421";
+	old->hostnqn = FAKE_HOSTNQN;
+	old->hostid = FAKE_HOSTID;
+	old->ctrl_loss_tmo_s = 0;
+	old->kato_ms = 3000;
+	conn = fake_script_connect_kato("192.0.2.30", "4421", &target, 3000);
+	ck_assert_int_eq(nvmefs_ctrl_connect_0_1(old, &ctrl), 0);
+	ck_assert_ptr_nonnull(conn);
+	ck_assert_str_eq(nvmefs_ctrl_traddr(ctrl), "192.0.2.30");
+	ck_assert_str_eq(nvmefs_ctrl_trsvcid(ctrl), "4421");
+	ck_assert_str_eq(nvmefs_ctrl_hostnqn(ctrl), FAKE_HOSTNQN);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+	free(old);
+}
+END_TEST
+
+/* A struct without a size (not filled by nvmefs_connect_opts_init()) or
+ * smaller than any version's is refused before anything is connected. */
+START_TEST(test_size_too_small_refused)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	fake_opts(&opts, "192.0.2.31", 0);
+	opts.size = _i ? 0 : sizeof(opts) - 1;
+	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EINVAL);
+	ck_assert_ptr_null(ctrl);
+	assert_msg_has("nvmefs_connect_opts_init()");
+}
+END_TEST
+
+/* A program built against a later, longer struct: fields we do not know
+ * left at zero (their defaults) connect; one set is refused. */
+START_TEST(test_size_larger_zero_tail)
+{
+	struct {
+		struct nvmefs_connect_opts opts;
+		uint64_t later_field;
+	} newer;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	memset(&newer, 0, sizeof(newer));
+	fake_opts(&newer.opts, "192.0.2.32", 0);
+	newer.opts.size = sizeof(newer);
+	newer.later_field = _i;
+	if (_i) {
+		ck_assert_int_eq(nvmefs_ctrl_connect(&newer.opts, &ctrl), -E2BIG);
+		ck_assert_ptr_null(ctrl);
+		assert_msg_has("does not know");
+		return;
+	}
+	fake_script_connect_kato("192.0.2.32", "4420", &target, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect(&newer.opts, &ctrl), 0);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* trtype: NULL and "rdma" connect; anything else is refused in one line
+ * that names the transports there are. */
+START_TEST(test_trtype)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	ck_assert_str_eq(nvmefs_transport_name(0), "rdma");
+	ck_assert_ptr_null(nvmefs_transport_name(1));
+	ck_assert_str_eq(nvmefs_transport_by_trtype(NVMF_TRTYPE_RDMA), "rdma");
+	ck_assert_ptr_null(nvmefs_transport_by_trtype(NVMF_TRTYPE_TCP));
+
+	fake_opts(&opts, "192.0.2.33", 0);
+	ck_assert_ptr_null(opts.trtype);
+	opts.trtype = "tcp";
+	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EPROTONOSUPPORT);
+	ck_assert_ptr_null(ctrl);
+	assert_msg_has("'tcp' is not supported: give one of 'rdma'");
+	ck_assert_int_eq(nvmefs_discover(&opts, 0, NULL, NULL), -EPROTONOSUPPORT);
+
+	opts.trtype = "rdma";
+	fake_script_connect_kato("192.0.2.33", "4420", &target, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), 0);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+static Suite *connect_opts_suite(void)
+{
+	Suite *s = suite_create("connect_opts");
+	TCase *tc = tcase_create("versions");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_init_0_1_stays_in_old_size);
+	tcase_add_test(tc, test_connect_0_1_old_layout);
+	tcase_add_loop_test(tc, test_size_too_small_refused, 0, 2);
+	tcase_add_loop_test(tc, test_size_larger_zero_tail, 0, 2);
+	tcase_add_test(tc, test_trtype);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(connect_opts_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
