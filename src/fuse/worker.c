@@ -235,16 +235,31 @@ int fs_setup_workers(struct fs *fs)
 	return 0;
 }
 
+/* Whether every buffer @w has taken holds I/O its queue holds (taken
+ * before the namespace lost its paths, or the controller failed): none
+ * comes free before a path does. */
+static bool buffers_stuck(struct worker *w)
+{
+	for (unsigned int k = 0; k < w->fs->opts.depth; k++) {
+		const struct freq *f = &w->freqs[k];
+
+		if (f->busy && !ns_held(w, f->ns->nsid))
+			return false;
+	}
+	return true;
+}
+
 /*
  * Whether @w reads /dev/fuse: with a buffer free, or into its spare once no
  * worker has one, so that the mount answers while its buffers are taken.
- * Not into the spare while I/O it read there waits for a buffer (the rest
- * waits in the kernel), nor once the mount has parked all it may.
+ * Not into the spare while I/O it read there waits for a buffer that will
+ * come free (the rest waits in the kernel), nor once the mount has parked
+ * all it may.
  */
 static bool reads_fuse(struct worker *w)
 {
-	return w->free || (!atomic_load(&w->fs->workers_with_free) && !w->ready.head &&
-			   park_room(&w->fs->parked_bytes));
+	return w->free || (!atomic_load(&w->fs->workers_with_free) &&
+			   park_room(&w->fs->parked_bytes) && (!w->ready.head || buffers_stuck(w)));
 }
 
 /* Reads one request into a free buffer, else into the spare, and dispatches

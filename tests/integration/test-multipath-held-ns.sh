@@ -7,6 +7,9 @@
 # depth 16 ends with no error, and stats, ls and stat answer within 5 s (without this they hang
 # until n1's group comes back: n1's held I/O takes every buffer and every FUSE background slot).
 # Group 1 optimized again: fio on n1 runs to its end, no I/O error, no verify error.
+# Then n1 loses its paths again under load, with fio on n2 too: the I/O n1 had in flight keeps its
+# buffers until the group is back, yet stats, ls and stat answer within 5 s, and both fio jobs end
+# with no error once it is.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 syslog_start
@@ -80,5 +83,27 @@ for f in "${grp1[@]}"; do echo optimized >"$NVMEFS_TEST_NVMET/$f"; done
 fio_load_check held 150
 [[ $(nvmefs_stats "$mnt" .total.errors) == 0 ]] || fail "the mount counts failed requests: $(jq -c .total "$mnt/stats")"
 (($(nvmefs_stats "$mnt" .total.writes) > writes + 64)) || fail "n1's I/O did not go on once its group was back: $(jq -c .total "$mnt/stats")"
+
+# n1 loses its paths under load: the I/O it has in flight keeps its buffers; stats, ls and stat
+# must still be answered.
+fio_load_start busy "$mnt/n1" 40 --iodepth=32 --numjobs=2 --size=16M --offset_increment=16M \
+	--group_reporting
+wait_writes "$mnt" $((writes + 1000)) busy
+fio_load_start other "$mnt/n2" 40 --iodepth=8 --numjobs=2 --size=16M --offset_increment=16M \
+	--group_reporting
+start=$(now_ms)
+for f in "${grp1[@]}"; do echo inaccessible >"$NVMEFS_TEST_NVMET/$f"; done
+# The ANA change is seen within a second or two; the wait cannot read the stats, which are on trial.
+sleep_until "$start" 4000
+answers "with n1's I/O in flight held, reading $mnt/stats" 5 cat "$mnt/stats"
+jq -e '[.paths[] | .ana[0].state == "inaccessible"] | all' /tmp/answers.out >/dev/null ||
+	fail "n1 still has a usable path 4 s after group 1 was made inaccessible: $(jq -c '[.paths[] | .ana]' /tmp/answers.out)"
+answers "with n1's I/O in flight held, ls $mnt" 5 ls "$mnt"
+answers "with n1's I/O in flight held, stat $mnt/n2" 5 stat "$mnt/n2"
+sleep_until "$start" 10000
+for f in "${grp1[@]}"; do echo optimized >"$NVMEFS_TEST_NVMET/$f"; done
+fio_load_check busy 150
+fio_load_check other 150
+[[ $(nvmefs_stats "$mnt" .total.errors) == 0 ]] || fail "the mount counts failed requests: $(jq -c .total "$mnt/stats")"
 nvmefs_unmount "$mnt"
 echo "PASS: with n1 held for want of a path, n2's I/O, stats, ls and stat were answered; n1's I/O then verified"
