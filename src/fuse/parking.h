@@ -20,8 +20,9 @@
 #define PARK_MAX_BYTES ((size_t)64 << 20)
 
 /* How often a worker looks again whether held requests' namespaces have a
- * path back, in ms. */
-#define PARK_RECHECK_MS 20
+ * path back, in ms: what a path's return may wait more, and how often a
+ * worker with nothing else to do wakes while it holds requests. */
+#define PARK_RECHECK_MS 50
 
 struct parked {
 	struct parked *next;
