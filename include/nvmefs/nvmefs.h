@@ -560,6 +560,13 @@ int nvmefs_ioq_wait_ms(const struct nvmefs_ioq *ioq);
  * queue's count is 0.
  */
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq);
+/**
+ * 1 if I/O to namespace @nsid submitted now would be held: the controller
+ * is reconnecting and its I/O does not fail yet (fast_io_fail_tmo).  0 when
+ * it can go, and when it would fail at once.  Cheap; for the queue's owner
+ * thread.
+ */
+int nvmefs_ioq_ns_held(const struct nvmefs_ioq *ioq, uint32_t nsid);
 
 /*
  * Synchronous forms: submit, then poll this queue until done.  Return 0,
@@ -690,6 +697,13 @@ int nvmefs_mpq_arm(struct nvmefs_mpq *mpq);
 int nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq);
 /** As nvmefs_ioq_inflight(), over every path. */
 unsigned int nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq);
+/**
+ * 1 if I/O to namespace @nsid submitted now would be held: no path reaches
+ * it now (optimized or non-optimized), and one may later.  0 when it can
+ * go, and when it would fail at once.  Cheap (a look at each path's state);
+ * for the queue's owner thread.
+ */
+int nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid);
 
 #ifdef __cplusplus
 }

@@ -140,8 +140,12 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	conn->max_write = (unsigned int)fs->opts.max_io;
 	conn->max_read = (unsigned int)fs->opts.max_io;
 	conn->max_readahead = fs->opts.cached ? (unsigned int)fs->opts.max_io : 0;
-	/* Asynchronous direct I/O is background work to FUSE: let all of it in. */
-	conn->max_background = inflight;
+	/* Asynchronous direct I/O is background work to FUSE, and held I/O
+	 * counts until answered: as much as FUSE lets in, so that a namespace
+	 * whose I/O is held (parked, bounded by PARK_MAX_BYTES) leaves room
+	 * for the others'.  An unprivileged mount gets the kernel's
+	 * max_user_bgreq at most. */
+	conn->max_background = UINT16_MAX;
 	conn->congestion_threshold = inflight * 3 / 4;
 }
 

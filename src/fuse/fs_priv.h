@@ -21,6 +21,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fs.h"
+#include "parking.h"
 #include "../common/histogram.h"
 
 #define INO_INFO 2
@@ -96,13 +97,6 @@ struct freq {
 	struct freq *next;
 };
 
-/* A FUSE request read while every buffer was taken, as read. */
-struct parked {
-	struct parked *next;
-	size_t len;
-	uint8_t bytes[];
-};
-
 struct queue_stats {
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes;
 	atomic_uint_fast64_t flushes, write_zeroes, deallocates, errors;
@@ -136,8 +130,12 @@ struct worker {
 	/* Read into when every buffer is taken, so that the mount answers
 	 * while its I/O is held: not registered, never taken by I/O. */
 	struct freq spare;
-	/* I/O requests read into the spare, copied out until a buffer is free. */
-	struct parked *parked_head, *parked_tail;
+	/* I/O read into the spare, waiting for one of this worker's buffers. */
+	struct park_list ready;
+	/* I/O to namespaces the queue would hold (no usable path, an outage):
+	 * it takes no buffer until it can go. */
+	struct park_list held;
+	uint64_t held_checked_ns;
 	struct queue_stats stats;
 };
 
@@ -180,6 +178,8 @@ struct fs {
 	/* Workers with a buffer free: while there is one, a worker without
 	 * leaves /dev/fuse to it rather than read into its spare. */
 	atomic_uint workers_with_free;
+	/* What the workers' parked requests take, bounded by PARK_MAX_BYTES. */
+	atomic_size_t parked_bytes;
 	uid_t uid;
 	gid_t gid;
 	time_t mounted;		/* every file's times: the namespaces do not keep any */

@@ -104,18 +104,30 @@ void fs_dispatch(struct worker *w, size_t n)
 }
 
 /*
- * Whether the request of @n bytes at @buf would take its buffer past the
- * answer (fs_take): I/O on a namespace.  What else comes is answered on the
- * spot, from any buffer.
+ * The namespace whose I/O the request of @n bytes at @buf is: one that
+ * would take its buffer past the answer (fs_take).  0 for what else comes,
+ * which is answered on the spot, from any buffer.
  */
-static bool takes_buffer(const uint8_t *buf, size_t n)
+static uint32_t io_nsid(struct fs *fs, const uint8_t *buf, size_t n)
 {
 	const struct fuse_in_header *in = (const void *)buf;
 
-	if (n < sizeof(*in) || in->nodeid < INO_NS_BASE)
-		return false;
-	return in->opcode == FUSE_READ || in->opcode == FUSE_WRITE || in->opcode == FUSE_FSYNC ||
-	       in->opcode == FUSE_FALLOCATE;
+	if (n < sizeof(*in) || in->nodeid < INO_NS_BASE ||
+	    in->nodeid - INO_NS_BASE >= atomic_load(&fs->nr_ns))
+		return 0;
+	if (in->opcode != FUSE_READ && in->opcode != FUSE_WRITE && in->opcode != FUSE_FSYNC &&
+	    in->opcode != FUSE_FALLOCATE)
+		return 0;
+	return fs->ns[in->nodeid - INO_NS_BASE].nsid;
+}
+
+/* Whether the worker's queue would hold I/O to @nsid now (park_release's
+ * question). */
+static bool ns_held(void *arg, uint32_t nsid)
+{
+	struct worker *w = arg;
+
+	return w->mpq ? nvmefs_mpq_ns_held(w->mpq, nsid) : nvmefs_ioq_ns_held(w->q, nsid);
 }
 
 /* Answers the request at @buf, which libfuse never saw, with @err. */
@@ -131,40 +143,41 @@ static void refuse(struct worker *w, const uint8_t *buf, int err)
 		       strerror(errno));
 }
 
-/* Copies the I/O request just read into the spare out, to wait for a buffer. */
-static void park(struct worker *w, size_t n)
+/* Copies the I/O request of @n bytes just read at @buf out, onto @l. */
+static void park(struct worker *w, struct park_list *l, uint32_t nsid, const uint8_t *buf,
+		 size_t n)
 {
-	struct parked *p = malloc(sizeof(*p) + n);
-
-	if (!p) {
-		refuse(w, w->spare.buf, ENOMEM);
-		return;
-	}
-	p->next = NULL;
-	p->len = n;
-	memcpy(p->bytes, w->spare.buf, n);
-	if (w->parked_tail)
-		w->parked_tail->next = p;
-	else
-		w->parked_head = p;
-	w->parked_tail = p;
+	if (park_add(l, &w->fs->parked_bytes, nsid, buf, n) < 0)
+		refuse(w, buf, ENOMEM);
 }
 
-/* Parked requests get the buffers that came free, oldest first.  Returns
- * whether any did. */
-static bool unpark(struct worker *w)
+/* Held requests whose namespace can go now join the ready ones (all of
+ * them once the mount goes: the queue then fails them); ready ones get the
+ * buffers that came free, oldest first, unless their namespace lost its
+ * paths meanwhile.  Returns whether any went. */
+static bool unpark(struct worker *w, bool force)
 {
+	struct fs *fs = w->fs;
 	bool any = false;
 
-	while (w->free && w->parked_head) {
-		struct parked *p = w->parked_head;
+	if (w->held.head) {
+		uint64_t now = hist_now_ns();
 
-		w->parked_head = p->next;
-		if (!w->parked_head)
-			w->parked_tail = NULL;
+		if (force || now - w->held_checked_ns >= PARK_RECHECK_MS * 1000000ull) {
+			w->held_checked_ns = now;
+			park_release(&w->held, &w->ready, ns_held, w, force);
+		}
+	}
+	while (w->free && w->ready.head) {
+		struct parked *p = park_pop(&w->ready);
+
+		if (!force && ns_held(w, p->nsid)) {
+			park_append(&w->held, p);
+			continue;
+		}
 		memcpy(w->free->buf, p->bytes, p->len);
 		dispatch(w, w->free, p->len);
-		free(p);
+		park_free(p, &fs->parked_bytes);
 		any = true;
 	}
 	return any;
@@ -222,19 +235,42 @@ int fs_setup_workers(struct fs *fs)
 	return 0;
 }
 
-/* Whether @w reads /dev/fuse: with a buffer free, or into its spare once
- * no worker has one (the mount answers while all its I/O is held). */
-static bool reads_fuse(const struct worker *w)
+/* Whether every buffer @w has taken holds I/O its queue holds (taken
+ * before the namespace lost its paths, or the controller failed): none
+ * comes free before a path does. */
+static bool buffers_stuck(struct worker *w)
 {
-	return w->free || !atomic_load(&w->fs->workers_with_free);
+	for (unsigned int k = 0; k < w->fs->opts.depth; k++) {
+		const struct freq *f = &w->freqs[k];
+
+		if (f->busy && !ns_held(w, f->ns->nsid))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Whether @w reads /dev/fuse: with a buffer free, or into its spare once no
+ * worker has one, so that the mount answers while its buffers are taken.
+ * Not into the spare while I/O it read there waits for a buffer that will
+ * come free (the rest waits in the kernel), nor once the mount has parked
+ * all it may.
+ */
+static bool reads_fuse(struct worker *w)
+{
+	return w->free || (!atomic_load(&w->fs->workers_with_free) &&
+			   park_room(&w->fs->parked_bytes) && (!w->ready.head || buffers_stuck(w)));
 }
 
 /* Reads one request into a free buffer, else into the spare, and dispatches
- * it; I/O that came into the spare is parked.  Returns whether one came. */
+ * it.  I/O the queue would hold is parked, keeping the buffer free for I/O
+ * that can go; so is I/O that came into the spare.  Returns whether one
+ * came. */
 static bool receive(struct worker *w)
 {
 	struct fs *fs = w->fs;
 	struct freq *f = w->free ? w->free : &w->spare;
+	uint32_t nsid;
 	ssize_t n;
 
 	n = read(fuse_session_fd(fs->se), f->buf, fs->bufsize);
@@ -247,8 +283,11 @@ static bool receive(struct worker *w)
 		}
 		return false;
 	}
-	if (f == &w->spare && takes_buffer(f->buf, (size_t)n))
-		park(w, (size_t)n);
+	nsid = io_nsid(fs, f->buf, (size_t)n);
+	if (nsid && ns_held(w, nsid) && park_room(&fs->parked_bytes))
+		park(w, &w->held, nsid, f->buf, (size_t)n);
+	else if (nsid && f == &w->spare)
+		park(w, &w->ready, nsid, f->buf, (size_t)n);
 	else
 		dispatch(w, f, (size_t)n);
 	return true;
@@ -294,7 +333,7 @@ void *fs_worker_main(void *arg)
 			busy = true;
 		if (w->retry_head && fs_run_retries(w))
 			busy = true;
-		if (w->parked_head && unpark(w))
+		if ((w->ready.head || w->held.head) && unpark(w, false))
 			busy = true;
 		/* Take what has queued up. */
 		while (!atomic_load(&fs->unmounted) && reads_fuse(w) && receive(w))
@@ -316,6 +355,8 @@ void *fs_worker_main(void *arg)
 		 * says how long a command's retry delay has left.  The second's
 		 * beat notices a request past its timeout. */
 		wait = worker_wait_ms(w);
+		if (w->held.head && (wait < 0 || wait > PARK_RECHECK_MS))
+			wait = PARK_RECHECK_MS;
 		n = epoll_wait(w->epfd, ev, 4, wait >= 0 && wait < 1000 ? wait : 1000);
 		for (int i = 0; i < n; i++) {
 			eventfd_t v;
@@ -326,10 +367,11 @@ void *fs_worker_main(void *arg)
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
 	 * timeout, and I/O held by an outage fails as the mount goes. */
-	while (w->busy || w->parked_head || worker_inflight(w) || atomic_load(&fs->workers_left)) {
+	while (w->busy || w->ready.head || w->held.head || worker_inflight(w) ||
+	       atomic_load(&fs->workers_left)) {
 		int ret;
 
-		unpark(w);
+		unpark(w, true);
 		if (!w->busy && !worker_inflight(w) && !w->drained) {
 			w->drained = true;
 			atomic_fetch_sub(&fs->workers_left, 1);
@@ -350,14 +392,11 @@ void *fs_worker_main(void *arg)
 		}
 	}
 	/* Left only when the queue failed with every buffer unanswered. */
-	while (w->parked_head) {
-		struct parked *p = w->parked_head;
-
-		w->parked_head = p->next;
+	park_release(&w->held, &w->ready, ns_held, w, true);
+	for (struct parked *p; (p = park_pop(&w->ready));) {
 		refuse(w, p->bytes, EIO);
-		free(p);
+		park_free(p, &fs->parked_bytes);
 	}
-	w->parked_tail = NULL;
 	if (!w->drained)
 		atomic_fetch_sub(&fs->workers_left, 1);
 	return NULL;

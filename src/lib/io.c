@@ -732,6 +732,18 @@ int nvmefs_ioq_wait_ms(const struct nvmefs_ioq *ioq)
 	return left <= 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
+int nvmefs_ioq_ns_held(const struct nvmefs_ioq *ioq, uint32_t nsid)
+{
+	const struct nvmefs_ctrl *ctrl = ioq->ctrl;
+
+	/* As io_submit() decides: a path of a multipath set gives its I/O back
+	 * instead, and a namespace that is gone fails its I/O at once. */
+	if (!atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed) || ctrl->failover ||
+	    atomic_load(&((struct nvmefs_ctrl *)ctrl)->io_failing))
+		return 0;
+	return !ns_gone(ctrl, nsid);
+}
+
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq)
 {
 	return ioq->nr_ios_inflight + ioq->nr_carried;

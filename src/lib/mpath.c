@@ -443,6 +443,32 @@ int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, 
 	return mp_submit(mpq, MP_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
 }
 
+/* Whether a path reaches @nsid now; the policy's choice is not taken. */
+static bool path_usable(const struct nvmefs_subsys *s, uint32_t nsid)
+{
+	for (unsigned int p = 0; p < s->nr_paths; p++) {
+		uint8_t state = path_state(s->paths[p], nsid);
+
+		if (state == NVME_ANA_STATE_OPTIMIZED || state == NVME_ANA_STATE_NONOPTIMIZED)
+			return true;
+	}
+	return false;
+}
+
+int nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	const struct nvmefs_subsys *s = mpq->subsys;
+
+	/* What is held for a namespace with a usable path goes at the next
+	 * poll: new I/O then waits only behind it. */
+	if (path_usable(s, nsid))
+		return 0;
+	for (unsigned int p = 0; p < s->nr_paths; p++)
+		if (path_may_return(s->paths[p], nsid))
+			return 1;
+	return 0;
+}
+
 /* Whether any path may carry I/O now or later. */
 static bool any_path_left(const struct nvmefs_mpq *mpq)
 {

@@ -59,7 +59,8 @@ INTEGRATION_TESTS += \
 # Multipath with ANA (issue #14): the testbed's two ports as two paths.
 INTEGRATION_TESTS += \
 	tests/integration/test-multipath-perf.sh \
-	tests/integration/test-multipath-mount.sh
+	tests/integration/test-multipath-mount.sh \
+	tests/integration/test-multipath-held-ns.sh
 
 # JSON schemas (issue #15): every -o json output and the mount's info and stats, validated against
 # doc/json (doc/JSON.md) with python3-jsonschema.

@@ -1934,7 +1934,10 @@ START_TEST(test_outage_unposted_never_sent)
 	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 8, buf, on_io, &a), 0);
 	ck_assert_uint_eq(s->posted, 0);
 	/* Another thread (keep-alive) finds the controller gone. */
+	ck_assert_int_eq(nvmefs_ioq_ns_held(q, 1), 0);
 	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted keep-alive failure");
+	/* Not reconnecting: new I/O fails at once, it is not held. */
+	ck_assert_int_eq(nvmefs_ioq_ns_held(q, 1), 0);
 	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), -ECONNRESET);
 	ck_assert_uint_eq(a.calls, 1);
 	ck_assert_int_eq(a.status, -ECONNRESET);
@@ -2183,6 +2186,52 @@ START_TEST(test_outage_failed_attempt_lets_go)
 	ck_assert_uint_eq(fake_stats.mr_regs - fake_stats.mr_deregs, 1);
 	ck_assert_uint_ne(again->seen_mr->rkey, old_rkey);
 	assert_keyed(&again->seen_sgl, buf, 4096, again->seen_mr->rkey);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * While the controller reconnects, new I/O would be held (what the mount
+ * asks before giving a request a buffer); once live again, it goes.
+ */
+START_TEST(test_outage_ns_held)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	struct nvme_id_ns id;
+	struct fake_step *s, *refused;
+	bool seen_held = false;
+	int64_t end;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	ck_assert_int_eq(nvmefs_ioq_ns_held(q, 1), 0);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	s->hold = true;
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	/* Refused once: the attempt after it comes a tenth of a second later. */
+	refused = fake_expect_create(TRADDR, "4420");
+	refused->create_ret = -ECONNREFUSED;
+	snprintf(refused->create_msg, sizeof(refused->create_msg), "nobody listens (scripted)");
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_attempt(32, &id);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	fake_disconnect(1);
+	for (end = now_ms() + 5000; !a.calls && now_ms() < end; usleep(1000)) {
+		nvmefs_ioq_poll(q, 0);
+		if (!a.calls && nvmefs_ioq_ns_held(q, 1))
+			seen_held = true;
+	}
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_msg(seen_held, "I/O was never said to be held while the controller reconnected");
+	ck_assert_int_eq(nvmefs_ioq_ns_held(q, 1), 0);
 	nvmefs_ioq_buf_put(q, buf);
 	disconnect_io(ctrl, 1, false);
 }
@@ -3113,6 +3162,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_outage_buffer_back_after_stop);
 	tcase_add_test(tc, test_outage_device_removed);
 	tcase_add_test(tc, test_outage_failed_attempt_lets_go);
+	tcase_add_test(tc, test_outage_ns_held);
 	tcase_add_test(tc, test_outage_refused_probed_soon);
 	tcase_add_test(tc, test_outage_fewer_queues_shared);
 	tcase_add_test(tc, test_outage_disconnect_noticed);

@@ -362,6 +362,8 @@ START_TEST(test_held_without_usable_path)
 		nvmefs_mpq_poll(mpq, 10);
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_lt(r.status, 0);
+	/* New I/O would fail at once, not wait. */
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
 	ck_assert_int_lt(nvmefs_mpq_poll(mpq, 0), 0);
 	ck_assert_msg(strstr(nvmefs_errmsg(), "every path") != NULL, "message: %s", nvmefs_errmsg());
 	nvmefs_mpq_buf_put(mpq, buf);
@@ -387,8 +389,12 @@ START_TEST(test_held_per_namespace)
 	buf = nvmefs_mpq_buf_get(mpq);
 	/* Namespace 1 reachable on no path (its ANA group inaccessible on
 	 * both): its I/O waits, in order; namespace 2's goes meanwhile. */
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
 	atomic_store(&a->ns[0].ana_state, NVME_ANA_STATE_INACCESSIBLE);
 	atomic_store(&b->ns[0].ana_state, NVME_ANA_STATE_INACCESSIBLE);
+	/* What the mount asks before it gives a request a buffer. */
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 1);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 2), 0);
 	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 1, 1, buf, io_cb, &r1), 0);
 	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 2, 1, buf, io_cb, &r1b), 0);
 	step = fake_expect_rw(1, nvme_cmd_read, 2, 5, 1, 512);
@@ -396,8 +402,10 @@ START_TEST(test_held_per_namespace)
 	poll_until(mpq, &r2);
 	ck_assert_ptr_eq(path_of(step), a);
 	ck_assert_int_eq(r1.calls + r1b.calls, 0);
-	/* B's group is back: namespace 1's two reads go, the older first. */
+	/* B's group is back: namespace 1's two reads go, the older first; new
+	 * I/O is no longer held (it waits only behind those two). */
 	atomic_store(&b->ns[0].ana_state, NVME_ANA_STATE_OPTIMIZED);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
 	step = fake_expect_rw(1, nvme_cmd_read, 1, 1, 1, 512);
 	fake_expect_rw(1, nvme_cmd_read, 1, 2, 1, 512);
 	poll_until(mpq, &r1);

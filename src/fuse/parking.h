@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * FUSE requests a worker read but gives no request buffer yet, copied out
+ * of the buffer they came in: I/O to a namespace that has no usable path
+ * (held), so that it takes no buffer another namespace's I/O could use,
+ * and I/O read into the spare while every buffer was taken (ready).  What
+ * they take together is bounded per mount.
+ */
+#ifndef NVMEFS_FUSE_PARKING_H
+#define NVMEFS_FUSE_PARKING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The parked requests of a whole mount, headers and write data: past it a
+ * worker reads /dev/fuse only into a free buffer.  man/nvmefs-mount.1
+ * states it. */
+#define PARK_MAX_BYTES ((size_t)64 << 20)
+
+/* How often a worker looks again whether held requests' namespaces have a
+ * path back, in ms: what a path's return may wait more, and how often a
+ * worker with nothing else to do wakes while it holds requests. */
+#define PARK_RECHECK_MS 50
+
+struct parked {
+	struct parked *next;
+	uint32_t nsid;
+	size_t len;
+	uint8_t bytes[];
+};
+
+struct park_list {
+	struct parked *head, *tail;
+};
+
+/* Whether the mount, with @total bytes parked, parks another request. */
+bool park_room(atomic_size_t *total);
+/* Copies the request of @len bytes at @buf, I/O to @nsid, to the end of
+ * @l, counted in @total; -ENOMEM. */
+int park_add(struct park_list *l, atomic_size_t *total, uint32_t nsid, const uint8_t *buf,
+	     size_t len);
+void park_append(struct park_list *l, struct parked *p);
+/* The oldest of @l, taken off it (still counted), or NULL. */
+struct parked *park_pop(struct park_list *l);
+/* Frees @p, taken off its list, and uncounts it from @total. */
+void park_free(struct parked *p, atomic_size_t *total);
+/* Moves the requests of @from whose namespace @held() says is no longer
+ * held to the end of @to, each list keeping its order; @force moves them
+ * all.  Returns how many moved. */
+unsigned int park_release(struct park_list *from, struct park_list *to,
+			  bool (*held)(void *arg, uint32_t nsid), void *arg, bool force);
+
+#endif /* NVMEFS_FUSE_PARKING_H */
