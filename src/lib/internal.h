@@ -327,6 +327,10 @@ struct nvmefs_ctrl {
 	int64_t outage_start_ms;
 	/* recover.c: when a failed attempt is worth reporting again. */
 	int64_t next_report_ms;
+	/* The thread's own life, not the controller's state: svc_stop asks it
+	 * to end at teardown, where the state stays as it was for the
+	 * callbacks still to be told (a teardown state would have nothing
+	 * to refuse, as only the caller's one handle tears down). */
 	bool svc_running;
 	bool svc_stop;
 	/* Reconnect policy, not a state: a live controller stays live, and is
