@@ -231,7 +231,7 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
 	pthread_cond_init(&ctrl->state_cond, &cattr);
 	pthread_condattr_destroy(&cattr);
-	ctrl->status.state = NVMEFS_CTRL_LIVE;
+	/* New (calloc's 0) until connected and brought up. */
 	ctrl->status.since_ms = nvmefs_now_ms();
 	if (!ctrl->opts.timeout_ms)
 		ctrl->opts.timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
@@ -288,6 +288,12 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	if (ret < 0)
 		goto fail;
 	ret = nvmefs_notify_start(&ctrl->notify);
+	if (ret == 0) {
+		/* Connected, enabled, identified: live, before its thread looks. */
+		pthread_mutex_lock(&ctrl->state_lock);
+		ret = nvmefs_ctrl_change_state(ctrl, CTRL_LIVE);
+		pthread_mutex_unlock(&ctrl->state_lock);
+	}
 	if (ret == 0)
 		ret = nvmefs_ctrl_start_thread(ctrl);
 	if (ret < 0)

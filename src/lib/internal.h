@@ -24,6 +24,7 @@
 
 #include "nvmefs/nvmefs.h"
 #include "nvmefs/wire.h"
+#include "ctrl_state.h"
 
 struct nvmefs_queue;
 struct nvmefs_req;
@@ -300,14 +301,16 @@ struct nvmefs_ctrl {
 	uint32_t kato_ms;
 
 	/*
-	 * recover.c: the state machine and the controller's own thread, which
-	 * sends Keep Alive and reconnects.  state_lock guards what follows up
-	 * to the I/O part; failed, gen and io_failing are also read without it
-	 * on the I/O path (one plain atomic load per poll).
+	 * The state (ctrl_state.c, its only writer) and recover.c's policy and
+	 * thread, which sends Keep Alive and reconnects.  state_lock guards
+	 * what follows up to the I/O part; failed, gen and io_failing, written
+	 * with the state, are also read without it on the I/O path (one plain
+	 * atomic load per poll).
 	 */
 	pthread_mutex_t state_lock;
 	pthread_cond_t state_cond;
-	/* 0 while live; the -errno of the failure that began the outage. */
+	enum ctrl_state state;
+	/* 0 while new or live; the -errno of the failure that began the outage. */
 	atomic_int failed;
 	/* Bumped by every failure: an I/O queue stopped for gen N is stopped
 	 * again when failure N + 1 comes. */
@@ -318,13 +321,20 @@ struct nvmefs_ctrl {
 	 * that saw the last value has nothing to take off its descriptor. */
 	atomic_uint wake_seq;
 	char fail_msg[512];
+	/* What nvmefs_ctrl_status() tells; its state is filled in from state
+	 * as it is read. */
 	struct nvmefs_ctrl_status status;
 	int64_t outage_start_ms;
 	/* recover.c: when a failed attempt is worth reporting again. */
 	int64_t next_report_ms;
+	/* The thread's own life, not the controller's state: svc_stop asks it
+	 * to end at teardown, where the state stays as it was for the
+	 * callbacks still to be told (a teardown state would have nothing
+	 * to refuse, as only the caller's one handle tears down). */
 	bool svc_running;
 	bool svc_stop;
-	/* No more reconnect attempts: a controller that is not live is deleted. */
+	/* Reconnect policy, not a state: a live controller stays live, and is
+	 * deleted instead of reset when it fails; one that is not is deleted. */
 	bool no_reconnect;
 	pthread_t svc_thread;
 	/* The caller's callbacks and what is waiting to be told (notify.c). */

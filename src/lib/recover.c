@@ -1,12 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A controller's states and its own thread: Keep Alive while it is live,
- * and recovery after a failure, as Linux's nvme-rdma error recovery and
- * reconnect work do it.
- *
- *   live --failure--> resetting --queues drained--> connecting --> live
- *                                                       |
- *                      ctrl_loss_tmo, or given up  ---> deleted
+ * A controller's recovery policy and its own thread: Keep Alive while it
+ * is live, and recovery after a failure, as Linux's nvme-rdma error
+ * recovery and reconnect work do it.  The states and the transitions
+ * between them are ctrl_state.c's; this file decides when to ask for one.
  *
  * Any thread may notice a failure (nvmefs_ctrl_fail()): a CM event or a
  * work completion error on a queue, a timeout, a failed Keep Alive, a
@@ -42,20 +39,10 @@
  * events (the target closing it) and an asynchronous event's completion. */
 #define ADMIN_TICK_MS 100
 
-const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state)
-{
-	switch (state) {
-	case NVMEFS_CTRL_LIVE: return "live";
-	case NVMEFS_CTRL_RESETTING: return "resetting";
-	case NVMEFS_CTRL_CONNECTING: return "connecting";
-	case NVMEFS_CTRL_DELETED: return "deleted";
-	}
-	return "unknown";
-}
-
 void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st)
 {
 	*st = ctrl->status;
+	st->state = nvmefs_ctrl_public_state(ctrl->state);
 	st->io_failing = atomic_load(&ctrl->io_failing);
 	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
 }
@@ -67,16 +54,6 @@ void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_stat
 	pthread_mutex_lock(&ctrl->state_lock);
 	nvmefs_ctrl_status_locked(ctrl, st);
 	pthread_mutex_unlock(&ctrl->state_lock);
-}
-
-/* Under state_lock. */
-static void set_state(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_state state)
-{
-	ctrl->status.state = state;
-	ctrl->status.since_ms = nvmefs_now_ms();
-	if (state == NVMEFS_CTRL_DELETED)
-		atomic_store(&ctrl->io_failing, 1);
-	pthread_cond_broadcast(&ctrl->state_cond);
 }
 
 static void set_reason(struct nvmefs_ctrl *ctrl, const char *msg)
@@ -100,21 +77,17 @@ void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg)
 	bool deleted;
 
 	pthread_mutex_lock(&ctrl->state_lock);
-	/* The first failure of an outage is its cause; the rest are its echoes. */
-	if (ctrl->status.state != NVMEFS_CTRL_LIVE) {
+	/* The first failure of an outage is its cause; the rest are its echoes.
+	 * One while being connected the first time fails the connect. */
+	if (ctrl->state != CTRL_LIVE && ctrl->state != CTRL_NEW) {
 		pthread_mutex_unlock(&ctrl->state_lock);
 		return;
 	}
 	snprintf(ctrl->fail_msg, sizeof(ctrl->fail_msg), "%s", msg);
 	set_reason(ctrl, msg);
 	ctrl->status.error = err;
-	ctrl->status.attempts = 0;
-	ctrl->outage_start_ms = nvmefs_now_ms();
-	deleted = !can_reconnect(ctrl);
-	/* The message is in place before the I/O path can see the failure. */
-	atomic_fetch_add(&ctrl->gen, 1);
-	atomic_store(&ctrl->failed, err);
-	set_state(ctrl, deleted ? NVMEFS_CTRL_DELETED : NVMEFS_CTRL_RESETTING);
+	deleted = ctrl->state == CTRL_NEW || !can_reconnect(ctrl);
+	nvmefs_ctrl_change_state(ctrl, deleted ? CTRL_DELETED : CTRL_RESETTING);
 	pthread_mutex_unlock(&ctrl->state_lock);
 	nvmefs_io_wake(ctrl);
 	if (deleted)
@@ -138,11 +111,8 @@ void nvmefs_ctrl_stop_reconnect(struct nvmefs_ctrl *ctrl)
 
 	pthread_mutex_lock(&ctrl->state_lock);
 	ctrl->no_reconnect = true;
-	if (ctrl->status.state == NVMEFS_CTRL_RESETTING ||
-	    ctrl->status.state == NVMEFS_CTRL_CONNECTING) {
-		set_state(ctrl, NVMEFS_CTRL_DELETED);
-		now_deleted = true;
-	}
+	if (ctrl->state == CTRL_RESETTING || ctrl->state == CTRL_CONNECTING)
+		now_deleted = nvmefs_ctrl_change_state(ctrl, CTRL_DELETED) == 0;
 	if (now_deleted)
 		nvmefs_ctrl_emit_locked(ctrl, "%s at %s: reconnecting given up; its I/O fails",
 					ctrl->subnqn, nvmefs_ctrl_where(ctrl));
@@ -175,14 +145,13 @@ static int64_t check_deadlines(struct nvmefs_ctrl *ctrl, const char **what)
 	const struct nvmefs_connect_opts *o = &ctrl->opts;
 
 	*what = NULL;
-	if (ctrl->status.state != NVMEFS_CTRL_RESETTING &&
-	    ctrl->status.state != NVMEFS_CTRL_CONNECTING)
+	if (ctrl->state != CTRL_RESETTING && ctrl->state != CTRL_CONNECTING)
 		return next;
 	if (o->ctrl_loss_tmo_s > 0) {
 		int64_t at = ctrl->outage_start_ms + (int64_t)o->ctrl_loss_tmo_s * 1000;
 
 		if (now >= at) {
-			set_state(ctrl, NVMEFS_CTRL_DELETED);
+			nvmefs_ctrl_change_state(ctrl, CTRL_DELETED);
 			*what = "ctrl_loss_tmo";
 			return next;
 		}
@@ -192,7 +161,7 @@ static int64_t check_deadlines(struct nvmefs_ctrl *ctrl, const char **what)
 		int64_t at = ctrl->outage_start_ms + (int64_t)o->fast_io_fail_tmo_s * 1000;
 
 		if (now >= at) {
-			atomic_store(&ctrl->io_failing, 1);
+			nvmefs_ctrl_fail_io(ctrl);
 			*what = "fast_io_fail_tmo";
 		} else if (at < next) {
 			next = at;
@@ -257,7 +226,7 @@ static void reset(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_lock(&ctrl->state_lock);
 	for (;;) {
 		deadlines(ctrl);
-		if (ctrl->svc_stop || ctrl->status.state == NVMEFS_CTRL_LIVE)
+		if (ctrl->svc_stop || ctrl->state == CTRL_LIVE)
 			return;
 		pthread_mutex_unlock(&ctrl->state_lock);
 		stopped = nvmefs_io_all_stopped(ctrl, gen);
@@ -273,8 +242,8 @@ static void reset(struct nvmefs_ctrl *ctrl)
 	if (atomic_load(&ctrl->failed) == -ENODEV)
 		nvmefs_ctrl_release_device(ctrl);
 	pthread_mutex_lock(&ctrl->state_lock);
-	if (ctrl->status.state == NVMEFS_CTRL_RESETTING) {
-		set_state(ctrl, NVMEFS_CTRL_CONNECTING);
+	if (ctrl->state == CTRL_RESETTING) {
+		nvmefs_ctrl_change_state(ctrl, CTRL_CONNECTING);
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_ctrl_emit(ctrl, "%s at %s: queues stopped and drained; reconnecting", ctrl->subnqn,
 		     nvmefs_ctrl_where(ctrl));
@@ -363,7 +332,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 	bool repeat;
 	int ret;
 
-	if (ctrl->status.state != NVMEFS_CTRL_CONNECTING || ctrl->svc_stop)
+	if (ctrl->state != CTRL_CONNECTING || ctrl->svc_stop)
 		return;
 	if (now < *next_attempt) {
 		wait_until(ctrl, next < *next_attempt ? next : *next_attempt);
@@ -375,7 +344,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 	snprintf(msg, sizeof(msg), "%s", ret < 0 ? nvmefs_errmsg() : "");
 	pthread_mutex_lock(&ctrl->state_lock);
 	took = nvmefs_now_ms() - now;
-	if (ret == 0 && ctrl->status.state != NVMEFS_CTRL_CONNECTING) {
+	if (ret == 0 && ctrl->state != CTRL_CONNECTING) {
 		/* Given up while the attempt ran: what it connected goes again. */
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_io_disconnect(ctrl);
@@ -388,13 +357,8 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		if (connected < ctrl->nr_ioqs)
 			snprintf(fewer, sizeof(fewer), "; the target grants only %u of the %u I/O "
 				 "queues: the others' I/O goes through them", connected, ctrl->nr_ioqs);
-		outage = nvmefs_now_ms() - ctrl->outage_start_ms;
-		ctrl->status.reconnects++;
-		if (outage > ctrl->status.longest_outage_ms)
-			ctrl->status.longest_outage_ms = outage;
-		atomic_store(&ctrl->io_failing, 0);
-		atomic_store(&ctrl->failed, 0);
-		set_state(ctrl, NVMEFS_CTRL_LIVE);
+		nvmefs_ctrl_change_state(ctrl, CTRL_LIVE);
+		outage = ctrl->status.since_ms - ctrl->outage_start_ms;
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_io_wake(ctrl);
 		nvmefs_ctrl_emit(ctrl, "%s at %s: reconnected (controller %u) after %u attempt%s and %lld ms%s%s",
@@ -412,13 +376,13 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 	}
 	/* Given up while the attempt ran: that was told, and nothing after it
 	 * may say that another attempt comes. */
-	if (ctrl->status.state != NVMEFS_CTRL_CONNECTING)
+	if (ctrl->state != CTRL_CONNECTING)
 		return;
 	repeat = strcmp(msg, ctrl->status.reason) == 0;
 	set_reason(ctrl, msg);
 	if (ret == -ESTALE) {
 		/* Not the same subsystem: nothing may be written to it. */
-		set_state(ctrl, NVMEFS_CTRL_DELETED);
+		nvmefs_ctrl_change_state(ctrl, CTRL_DELETED);
 		pthread_mutex_unlock(&ctrl->state_lock);
 		nvmefs_io_wake(ctrl);
 		nvmefs_ctrl_emit(ctrl, "%s: deleted, its I/O fails", msg);
@@ -464,12 +428,12 @@ static void *ctrl_thread(void *arg)
 	nvmefs_aen_enable(ctrl);
 	pthread_mutex_lock(&ctrl->state_lock);
 	while (!ctrl->svc_stop) {
-		switch (ctrl->status.state) {
-		case NVMEFS_CTRL_LIVE:
+		switch (ctrl->state) {
+		case CTRL_LIVE:
 			pthread_mutex_unlock(&ctrl->state_lock);
 			nvmefs_admin_tick(ctrl);
 			pthread_mutex_lock(&ctrl->state_lock);
-			if (ctrl->status.state != NVMEFS_CTRL_LIVE || ctrl->svc_stop)
+			if (ctrl->state != CTRL_LIVE || ctrl->svc_stop)
 				break;
 			/* Without commands the controller drops us after KATO:
 			 * Keep Alive every KATO/2. */
@@ -484,16 +448,18 @@ static void *ctrl_thread(void *arg)
 			wait_until(ctrl, ctrl->kato_ms && next_ka < now + ADMIN_TICK_MS ? next_ka
 				   : now + ADMIN_TICK_MS);
 			break;
-		case NVMEFS_CTRL_RESETTING:
+		case CTRL_RESETTING:
 			reset(ctrl);
 			next_attempt = 0;
 			break;
-		case NVMEFS_CTRL_CONNECTING:
+		case CTRL_CONNECTING:
 			connecting(ctrl, &next_attempt);
-			if (ctrl->status.state == NVMEFS_CTRL_LIVE)
+			if (ctrl->state == CTRL_LIVE)
 				next_ka = nvmefs_now_ms() + ctrl->kato_ms / 2;
 			break;
-		case NVMEFS_CTRL_DELETED:
+		/* Started once live: never new here. */
+		case CTRL_NEW:
+		case CTRL_DELETED:
 			pthread_cond_wait(&ctrl->state_cond, &ctrl->state_lock);
 			break;
 		}

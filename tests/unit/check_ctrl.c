@@ -153,6 +153,56 @@ START_TEST(test_connect_sequence)
 }
 END_TEST
 
+/* The state a step saw the controller in, while it was being connected. */
+static void note_state(struct fake_step *s, void *arg)
+{
+	struct nvmefs_ctrl_status st;
+
+	(void)s;
+	ck_assert_ptr_nonnull(fake_last_ctrl);
+	nvmefs_ctrl_status(fake_last_ctrl, &st);
+	*(enum nvmefs_ctrl_state *)arg = st.state;
+}
+
+/* Issue #25: a controller is not live until Connect, enabling and Identify
+ * are done (it was live from the start). */
+START_TEST(test_not_live_before_bring_up)
+{
+	enum nvmefs_ctrl_state at_connect = NVMEFS_CTRL_LIVE, at_identify = NVMEFS_CTRL_LIVE;
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_ctrl_status st;
+	struct nvme_id_ctrl id;
+	struct fake_step *s;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	fake_expect_create("192.0.2.10", "4420");
+	s = fake_expect_connect(31, 0, 0x0042);
+	s->on_match = note_state;
+	s->on_match_arg = &at_connect;
+	fake_expect_prop_get(NVME_REG_CAP, 0x000000000100007fULL);
+	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
+	fake_expect_prop_set(NVME_REG_CC, CC_EN);
+	fake_expect_prop_get(NVME_REG_CSTS, 1);
+	fake_id_ctrl(&id, 0);
+	s = fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
+	s->on_match = note_state;
+	s->on_match_arg = &at_identify;
+
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+	ck_assert_int_eq(at_connect, NVMEFS_CTRL_CONNECTING);
+	ck_assert_int_eq(at_identify, NVMEFS_CTRL_CONNECTING);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_LIVE);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), 0);
+
+	fake_expect_prop_set(NVME_REG_CC, CC_SHN);
+	fake_expect_prop_get(NVME_REG_CSTS, 0x9);
+	fake_expect_destroy();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
 START_TEST(test_connect_io_subsystem)
 {
 	struct nvmefs_connect_opts opts;
@@ -797,6 +847,181 @@ START_TEST(test_reconnect_schedule_follows_outage)
 }
 END_TEST
 
+/* ------------------------------------------------------------------------ */
+/* The state table (issue #25)                                              */
+/* ------------------------------------------------------------------------ */
+
+/* The table as the issue and Linux's nvme_change_ctrl_state() draw it,
+ * written here apart from ctrl_state.c's. */
+static bool may_move(enum ctrl_state from, enum ctrl_state to)
+{
+	switch (from) {
+	case CTRL_NEW: return to == CTRL_LIVE || to == CTRL_DELETED;
+	case CTRL_LIVE: return to == CTRL_RESETTING || to == CTRL_DELETED;
+	case CTRL_RESETTING: return to == CTRL_CONNECTING || to == CTRL_DELETED;
+	case CTRL_CONNECTING: return to == CTRL_LIVE || to == CTRL_DELETED;
+	case CTRL_DELETED: return false;
+	}
+	return false;
+}
+
+static struct nvmefs_ctrl *bare_ctrl(void)
+{
+	struct nvmefs_ctrl *ctrl = calloc(1, sizeof(*ctrl));
+
+	ck_assert_ptr_nonnull(ctrl);
+	pthread_mutex_init(&ctrl->state_lock, NULL);
+	pthread_cond_init(&ctrl->state_cond, NULL);
+	strcpy(ctrl->subnqn, SUBNQN);
+	return ctrl;
+}
+
+static void free_bare_ctrl(struct nvmefs_ctrl *ctrl)
+{
+	pthread_cond_destroy(&ctrl->state_cond);
+	pthread_mutex_destroy(&ctrl->state_lock);
+	free(ctrl);
+}
+
+static int move(struct nvmefs_ctrl *ctrl, enum ctrl_state to)
+{
+	int ret;
+
+	pthread_mutex_lock(&ctrl->state_lock);
+	ret = nvmefs_ctrl_change_state(ctrl, to);
+	pthread_mutex_unlock(&ctrl->state_lock);
+	return ret;
+}
+
+/* A new controller brought to @state through allowed transitions only. */
+static struct nvmefs_ctrl *ctrl_in(enum ctrl_state state)
+{
+	static const enum ctrl_state route[] = { CTRL_LIVE, CTRL_RESETTING, CTRL_CONNECTING };
+	struct nvmefs_ctrl *ctrl = bare_ctrl();
+
+	if (state == CTRL_DELETED) {
+		ck_assert_int_eq(move(ctrl, CTRL_DELETED), 0);
+	} else {
+		for (unsigned int i = 0; ctrl->state != state; i++) {
+			ck_assert_uint_lt(i, sizeof(route) / sizeof(route[0]));
+			ck_assert_int_eq(move(ctrl, route[i]), 0);
+		}
+	}
+	ck_assert_int_eq(ctrl->state, state);
+	return ctrl;
+}
+
+/* Every pair: the allowed ones move, the others are refused with -EINVAL
+ * and a message, and leave the state, its time and the mirrors as they were. */
+START_TEST(test_state_table_walk)
+{
+	unsigned int from, to, moved = 0;
+
+	for (from = 0; from < CTRL_NR_STATES; from++) {
+		for (to = 0; to < CTRL_NR_STATES; to++) {
+			struct nvmefs_ctrl *ctrl = ctrl_in(from);
+			int64_t since;
+			unsigned int gen;
+			int failed, io_failing, ret;
+
+			ctrl->status.since_ms = since = -1;
+			gen = atomic_load(&ctrl->gen);
+			failed = atomic_load(&ctrl->failed);
+			io_failing = atomic_load(&ctrl->io_failing);
+			nvmefs_set_error("untouched");
+			ret = move(ctrl, to);
+			if (may_move(from, to)) {
+				ck_assert_msg(ret == 0, "%s -> %s refused: %s", nvmefs_ctrl_state_str(from),
+					      nvmefs_ctrl_state_str(to), nvmefs_errmsg());
+				ck_assert_int_eq(ctrl->state, to);
+				ck_assert_int_ge(ctrl->status.since_ms, 0);
+				moved++;
+			} else {
+				ck_assert_msg(ret == -EINVAL, "%s -> %s allowed",
+					      nvmefs_ctrl_state_str(from), nvmefs_ctrl_state_str(to));
+				ck_assert_int_eq(ctrl->state, from);
+				ck_assert_int_eq(ctrl->status.since_ms, since);
+				ck_assert_uint_eq(atomic_load(&ctrl->gen), gen);
+				ck_assert_int_eq(atomic_load(&ctrl->failed), failed);
+				ck_assert_int_eq(atomic_load(&ctrl->io_failing), io_failing);
+				assert_msg_has("no transition from");
+				assert_msg_has(nvmefs_ctrl_state_str(to));
+			}
+			free_bare_ctrl(ctrl);
+		}
+	}
+	ck_assert_uint_eq(moved, 8);
+}
+END_TEST
+
+/* What entering a state brings: the mirrors the I/O path reads without the
+ * lock, the outage's count, and what nvmefs_ctrl_status() tells. */
+START_TEST(test_state_side_effects)
+{
+	struct nvmefs_ctrl *ctrl = bare_ctrl();
+	struct nvmefs_ctrl_status st;
+
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_CONNECTING);	/* new: being connected */
+	ck_assert_int_eq(move(ctrl, CTRL_LIVE), 0);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_LIVE);
+	ck_assert_uint_eq(st.reconnects, 0);
+
+	/* A failure: its cause in failed, a new generation, I/O held. */
+	ctrl->status.error = -ECONNRESET;
+	ck_assert_int_eq(move(ctrl, CTRL_RESETTING), 0);
+	ck_assert_int_eq(atomic_load(&ctrl->failed), -ECONNRESET);
+	ck_assert_uint_eq(atomic_load(&ctrl->gen), 1);
+	ck_assert_int_eq(atomic_load(&ctrl->io_failing), 0);
+	ck_assert_int_ne(ctrl->outage_start_ms, 0);
+	ck_assert_int_eq(move(ctrl, CTRL_CONNECTING), 0);
+	ck_assert_uint_eq(atomic_load(&ctrl->gen), 1);
+
+	/* fast_io_fail_tmo in the outage: once, and only in an outage. */
+	pthread_mutex_lock(&ctrl->state_lock);
+	ck_assert(nvmefs_ctrl_fail_io(ctrl));
+	ck_assert(!nvmefs_ctrl_fail_io(ctrl));
+	pthread_mutex_unlock(&ctrl->state_lock);
+	ck_assert_int_eq(atomic_load(&ctrl->io_failing), 1);
+	ctrl->outage_start_ms -= 1500;
+
+	/* Reconnected: the mirrors cleared, the outage counted. */
+	ck_assert_int_eq(move(ctrl, CTRL_LIVE), 0);
+	ck_assert_int_eq(atomic_load(&ctrl->failed), 0);
+	ck_assert_int_eq(atomic_load(&ctrl->io_failing), 0);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_uint_eq(st.reconnects, 1);
+	ck_assert_int_ge(st.longest_outage_ms, 1500);
+	pthread_mutex_lock(&ctrl->state_lock);
+	ck_assert(!nvmefs_ctrl_fail_io(ctrl));
+	pthread_mutex_unlock(&ctrl->state_lock);
+
+	/* Failed where it may not reconnect: deleted, I/O fails. */
+	ctrl->status.error = -ETIMEDOUT;
+	ck_assert_int_eq(move(ctrl, CTRL_DELETED), 0);
+	ck_assert_int_eq(atomic_load(&ctrl->failed), -ETIMEDOUT);
+	ck_assert_uint_eq(atomic_load(&ctrl->gen), 2);
+	ck_assert_int_eq(atomic_load(&ctrl->io_failing), 1);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_DELETED);
+	ck_assert_int_eq(st.io_failing, 1);
+	free_bare_ctrl(ctrl);
+}
+END_TEST
+
+/* The one writer takes no transition from a caller without the lock. */
+START_TEST(test_state_needs_lock)
+{
+	struct nvmefs_ctrl *ctrl = bare_ctrl();
+
+	ck_assert_int_eq(nvmefs_ctrl_change_state(ctrl, CTRL_LIVE), -EINVAL);
+	ck_assert_int_eq(ctrl->state, CTRL_NEW);
+	assert_msg_has("without its lock");
+	free_bare_ctrl(ctrl);
+}
+END_TEST
+
 static Suite *ctrl_suite(void)
 {
 	Suite *s = suite_create("ctrl");
@@ -805,11 +1030,18 @@ static Suite *ctrl_suite(void)
 	tc = tcase_create("connect");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_connect_sequence);
+	tcase_add_test(tc, test_not_live_before_bring_up);
 	tcase_add_test(tc, test_connect_io_subsystem);
 	tcase_add_test(tc, test_connect_kato_and_queue_size);
 	tcase_add_test(tc, test_connect_bad_opts);
 	tcase_add_test(tc, test_connect_unprintable_address);
 	tcase_add_test(tc, test_connect_queue_create_fails);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("state");
+	tcase_add_test(tc, test_state_table_walk);
+	tcase_add_test(tc, test_state_side_effects);
+	tcase_add_test(tc, test_state_needs_lock);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("host");

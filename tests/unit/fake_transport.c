@@ -73,6 +73,7 @@ static struct fake_held held[FAKE_MAX_HELD];
 static unsigned int nr_held;
 static unsigned int mr_serial;
 struct fake_stats fake_stats;
+struct nvmefs_ctrl *fake_last_ctrl;
 int fake_mr_fail;
 bool fake_defer_posts;
 
@@ -97,6 +98,7 @@ void fake_reset(void)
 {
 	unsigned int i;
 
+	fake_last_ctrl = NULL;
 	for (i = 0; i < nr_steps; i++) {
 		free(steps[i].data);
 		free(steps[i].captured);
@@ -666,6 +668,7 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	fq->unposted = calloc(fq->ev_cap, sizeof(*fq->unposted));
 	ck_assert_ptr_nonnull(fq->unposted);
 	fq->qid = q->qid;
+	fake_last_ctrl = q->ctrl;
 	if (q->qid < FAKE_MAX_QUEUES) {
 		queues[q->qid] = fq;
 		stopped_qid[q->qid] = false;

@@ -30,6 +30,9 @@
 #include "internal.h"
 
 extern const struct nvmefs_transport_ops fake_ops;
+/* The controller whose queue was created last: a step's on_match looks at
+ * it while nvmefs_ctrl_connect_with() has not returned it yet. */
+extern struct nvmefs_ctrl *fake_last_ctrl;
 
 /* The 15-bit CQE status field: SC, SCT and DNR. */
 #define FAKE_STATUS(sct, sc, dnr) \

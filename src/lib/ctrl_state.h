@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A controller's state has one owner: ctrl_state.c performs every
+ * transition and refuses those not in its table, as Linux's
+ * nvme_change_ctrl_state() does.  recover.c decides when to fail, give up
+ * or reconnect, and asks for the transition.
+ */
+#ifndef NVMEFS_CTRL_STATE_H
+#define NVMEFS_CTRL_STATE_H
+
+#include <stdbool.h>
+
+#include "nvmefs/nvmefs.h"
+
+enum ctrl_state {
+	/* Being connected the first time: Connect, enabling and Identify
+	 * not done yet.  A failure here is not reconnected from. */
+	CTRL_NEW,
+	CTRL_LIVE,
+	/* Failed: its queues are being stopped and drained. */
+	CTRL_RESETTING,
+	/* Between and during reconnect attempts. */
+	CTRL_CONNECTING,
+	/* Given up: every I/O fails, no more attempts; nothing leaves it. */
+	CTRL_DELETED,
+};
+#define CTRL_NR_STATES (CTRL_DELETED + 1)
+
+/*
+ * Moves @ctrl to @to, under state_lock, with what entering @to brings:
+ * status.since_ms; leaving new or live for resetting or deleted begins an
+ * outage (its cause, status.error, is set by the caller first), bumps gen
+ * and sets failed; live clears failed and io_failing (and counts the
+ * outage when it ends one); deleted sets io_failing.  Every waiter on
+ * state_cond is woken.  Returns 0, or -EINVAL (with a message) for a
+ * transition not in the table, the state unchanged.
+ */
+int nvmefs_ctrl_change_state(struct nvmefs_ctrl *ctrl, enum ctrl_state to);
+/* In an outage, once fast_io_fail_tmo passed: held and new I/O fail while
+ * reconnecting goes on.  Under state_lock; whether it was not so already. */
+bool nvmefs_ctrl_fail_io(struct nvmefs_ctrl *ctrl);
+/* What nvmefs_ctrl_status() tells of @state. */
+enum nvmefs_ctrl_state nvmefs_ctrl_public_state(enum ctrl_state state);
+const char *nvmefs_ctrl_state_str(enum ctrl_state state);
+
+#endif
