@@ -31,6 +31,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf_args.c \
 	src/cli/perf.h \
 	src/cli/perf_report.c \
+	src/cli/perf_report.h \
+	src/cli/perf_types.h \
 	src/cli/perf_layout.c \
 	src/cli/perf_layout.h \
 	src/cli/mount.c \
