@@ -36,7 +36,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf_layout.c \
 	src/cli/perf_layout.h \
 	src/cli/mount.c \
-	src/fuse/fs.c \
+	src/fuse/fs_ops.c \
+	src/fuse/fs_log.c \
 	src/fuse/requests.c \
 	src/fuse/worker.c \
 	src/fuse/parking.c \
