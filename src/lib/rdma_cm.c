@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The NVMe/RDMA transport's connection management: devices, address and
- * route resolution, the protection domain, queue pairs, CQs and buffers,
+ * The NVMe/RDMA transport's connection management: address and route
+ * resolution, the protection domain, queue pairs, CQs and buffers,
  * connecting and disconnecting, and the operations table.  rdma.c is the
- * data path; these rdma*.c files are the only ones that call libibverbs
- * and librdmacm.
+ * data path, rdma_device.c the devices; these rdma*.c files are the only
+ * ones that call libibverbs and librdmacm.
  *
  * Each NVMe queue is one RC queue pair with its own CQ, completion channel
  * and RDMA-CM id.  Its buffers are allocated and registered once, when the
@@ -14,13 +14,11 @@
  * One receive is posted per response buffer and re-posted as soon as its
  * response has been copied out.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,162 +46,6 @@
 /* How long a stopped queue pair may take to flush what was posted before it
  * is destroyed instead (soft-RoCE and HCAs flush at once). */
 #define FLUSH_TIMEOUT_MS 2000
-
-/*
- * libibverbs lists only the devices whose /dev/infiniband/uverbsN it can
- * use, so a kernel device without its node (a container not given it) or
- * whose node this user may not open looks like no device at all: name it.
- */
-static int no_device_error(void)
-{
-	static const char sysdir[] = "/sys/class/infiniband_verbs";
-	char node[64], ibdev[64] = "", path[128];
-	struct dirent *d;
-	int err;
-	DIR *dir = opendir(sysdir);
-	FILE *f;
-
-	while (dir && (d = readdir(dir))) {
-		if (strncmp(d->d_name, "uverbs", 6) || strlen(d->d_name) > 16)
-			continue;
-		snprintf(node, sizeof(node), "/dev/infiniband/%s", d->d_name);
-		if (access(node, R_OK | W_OK) == 0)
-			continue;
-		err = errno;
-		snprintf(path, sizeof(path), "%s/%s/ibdev", sysdir, d->d_name);
-		f = fopen(path, "r");
-		if (!f || !fgets(ibdev, sizeof(ibdev), f))
-			snprintf(ibdev, sizeof(ibdev), "?");
-		if (f)
-			fclose(f);
-		ibdev[strcspn(ibdev, "\n")] = '\0';
-		closedir(dir);
-		if (err == ENOENT)
-			return nvmefs_error(-ENODEV, "the RDMA device %s has no device node %s here: "
-					    "create it (udev does) or, in a container, pass it in "
-					    "(--device %s, with /dev/infiniband/rdma_cm)", ibdev, node,
-					    node);
-		return nvmefs_error(-ENODEV, "the RDMA device %s is there but %s cannot be opened "
-				    "(%s): give this user read-write access to it (a udev rule or "
-				    "group)", ibdev, node, strerror(err));
-	}
-	if (dir)
-		closedir(dir);
-	return nvmefs_error(-ENODEV,
-			    "no RDMA device on this machine: load soft-RoCE ('modprobe rdma_rxe; "
-			    "rdma link add rxe0 type rxe netdev IFACE') or install an RDMA NIC and its "
-			    "rdma-core provider");
-}
-
-/*
- * The device contexts our controllers' protection domains are on, for
- * letting go of a device that is removed.  librdmacm opens every device it
- * resolves to once and keeps it open until it sees the device missing from
- * a non-empty device list: when the removed device was the only one (a
- * soft-RoCE device re-created, a single NIC reset), it never closes it.
- * Where the driver cannot detach user contexts (soft-RoCE), the kernel
- * removes the device only once every process has closed it, so the one open
- * context would block the removal, and the reconnect, for good.  Once none
- * of our controllers has anything on a context and its device is no longer
- * listed, its descriptors are pointed at /dev/null: the kernel's file goes,
- * and librdmacm later closes descriptors that are harmless to close.
- */
-struct used_context {
-	struct ibv_context *verbs;
-	unsigned int pds;		/* controllers with a protection domain on it */
-};
-
-#define MAX_USED_CONTEXTS 16
-static pthread_mutex_t contexts_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct used_context contexts[MAX_USED_CONTEXTS];
-
-static void context_use(struct ibv_context *verbs)
-{
-	struct used_context *free_slot = NULL;
-
-	pthread_mutex_lock(&contexts_lock);
-	for (unsigned int i = 0; i < MAX_USED_CONTEXTS; i++) {
-		if (contexts[i].verbs == verbs) {
-			contexts[i].pds++;
-			goto out;
-		}
-		if (!contexts[i].verbs && !free_slot)
-			free_slot = &contexts[i];
-	}
-	/* More devices than slots: such a context is just never let go of early. */
-	if (free_slot)
-		*free_slot = (struct used_context){ .verbs = verbs, .pds = 1 };
-out:
-	pthread_mutex_unlock(&contexts_lock);
-}
-
-static void context_unuse(struct ibv_context *verbs)
-{
-	pthread_mutex_lock(&contexts_lock);
-	for (unsigned int i = 0; i < MAX_USED_CONTEXTS; i++)
-		if (contexts[i].verbs == verbs && contexts[i].pds)
-			contexts[i].pds--;
-	pthread_mutex_unlock(&contexts_lock);
-}
-
-static bool device_listed(struct ibv_device **list, int n, const struct ibv_device *dev)
-{
-	for (int i = 0; i < n; i++)
-		if (list[i] == dev)
-			return true;
-	return false;
-}
-
-/* Lets go of the contexts nothing of ours uses whose device was removed. */
-static void release_removed_contexts(struct ibv_device **list, int n)
-{
-	int devnull;
-
-	pthread_mutex_lock(&contexts_lock);
-	for (unsigned int i = 0; i < MAX_USED_CONTEXTS; i++) {
-		struct ibv_context *verbs = contexts[i].verbs;
-
-		if (!verbs || contexts[i].pds || device_listed(list, n, verbs->device))
-			continue;
-		devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull < 0)
-			break;
-		if (verbs->cmd_fd >= 0)
-			dup3(devnull, verbs->cmd_fd, O_CLOEXEC);
-		if (verbs->async_fd >= 0)
-			dup3(devnull, verbs->async_fd, O_CLOEXEC);
-		close(devnull);
-		contexts[i].verbs = NULL;
-	}
-	pthread_mutex_unlock(&contexts_lock);
-}
-
-/* How many devices there are (-errno if they cannot be listed), after
- * letting go of removed ones. */
-static int list_devices(void)
-{
-	struct ibv_device **list;
-	int n = 0;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return errno == ENOSYS ? 0 : -errno;
-	release_removed_contexts(list, n);
-	ibv_free_device_list(list);
-	return n;
-}
-
-static int check_devices(void)
-{
-	int n = list_devices();
-
-	if (n < 0)
-		return nvmefs_error(n, "listing RDMA devices failed: %s: check /sys/class/infiniband "
-				    "and the rdma-core installation", strerror(-n));
-	if (n == 0)
-		return no_device_error();
-	return 0;
-}
 
 static int cm_get_event(struct rdma_queue *rq, int timeout_ms,
 			struct rdma_cm_event **evp)
@@ -339,7 +181,7 @@ static int resolve(struct nvmefs_queue *q, unsigned int timeout_ms)
 			      (int)timeout_ms)) {
 		ret = -errno;
 		if (ret == -ENODEV)
-			ret = no_device_error();
+			ret = nvmefs_rdma_no_device_error();
 		else
 			ret = nvmefs_error(ret, "resolving the address %s failed: %s: check the "
 					   "address and the host address (-w)", where(q), strerror(-ret));
@@ -414,7 +256,7 @@ static int ctrl_pd(struct nvmefs_queue *q, struct ibv_pd **pdp)
 			return nvmefs_error(-errno, "allocating an RDMA protection domain on %s failed: %s",
 					    ibv_get_device_name(rq->id->verbs->device), strerror(errno));
 		rc->verbs = rq->id->verbs;
-		context_use(rc->verbs);
+		nvmefs_rdma_context_use(rc->verbs);
 		ret = choose_keys(ctrl, rc);
 		if (ret < 0)
 			return ret;
@@ -613,7 +455,7 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	uint16_t i;
 	int ret;
 
-	ret = check_devices();
+	ret = nvmefs_rdma_check_devices();
 	if (ret < 0)
 		return ret;
 	rq = calloc(1, sizeof(*rq));
@@ -787,12 +629,12 @@ static void rdma_ctrl_release(struct nvmefs_ctrl *ctrl)
 		return;
 	if (rc->pd) {
 		ibv_dealloc_pd(rc->pd);
-		context_unuse(rc->verbs);
+		nvmefs_rdma_context_unuse(rc->verbs);
 	}
 	free(rc);
 	ctrl->tp = NULL;
 	/* A device being removed can go now, if this was its last user. */
-	list_devices();
+	nvmefs_rdma_list_devices();
 }
 
 const struct nvmefs_transport_ops nvmefs_rdma_ops = {

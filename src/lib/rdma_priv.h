@@ -87,4 +87,11 @@ int nvmefs_rdma_queue_event_fd(struct nvmefs_queue *q);
 int nvmefs_rdma_queue_check(struct nvmefs_queue *q);
 int nvmefs_rdma_queue_arm(struct nvmefs_queue *q);
 
+/* The devices (rdma_device.c), for rdma_cm.c. */
+int nvmefs_rdma_no_device_error(void);
+int nvmefs_rdma_check_devices(void);
+int nvmefs_rdma_list_devices(void);
+void nvmefs_rdma_context_use(struct ibv_context *verbs);
+void nvmefs_rdma_context_unuse(struct ibv_context *verbs);
+
 #endif /* NVMEFS_RDMA_PRIV_H */
