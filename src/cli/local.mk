@@ -31,10 +31,13 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf_args.c \
 	src/cli/perf.h \
 	src/cli/perf_report.c \
+	src/cli/perf_report.h \
+	src/cli/perf_types.h \
 	src/cli/perf_layout.c \
 	src/cli/perf_layout.h \
 	src/cli/mount.c \
-	src/fuse/fs.c \
+	src/fuse/fs_ops.c \
+	src/fuse/fs_log.c \
 	src/fuse/requests.c \
 	src/fuse/worker.c \
 	src/fuse/parking.c \

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * nvmefs mount: connect to an NVM subsystem and serve its namespaces as
- * files through FUSE (src/fuse/fs.c), in the foreground or as a daemon.
+ * files through FUSE (src/fuse/), in the foreground or as a daemon.
  *
  * Also the program mount.fuse3 runs for an /etc/fstab line of type
  * fuse.nvmefs: `nvmefs SUBNQN MOUNTPOINT -o OPTIONS`, with the connect

@@ -33,6 +33,7 @@
 #include "cli.h"
 #include "paths.h"
 #include "perf.h"
+#include "perf_report.h"
 #include "../common/histogram.h"
 
 static const char *const cmd = "perf";

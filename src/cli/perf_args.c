@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "paths.h"
 #include "perf.h"
+#include "perf_report.h"
 #include "util_parse.h"
 
 static const char *const cmd = "perf";

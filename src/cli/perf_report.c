@@ -9,7 +9,7 @@
 
 #include <nvme/util.h>
 
-#include "perf.h"
+#include "perf_report.h"
 #include "../common/json.h"
 
 static const char *const cmd = "perf";

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Private to the FUSE side of `nvmefs mount`: what its files share.
- * fs.c has the FUSE operations; requests.c how a request becomes NVMe
+ * fs_ops.c has the FUSE operations; requests.c how a request becomes NVMe
  * commands; worker.c the workers; serve.c the mount's life; namespaces.c
  * the namespace files and how they follow the target.
  */
@@ -194,7 +194,7 @@ struct fs {
 	unsigned int nr_logged;
 };
 
-/* fs.c: why nvmefs_fs_run() failed (returns @err), a library failure as
+/* fs_log.c: why nvmefs_fs_run() failed (returns @err), a library failure as
  * ours, and the daemon's log. */
 __attribute__((format(printf, 2, 3)))
 int fs_error(int err, const char *fmt, ...);
@@ -202,7 +202,7 @@ int lib_error(int err);
 __attribute__((format(printf, 1, 2)))
 void fs_log(const char *fmt, ...);
 
-/* fs.c: the FUSE operations; the stats file's text and the info file. */
+/* fs_ops.c: the FUSE operations; the stats file's text and the info file. */
 extern const struct fuse_lowlevel_ops fs_lowlevel_ops;
 char *fs_stats_json(struct fs *fs, size_t *len);
 int fs_build_info(struct fs *fs);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The I/O queue's insides, shared by io.c, io_queues.c, io_forward.c, namespaces.c and mpath.c. */
+/* The I/O queue's insides, shared by io.c, io_queues.c, io_forward.c, namespaces.c, mpath.c and
+ * subsys.c. */
 #ifndef NVMEFS_IO_PRIV_H
 #define NVMEFS_IO_PRIV_H
 

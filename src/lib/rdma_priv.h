@@ -1,35 +1,97 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What the RDMA transport shows beyond its operations table: the decision
- * of how a command's data travels (rdma_sgl.c), free of verbs calls so
- * that unit tests can check it.
+ * What the RDMA transport's files share beyond its operations table: the
+ * controller's and queue's verbs state, which rdma_cm.c sets up and tears
+ * down and rdma.c, the data path, works with.
  */
 #ifndef NVMEFS_RDMA_PRIV_H
 #define NVMEFS_RDMA_PRIV_H
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
 
 #include "internal.h"
-#include "nvmefs/wire_rdma.h"
+#include "rdma_sgl.h"
 
-/* Whether @req's data travels by the target's RDMA READ or WRITE (a keyed
- * SGL), not in the capsule: small writes ride in it, saving the target a
- * read; the admin queue has no in-capsule data (inline_size 0). */
-static inline bool nvmefs_rdma_keyed(const struct nvmefs_req *req, uint32_t inline_size)
+struct rdma_ctrl {
+	struct ibv_context *verbs;
+	struct ibv_pd *pd;
+	/* Per-I/O keys: regions have local rights only, each transfer goes
+	 * through its slot's memory window. */
+	bool windows;
+	/* How the device flags a Send with Invalidate in a receive. */
+	unsigned int with_inv_flags;
+};
+
+/* A request slot's work requests, kept until they are posted. */
+struct rdma_send {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge[2];
+	/* Per-I/O keys: the bind chained before the send, the local
+	 * invalidate, and the window with the key it has now. */
+	struct ibv_send_wr bind_wr;
+	struct ibv_send_wr inv_wr;
+	struct ibv_mw *mw;
+};
+
+struct rdma_queue {
+	struct rdma_event_channel *ech;
+	struct rdma_cm_id *id;
+	struct ibv_comp_channel *cch;
+	struct ibv_cq *cq;
+	bool qp_created;
+	bool connected;
+	/* Work requests handed to the device and not completed yet: after a
+	 * failure, the buffers are the target's until both reach 0. */
+	unsigned int posted_sends;
+	unsigned int posted_recvs;
+	/* queue_stop(): receives are not re-posted. */
+	bool stopping;
+	/* The controller's rdma_ctrl.windows and with_inv_flags, at hand on
+	 * the I/O path. */
+	bool windows;
+	unsigned int with_inv_flags;
+	unsigned int unacked_events;
+	union nvmefs_cmd *capsules;
+	struct nvmefs_cqe *rsps;
+	uint8_t *data;
+	size_t data_len;
+	uint16_t nr_rsps;
+	struct ibv_mr *capsule_mr;
+	struct ibv_mr *rsp_mr;
+	struct ibv_mr *data_mr;
+	/*
+	 * Sends submitted and not yet posted.  Soft-RoCE rings its doorbell
+	 * with a system call per ibv_post_send(): the sends that completion
+	 * callbacks submit while one poll drains the CQ go out in one post.
+	 */
+	struct rdma_send *sends;
+	struct ibv_send_wr *post_head, *post_tail;
+};
+
+static inline const char *where(const struct nvmefs_queue *q)
 {
-	return req->len && !(req->dir == NVMEFS_DIR_TO_CTRL && req->len <= inline_size);
+	return nvmefs_ctrl_where(q->ctrl);
 }
 
-/*
- * Describe @req's data in its command: no data (a null keyed SGL), in the
- * capsule (a data block at offset 0, and @data_sge filled for the send) when
- * it is a write of at most @inline_size bytes, else a keyed SGL for the
- * target's RDMA READ or WRITE.  Keys come from req->mr, or are the slot
- * buffer's @slot_lkey/@slot_rkey; with @io_rkey, the request's own key
- * instead, for the target to invalidate with its response.  Returns how
- * many SGEs to add to the send (0 or 1), or -errno.
- */
-int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
-			 uint32_t slot_rkey, const uint32_t *io_rkey, struct ibv_sge *data_sge);
+/* The data path (rdma.c), for the operations table and queue set-up and
+ * teardown in rdma_cm.c. */
+int nvmefs_rdma_post_recv(struct rdma_queue *rq, uint16_t idx);
+int nvmefs_rdma_drain(struct nvmefs_queue *q);
+void nvmefs_rdma_consume_cq_events(struct rdma_queue *rq);
+int nvmefs_rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req);
+int nvmefs_rdma_invalidate(struct nvmefs_queue *q, struct nvmefs_req *req);
+int nvmefs_rdma_process(struct nvmefs_queue *q, int timeout_ms);
+int nvmefs_rdma_queue_fd(struct nvmefs_queue *q);
+int nvmefs_rdma_queue_event_fd(struct nvmefs_queue *q);
+int nvmefs_rdma_queue_check(struct nvmefs_queue *q);
+int nvmefs_rdma_queue_arm(struct nvmefs_queue *q);
+
+/* The devices (rdma_device.c), for rdma_cm.c. */
+int nvmefs_rdma_no_device_error(void);
+int nvmefs_rdma_check_devices(void);
+int nvmefs_rdma_list_devices(void);
+void nvmefs_rdma_context_use(struct ibv_context *verbs);
+void nvmefs_rdma_context_unuse(struct ibv_context *verbs);
 
 #endif /* NVMEFS_RDMA_PRIV_H */

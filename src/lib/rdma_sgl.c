@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * How a command's data travels over NVMe/RDMA (rdma_priv.h): no data, in
- * the capsule, or a keyed SGL.  Apart from rdma.c, which owns every verbs
- * call, so that unit tests link it with a scripted transport.
+ * How a command's data travels over NVMe/RDMA (rdma_sgl.h): no data, in
+ * the capsule, or a keyed SGL.  Apart from the rdma*.c files that make the
+ * verbs calls, so that unit tests link it with a scripted transport.
  */
 #include <errno.h>
 
-#include "rdma_priv.h"
+#include "rdma_sgl.h"
 
 int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
 			 uint32_t slot_rkey, const uint32_t *io_rkey, struct ibv_sge *data_sge)

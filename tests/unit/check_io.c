@@ -25,7 +25,7 @@
 #include <nvme/util.h>
 
 #include "fake_transport.h"
-#include "rdma_priv.h"
+#include "rdma_sgl.h"
 
 #define TRADDR "192.0.2.20"
 #define SUBNQN "nqn.2024-01.io.example:io"

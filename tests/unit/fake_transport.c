@@ -21,7 +21,7 @@
 #include <check.h>
 
 #include "fake_transport.h"
-#include "rdma_priv.h"
+#include "rdma_sgl.h"
 
 #define FAKE_MAX_STEPS 2048
 #define FAKE_MAX_HELD 4096
@@ -1057,7 +1057,7 @@ static int fake_queue_arm(struct nvmefs_queue *q)
 	return 0;
 }
 
-/* As rdma.c's stop: what was never posted never goes; the responses the
+/* As rdma_cm.c's stop: what was never posted never goes; the responses the
  * target had not sent never come; every posted send completes, flushed. */
 static void fake_queue_stop(struct nvmefs_queue *q)
 {

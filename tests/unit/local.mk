@@ -1,13 +1,13 @@
 # Unit tests of the library with a scripted transport, included by the top Makefile.am.
 #
-# Each program links the whole library, rdma.c included; the tests plug
+# Each program links the whole library, the rdma*.c files included; the tests plug
 # fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
 # nvmefs_transport_override, so no RDMA device is needed at run time.
 
 FAKE_TRANSPORT_SOURCES = \
 	tests/unit/fake_transport.c \
 	tests/unit/fake_transport.h
-# fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_priv.h).
+# fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_sgl.h).
 UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS)
 UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)

@@ -47,39 +47,6 @@
 #include "../common/json.h"
 #include "../common/text.h"
 
-/* Why nvmefs_fs_run() failed: its own reasons, or the library's. */
-static char fs_msg[1100];
-
-int fs_error(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(fs_msg, sizeof(fs_msg), fmt, ap);
-	va_end(ap);
-	return err;
-}
-
-int lib_error(int err)
-{
-	snprintf(fs_msg, sizeof(fs_msg), "%s", nvmefs_errmsg());
-	return err;
-}
-
-const char *nvmefs_fs_errmsg(void)
-{
-	return fs_msg;
-}
-
-void fs_log(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsyslog(LOG_ERR, fmt, ap);
-	va_end(ap);
-}
-
 /* ---------------------------------------------------------------------- */
 /* FUSE operations                                                          */
 /* ---------------------------------------------------------------------- */

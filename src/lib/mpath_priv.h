@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The multipath queue's and subsystem's insides, shared by mpath.c (the
+ * I/O along the paths) and subsys.c (the subsystem and its paths).
+ */
+#ifndef NVMEFS_MPATH_PRIV_H
+#define NVMEFS_MPATH_PRIV_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "flush_order.h"
+#include "internal.h"
+
+struct mp_io {
+	struct nvmefs_mpq *mpq;
+	nvmefs_io_cb cb;
+	void *arg;
+	uint64_t slba;
+	uint64_t nlb;
+	void *buf;
+	uint32_t nsid;
+	uint8_t op;		/* enum mp_op */
+	uint8_t path;		/* where it was sent last */
+	struct mp_io *next;	/* free or held list */
+	/* A write not completed yet, or a flush waiting for the writes before it. */
+	struct flush_order_entry order;
+};
+
+/* Written by the queue's owner only, read by nvmefs_subsys_path_stats(). */
+struct path_counts {
+	_Atomic uint64_t ios;
+	_Atomic uint64_t errors;
+	_Atomic uint64_t failovers;
+};
+
+struct nvmefs_mpq {
+	struct nvmefs_subsys *subsys;
+	struct nvmefs_ioq *ioqs[NVMEFS_MAX_PATHS];
+	/* Watches every path's queue descriptor. */
+	int epfd;
+	struct mp_io *ios;
+	struct mp_io *free_ios;
+	struct mp_io *held_head, *held_tail;
+	/* Writes on any path not completed yet, and flushes waiting for them. */
+	struct flush_order order;
+	unsigned int inflight;		/* callers' I/Os not completed, held ones too */
+	unsigned int completed;
+	unsigned int rr_next;		/* round-robin: where the next search starts */
+	struct path_counts counts[NVMEFS_MAX_PATHS];
+};
+
+struct nvmefs_subsys_mr {
+	struct nvmefs_subsys *subsys;
+	void *addr;
+	size_t len;
+	struct nvmefs_mr *mrs[NVMEFS_MAX_PATHS];
+	struct nvmefs_subsys_mr *next, *prev;
+};
+
+struct nvmefs_subsys {
+	enum nvmefs_iopolicy policy;
+	struct nvmefs_ctrl *paths[NVMEFS_MAX_PATHS];
+	unsigned int nr_paths;
+	struct nvmefs_mpq *mpqs;
+	unsigned int nr_mpqs;
+	/* Path p's registrations of the first path's pools, one per queue. */
+	struct nvmefs_mr **pool_mrs[NVMEFS_MAX_PATHS];
+	/* The callers' regions, to register on a path added later. */
+	pthread_mutex_t regions_lock;
+	struct nvmefs_subsys_mr *regions;
+};
+
+#endif /* NVMEFS_MPATH_PRIV_H */
