@@ -81,19 +81,18 @@ log "--cpus pins each thread to its CPU"
 last=$(($(nproc) - 1))
 ((last > 0)) || fail "the testbed has one CPU: --cpus needs two to show the order"
 "$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o json --verify --queues 2 --threads 2 \
-	--rw randrw --bs 4k --size 16M --time 8 --cpus "$last,0" >/tmp/pv-out 2>/tmp/pv-err &
+	--rw randrw --bs 4k --size 16M --time 12 --cpus "$last,0" >/tmp/pv-out 2>/tmp/pv-err &
 pid=$!
 wait_progress "$pid" /tmp/pv-err 1
-# A task that ends between the listing and the read is left out rather than ending the test
-# (awk's status 2 under set -e ended it once with no message); which threads there were is
-# kept for the failure message.
-allowed= threads=
-for task in $(ls "/proc/$pid/task" | sort -n); do
-	name=$(cat "/proc/$pid/task/$task/comm" 2>/dev/null) || continue
-	cpus=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$pid/task/$task/status" 2>/dev/null) || continue
-	allowed+="$cpus "
-	threads+="$task:$name:$cpus "
-done
+# One awk over every thread's status file, oldest thread first: a loop forking per thread took
+# seconds in a loaded guest, long enough for perf's run to end in the middle of it (a thread
+# gone between the listing and the read once ended the test with awk's status 2 and no
+# message). A thread that ends meanwhile is left out; which threads there were is kept for the
+# failure message.
+threads=$(awk '/^Name:/ { name = $2 } /^Cpus_allowed_list:/ { split(FILENAME, p, "/"); print p[5], name, $2 }' \
+	/proc/"$pid"/task/*/status 2>/dev/null | sort -n) || true
+allowed=$(awk '{ printf "%s ", $3 }' <<<"$threads")
+threads=$(awk '{ printf "%s:%s:%s ", $1, $2, $3 }' <<<"$threads")
 kill -0 "$pid" 2>/dev/null || fail "perf ended before its threads could be looked at: $(cat /tmp/pv-err)"
 rc=0
 wait "$pid" || rc=$?
