@@ -215,6 +215,24 @@ out:
 	return ret;
 }
 
+/* What the user can do about the controller's reason for giving up. */
+static const char *failure_advice(uint8_t reason)
+{
+	switch (reason) {
+	case NVMEFS_DHCHAP_FAILURE_NOT_USABLE:
+	case NVMEFS_DHCHAP_FAILURE_HASH_UNUSABLE:
+	case NVMEFS_DHCHAP_FAILURE_DHGROUP_UNUSABLE:
+		return "check the target's dhchap_hash and dhchap_dhgroup for this host";
+	case NVMEFS_DHCHAP_FAILURE_CONCAT_MISMATCH:
+		return "the target wants a secure channel (TLS), which nvmefs does not support yet";
+	case NVMEFS_DHCHAP_FAILURE_INCORRECT_PAYLOAD:
+	case NVMEFS_DHCHAP_FAILURE_INCORRECT_MESSAGE:
+		return "the target could not read this host's message: report it to the nvmefs "
+		       "developers with the target's make and version";
+	}
+	return "the target's log says why";
+}
+
 /*
  * A received message must be @msg of this transaction; the controller's
  * AUTH_Failure1 says why it gave up, which is the error.
@@ -234,10 +252,10 @@ static int expect(struct txn *t, uint8_t msg, const char *stage)
 					    "the target's key for host %s", ctrl->subnqn,
 					    nvmefs_ctrl_where(ctrl), failure_name(f->rescode_exp),
 					    ctrl->hostnqn);
-		return nvmefs_error(-EPROTO, "subsystem %s at %s ended DH-HMAC-CHAP %s: %s (reason "
-				    "%#x): check the target's dhchap_hash and dhchap_dhgroup for "
-				    "host %s", ctrl->subnqn, nvmefs_ctrl_where(ctrl), stage,
-				    failure_name(f->rescode_exp), f->rescode_exp, ctrl->hostnqn);
+		return nvmefs_error(-EPROTO, "subsystem %s at %s ended DH-HMAC-CHAP %s with host %s: "
+				    "%s (reason %#x): %s", ctrl->subnqn, nvmefs_ctrl_where(ctrl),
+				    stage, ctrl->hostnqn, failure_name(f->rescode_exp),
+				    f->rescode_exp, failure_advice(f->rescode_exp));
 	}
 	if (f->auth_type != NVMEFS_AUTH_DHCHAP_MESSAGES || f->auth_id != msg ||
 	    nvmefs_le16_to_cpu(f->tid) != t->tid) {

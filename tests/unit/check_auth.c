@@ -49,6 +49,7 @@ struct ctl {
 	uint32_t s1;
 	uint8_t c1[NVMEFS_AUTH_MAX_HASH_LEN];
 	bool r1_checked;
+	uint8_t refuse_reason;	/* REFUSE_REPLY's reason; 0: authentication failed */
 };
 
 static struct ctl ctl;
@@ -164,7 +165,7 @@ static void on_success1(struct fake_step *s, void *arg)
 		no->auth_id = NVMEFS_DHCHAP_FAILURE1;
 		no->tid = nvmefs_cpu_to_le16(ctl.tid);
 		no->rescode = NVMEFS_DHCHAP_RESCODE_FAILED;
-		no->rescode_exp = NVMEFS_DHCHAP_FAILURE_FAILED;
+		no->rescode_exp = ctl.refuse_reason ? ctl.refuse_reason : NVMEFS_DHCHAP_FAILURE_FAILED;
 		fake_step_data(s, msg, sizeof(*no));
 		nvmefs_auth_key_free(sess);
 		return;
@@ -318,6 +319,32 @@ START_TEST(test_auth_refused)
 {
 	auth_fails(REFUSE_REPLY, false, -EACCES, "refused this host's DH-HMAC-CHAP response", 0);
 	assert_msg_has("--dhchap-secret");
+}
+END_TEST
+
+/* Each reason the controller can give for ending the exchange gets advice
+ * that fits it: a hash or group setting, TLS, or a message it could not read. */
+START_TEST(test_auth_refused_reason_advice)
+{
+	static const struct {
+		uint8_t reason;
+		const char *advice, *not;
+	} cases[] = {
+		{ NVMEFS_DHCHAP_FAILURE_HASH_UNUSABLE, "dhchap_hash and dhchap_dhgroup", "TLS" },
+		{ NVMEFS_DHCHAP_FAILURE_DHGROUP_UNUSABLE, "dhchap_hash and dhchap_dhgroup", "TLS" },
+		{ NVMEFS_DHCHAP_FAILURE_NOT_USABLE, "dhchap_hash and dhchap_dhgroup", "TLS" },
+		{ NVMEFS_DHCHAP_FAILURE_CONCAT_MISMATCH, "secure channel (TLS)", "dhchap_hash" },
+		{ NVMEFS_DHCHAP_FAILURE_INCORRECT_PAYLOAD, "could not read this host's message",
+		  "dhchap_hash" },
+		{ NVMEFS_DHCHAP_FAILURE_INCORRECT_MESSAGE, "could not read this host's message",
+		  "dhchap_hash" },
+	};
+
+	ctl.refuse_reason = cases[_i].reason;
+	auth_fails(REFUSE_REPLY, false, -EPROTO, "ended DH-HMAC-CHAP", 0);
+	assert_msg_has(cases[_i].advice);
+	assert_msg_has("with host " FAKE_HOSTNQN);
+	ck_assert_ptr_null(strstr(nvmefs_errmsg(), cases[_i].not));
 }
 END_TEST
 
@@ -537,6 +564,7 @@ static Suite *auth_suite(void)
 	tc = tcase_create("failures");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_auth_refused);
+	tcase_add_loop_test(tc, test_auth_refused_reason_advice, 0, 6);
 	tcase_add_test(tc, test_auth_wrong_proof);
 	tcase_add_test(tc, test_auth_no_proof);
 	tcase_add_test(tc, test_auth_wrong_tid);
