@@ -47,7 +47,7 @@ struct nvmf_disc_log_entry;
 /** A connected controller: its admin queue and what it told us. */
 struct nvmefs_ctrl;
 
-/** The NVMe-oF well-known port (NVMe/RDMA's). */
+/** The NVMe-oF port of I/O controllers, whatever the transport (4420). */
 #define NVMEFS_DEFAULT_TRSVCID "4420"
 /** Default for connect and per-command timeouts, in milliseconds. */
 #define NVMEFS_DEFAULT_TIMEOUT_MS 5000
