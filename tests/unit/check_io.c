@@ -2141,6 +2141,16 @@ START_TEST(test_outage_device_removed)
 }
 END_TEST
 
+/* The next reconnect attempt finds nothing listening (its port not linked
+ * yet): refused at once. */
+static void script_refused_attempt(void)
+{
+	struct fake_step *refused = fake_expect_create(TRADDR, "4420");
+
+	refused->create_ret = -ECONNREFUSED;
+	snprintf(refused->create_msg, sizeof(refused->create_msg), "nobody listens (scripted)");
+}
+
 /*
  * An attempt that fails lets go of the device as well: a link that went
  * down can take the device with it, and its removal would wait for us for
@@ -2154,7 +2164,7 @@ START_TEST(test_outage_failed_attempt_lets_go)
 	struct cb_rec a = { 0 }, b = { 0 };
 	struct nvmefs_ioq *q;
 	struct nvme_id_ns id;
-	struct fake_step *s, *refused, *again;
+	struct fake_step *s, *again;
 	uint32_t old_rkey;
 	void *buf;
 
@@ -2170,9 +2180,7 @@ START_TEST(test_outage_failed_attempt_lets_go)
 	s->hold = true;
 	fake_expect_destroy();		/* I/O queue 1 */
 	fake_expect_destroy();		/* the admin queue */
-	refused = fake_expect_create(TRADDR, "4420");
-	refused->create_ret = -ECONNREFUSED;
-	snprintf(refused->create_msg, sizeof(refused->create_msg), "nobody listens (scripted)");
+	script_refused_attempt();
 	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
 	script_attempt(32, &id);
 	again = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
@@ -2201,7 +2209,7 @@ START_TEST(test_outage_ns_held)
 	struct cb_rec a = { 0 };
 	struct nvmefs_ioq *q;
 	struct nvme_id_ns id;
-	struct fake_step *s, *refused;
+	struct fake_step *s;
 	bool seen_held = false;
 	int64_t end;
 	void *buf;
@@ -2215,9 +2223,7 @@ START_TEST(test_outage_ns_held)
 	fake_expect_destroy();		/* I/O queue 1 */
 	fake_expect_destroy();		/* the admin queue */
 	/* Refused once: the attempt after it comes a tenth of a second later. */
-	refused = fake_expect_create(TRADDR, "4420");
-	refused->create_ret = -ECONNREFUSED;
-	snprintf(refused->create_msg, sizeof(refused->create_msg), "nobody listens (scripted)");
+	script_refused_attempt();
 	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
 	script_attempt(32, &id);
 	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
@@ -2257,7 +2263,7 @@ START_TEST(test_outage_refused_probed_soon)
 	unsigned int reported = 0;
 	struct nvmefs_ioq *q;
 	struct nvme_id_ns id;
-	struct fake_step *s, *refused;
+	struct fake_step *s;
 	int64_t start;
 	void *buf;
 
@@ -2270,9 +2276,7 @@ START_TEST(test_outage_refused_probed_soon)
 	fake_expect_destroy();		/* I/O queue 1 */
 	fake_expect_destroy();		/* the admin queue */
 	for (int i = 0; i < 3; i++) {
-		refused = fake_expect_create(TRADDR, "4420");
-		refused->create_ret = -ECONNREFUSED;
-		snprintf(refused->create_msg, sizeof(refused->create_msg), "nobody listens (scripted)");
+		script_refused_attempt();
 	}
 	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
 	script_attempt(32, &id);
