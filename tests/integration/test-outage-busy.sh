@@ -20,22 +20,31 @@ link=$NVMEFS_TEST_NVMET/ports/1/subsystems/$nqn
 trap 'load_cleanup; nvmefs_cleanup; [[ -L $link ]] || port_link "$nqn" 2>/dev/null || true' EXIT
 cd /tmp
 
-# cpu_ms STAT: user + system CPU time in the stat(5) file STAT, in ms.
+# The samples below read /proc with the shell's own reads, no command forked per thread: forks in
+# a loaded guest took seconds and stretched the outage past its 10 s.
+clk_tck=$(getconf CLK_TCK)
+
+# cpu_ms STAT: sets ms to the user + system CPU time in the stat(5) file STAT, in ms.
 cpu_ms() {
-	local f
-	read -r -a f <<<"$(sed 's/^.*) //' "$1")"
+	local line f
+	read -r line <"$1"
+	read -r -a f <<<"${line##*) }"
 	# Fields 14 and 15 of stat(5); the array starts at field 3.
-	echo $(((f[11] + f[12]) * 1000 / $(getconf CLK_TCK)))
+	ms=$(((f[11] + f[12]) * 1000 / clk_tck))
 }
 
 # workers_sample PID: the workers' summed CPU ms and each one's voluntary context switches
 # (wakeups), as "CPU_MS SWITCHES...".
 workers_sample() {
-	local t cpu=0 sw=()
+	local t comm key value cpu=0 sw=()
 	for t in /proc/"$1"/task/*; do
-		[[ $(<"$t/comm") == nvmefs-worker ]] || continue
-		cpu=$((cpu + $(cpu_ms "$t/stat")))
-		sw+=("$(sed -n 's/^voluntary_ctxt_switches:\s*//p' "$t/status")")
+		read -r comm <"$t/comm"
+		[[ $comm == nvmefs-worker ]] || continue
+		cpu_ms "$t/stat"
+		cpu=$((cpu + ms))
+		while read -r key value; do
+			[[ $key == voluntary_ctxt_switches: ]] && sw+=("$value")
+		done <"$t/status"
 	done
 	((${#sw[@]})) || fail "no thread of PID $1 is named nvmefs-worker"
 	echo "$cpu ${sw[*]}"
@@ -55,12 +64,14 @@ start=$(now_ms)
 port_unlink "$nqn"
 wait_ctrl_state "$mnt" '^connecting$' 9000
 t0=$(now_ms)
-before=$(cpu_ms "/proc/$pid/stat")
+cpu_ms "/proc/$pid/stat"
+before=$ms
 read -r -a w0 <<<"$(workers_sample "$pid")"
 ((t0 - start <= 7000)) || fail "the queues stopped only $((t0 - start)) ms into the 10 s outage: too little of it is left to measure"
 sleep_until "$start" 10000
 read -r -a w1 <<<"$(workers_sample "$pid")"
-after=$(cpu_ms "/proc/$pid/stat")
+cpu_ms "/proc/$pid/stat"
+after=$ms
 window=$(($(now_ms) - t0))
 port_link "$nqn"
 log "queues stopped $((t0 - start)) ms into the 10 s outage; over its last $window ms the daemon used $((after - before)) ms of CPU, the workers $((w1[0] - w0[0])) ms, wakeups ${w0[*]:1} -> ${w1[*]:1}"
