@@ -21,7 +21,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fs.h"
-#include "parking.h"
+#include "../export/parking.h"
 #include "../common/histogram.h"
 
 #define INO_INFO 2

@@ -33,7 +33,7 @@
 #include <nvme/types.h>
 #include <nvme/util.h>
 
-#include "fs_priv.h"
+#include "../fuse/fs_priv.h"
 #include "../common/histogram.h"
 #include "../common/json.h"
 #include "../common/text.h"
