@@ -37,8 +37,11 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf_layout.h \
 	src/cli/mount.c \
 	src/fuse/fs_ops.c \
-	src/fuse/fs_log.c \
+	src/fuse/adapter.c \
+	src/export/engine.h \
+	src/export/export_priv.h \
 	src/export/engine.c \
+	src/export/log.c \
 	src/export/worker.c \
 	src/export/parking.c \
 	src/export/parking.h \

@@ -1,163 +1,116 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The mount's workers.  Each owns one NVMe I/O queue and many requests in
- * flight: it waits on /dev/fuse (shared, non-blocking) and on its queue's
- * descriptor, and replies when the target completes, from the same thread.
+ * The export's workers.  Each owns one NVMe I/O queue and many requests in
+ * flight: it waits on the front end's source (shared, non-blocking) and on
+ * its queue's descriptor, reads requests into its registered buffers, and
+ * completes them when the target does, from the same thread.
  */
-#define FUSE_USE_VERSION 34
-
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <linux/falloc.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <fuse_lowlevel.h>
-#include <linux/fuse.h>
-#include <nvme/types.h>
-#include <nvme/util.h>
-
-#include "../fuse/fs_priv.h"
+#include "export_priv.h"
 #include "../common/histogram.h"
-#include "../common/json.h"
-#include "../common/text.h"
 
-/* ---------------------------------------------------------------------- */
-/* Workers                                                                  */
-/* ---------------------------------------------------------------------- */
-
-/*
- * The kernel's INIT went through fs_init(); libfuse may still have refused
- * it (options it cannot meet), and then ended the session: only a session
- * still running is a live mount to tell the caller about.
- */
-void fs_init_answered(struct fs *fs)
+/* The export's controllers: its one, or each path's. */
+static unsigned int nr_ctrls(const struct exp *e)
 {
-	if (atomic_exchange(&fs->ready_told, true))
-		return;
-	if (fuse_session_exited(fs->se)) {
-		fs->init_error = fs_error(-EPROTO, "FUSE refused the mount when the kernel started "
-					  "it (INIT): a -o option it cannot meet; mount without the "
-					  "FUSE options added, or see the system log");
-		atomic_store(&fs->stopping, true);
-		eventfd_write(fs->stop_fd, 1);
-		return;
-	}
-	if (fs->opts.ready)
-		fs->opts.ready(fs->opts.ready_arg);
+	return e->subsys ? nvmefs_subsys_path_count(e->subsys) : 1;
 }
 
-/* Hands the request of @n bytes in @f's buffer to libfuse. */
-static void dispatch(struct worker *w, struct freq *f, size_t n)
+static struct nvmefs_ctrl *ctrl_at(const struct exp *e, unsigned int i)
 {
-	struct fs *fs = w->fs;
-	struct fuse_buf fb = { 0 };
+	return e->subsys ? nvmefs_subsys_path(e->subsys, i) : e->ctrl;
+}
+
+void exp_stop_reconnecting(struct exp *e)
+{
+	for (unsigned int i = 0; i < nr_ctrls(e); i++) {
+		struct nvmefs_ctrl *ctrl = ctrl_at(e, i);
+
+		if (nvmefs_ctrl_failed(ctrl))
+			nvmefs_ctrl_stop_reconnect(ctrl);
+	}
+}
+
+int exp_failed(const struct exp *e)
+{
+	int err = 0;
+
+	for (unsigned int i = 0; i < nr_ctrls(e); i++) {
+		err = nvmefs_ctrl_failed(ctrl_at(e, i));
+		if (!err)
+			return 0;
+	}
+	return err;
+}
+
+/* Hands the request of @n bytes in @f's buffer to the front end. */
+static void dispatch(struct exp_worker *w, struct exp_req *f, size_t n)
+{
+	struct exp *e = w->e;
 	bool spare = f == &w->spare;
 
 	if (!spare) {
 		w->free = f->next;
 		w->busy++;
 		if (!w->free)
-			atomic_fetch_sub(&fs->workers_with_free, 1);
+			atomic_fetch_sub(&e->workers_with_free, 1);
 	}
 	f->busy = false;
 	f->taken = false;
 	f->start_ns = hist_now_ns();
-	fb.mem = f->buf;
-	fb.size = n;
-	fs_cur_freq = f;
-	fuse_session_process_buf(fs->se, &fb);
-	fs_cur_freq = NULL;
-	if (atomic_load(&fs->init_called) && !atomic_load(&fs->ready_told))
-		fs_init_answered(fs);
+	exp_cur_req = f;
+	e->ops->dispatch(e->arg, f->buf, n);
+	exp_cur_req = NULL;
 	/* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
-	 * request fs_take() claimed is returned by freq_put(), even when it finished
-	 * before fuse_session_process_buf() returned (a submission that failed). */
+	 * request exp_submit() claimed is returned by req_put(), even when it
+	 * finished before dispatch returned (a submission that failed). */
 	if (!spare && !f->taken) {
 		if (!w->free)
-			atomic_fetch_add(&fs->workers_with_free, 1);
+			atomic_fetch_add(&e->workers_with_free, 1);
 		f->next = w->free;
 		w->free = f;
 		w->busy--;
 	}
 }
 
-void fs_dispatch(struct worker *w, size_t n)
+void exp_dispatch(struct exp_worker *w, size_t n)
 {
 	dispatch(w, w->free, n);
-}
-
-/*
- * The namespace whose I/O the request of @n bytes at @buf is: one that
- * would take its buffer past the answer (fs_take).  0 for what else comes,
- * which is answered on the spot, from any buffer.
- */
-static uint32_t io_nsid(struct fs *fs, const uint8_t *buf, size_t n)
-{
-	const struct fuse_in_header *in = (const void *)buf;
-
-	if (n < sizeof(*in) || in->nodeid < INO_NS_BASE ||
-	    in->nodeid - INO_NS_BASE >= atomic_load(&fs->nr_ns))
-		return 0;
-	if (in->opcode != FUSE_READ && in->opcode != FUSE_WRITE && in->opcode != FUSE_FSYNC &&
-	    in->opcode != FUSE_FALLOCATE)
-		return 0;
-	return fs->ns[in->nodeid - INO_NS_BASE].nsid;
 }
 
 /* Whether the worker's queue would hold I/O to @nsid now (park_release's
  * question). */
 static bool ns_held(void *arg, uint32_t nsid)
 {
-	struct worker *w = arg;
+	struct exp_worker *w = arg;
 
 	return w->mpq ? nvmefs_mpq_ns_held(w->mpq, nsid) : nvmefs_ioq_ns_held(w->q, nsid);
 }
 
-/* Answers the request at @buf, which libfuse never saw, with @err. */
-static void refuse(struct worker *w, const uint8_t *buf, int err)
-{
-	struct fuse_out_header out = {
-		.len = sizeof(out), .error = -err,
-		.unique = ((const struct fuse_in_header *)(const void *)buf)->unique,
-	};
-
-	if (write(fuse_session_fd(w->fs->se), &out, sizeof(out)) < 0)
-		fs_log("worker %u: answering a request with %s failed: %s", w->idx, strerror(err),
-		       strerror(errno));
-}
-
 /* Copies the I/O request of @n bytes just read at @buf out, onto @l. */
-static void park(struct worker *w, struct park_list *l, uint32_t nsid, const uint8_t *buf,
+static void park(struct exp_worker *w, struct park_list *l, uint32_t nsid, const uint8_t *buf,
 		 size_t n)
 {
-	if (park_add(l, &w->fs->parked_bytes, nsid, buf, n) < 0)
-		refuse(w, buf, ENOMEM);
+	if (park_add(l, &w->e->parked_bytes, nsid, buf, n) < 0)
+		w->e->ops->refuse(w->e->arg, buf, ENOMEM);
 }
 
 /* Held requests whose namespace can go now join the ready ones (all of
- * them once the mount goes: the queue then fails them); ready ones get the
+ * them once the export goes: the queue then fails them); ready ones get the
  * buffers that came free, oldest first, unless their namespace lost its
  * paths meanwhile.  Returns whether any went. */
-static bool unpark(struct worker *w, bool force)
+static bool unpark(struct exp_worker *w, bool force)
 {
-	struct fs *fs = w->fs;
+	struct exp *e = w->e;
 	bool any = false;
 
 	if (w->held.head) {
@@ -177,71 +130,19 @@ static bool unpark(struct worker *w, bool force)
 		}
 		memcpy(w->free->buf, p->bytes, p->len);
 		dispatch(w, w->free, p->len);
-		park_free(p, &fs->parked_bytes);
+		park_free(p, &e->parked_bytes);
 		any = true;
 	}
 	return any;
 }
 
-int fs_setup_workers(struct fs *fs)
-{
-	size_t per_freq = fs_freq_bytes(fs->opts.max_io);
-	int ret;
-
-	fs->workers = calloc(fs->opts.workers, sizeof(*fs->workers));
-	if (!fs->workers)
-		return fs_error(-ENOMEM, "out of memory");
-	for (unsigned int i = 0; i < fs->opts.workers; i++)
-		fs->workers[i].epfd = fs->workers[i].wake_fd = -1;
-	for (unsigned int i = 0; i < fs->opts.workers; i++) {
-		struct worker *w = &fs->workers[i];
-		size_t len = per_freq * fs->opts.depth;
-
-		w->fs = fs;
-		w->idx = i;
-		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (w->wake_fd < 0)
-			return fs_error(-errno, "creating worker %u's eventfd failed: %s", i,
-					strerror(errno));
-		if (fs->subsys)
-			w->mpq = nvmefs_subsys_queue(fs->subsys, i);
-		else
-			w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
-		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
-		w->spare.w = w;
-		w->spare.resv = -1;
-		w->spare.buf = malloc(fs->bufsize);
-		if (!w->freqs || !w->spare.buf || posix_memalign((void **)&w->region, 4096, len))
-			return fs_error(-ENOMEM, "out of memory for %zu MiB of request buffers",
-					    len >> 20);
-		/* Registered once (on every path): requests arrive here and data
-		 * moves from here. */
-		ret = fs->subsys ? nvmefs_subsys_mr_reg(fs->subsys, w->region, len, &w->smr)
-			: nvmefs_mr_reg(fs->ctrl, w->region, len, &w->mr);
-		if (ret < 0)
-			return lib_error(ret);
-		for (unsigned int k = 0; k < fs->opts.depth; k++) {
-			struct freq *f = &w->freqs[k];
-
-			f->w = w;
-			f->buf = w->region + k * per_freq;
-			f->edge = f->buf + fs->bufsize;
-			f->resv = -1;
-			f->next = w->free;
-			w->free = f;
-		}
-		atomic_fetch_add(&fs->workers_with_free, 1);
-	}
-	return 0;
-}
-
 /* Whether every buffer @w has taken holds I/O its queue holds (taken
  * before the namespace lost its paths, or the controller failed): none
  * comes free before a path does. */
-static bool buffers_stuck(struct worker *w)
+static bool buffers_stuck(struct exp_worker *w)
 {
-	for (unsigned int k = 0; k < w->fs->opts.depth; k++) {
-		const struct freq *f = &w->freqs[k];
+	for (unsigned int k = 0; k < w->e->opts.depth; k++) {
+		const struct exp_req *f = &w->reqs[k];
 
 		if (f->busy && !ns_held(w, f->ns->nsid))
 			return false;
@@ -250,41 +151,37 @@ static bool buffers_stuck(struct worker *w)
 }
 
 /*
- * Whether @w reads /dev/fuse: with a buffer free, or into its spare once no
- * worker has one, so that the mount answers while its buffers are taken.
- * Not into the spare while I/O it read there waits for a buffer that will
- * come free (the rest waits in the kernel), nor once the mount has parked
- * all it may.
+ * Whether @w reads the source: with a buffer free, or into its spare once
+ * no worker has one, so that the front end answers while its buffers are
+ * taken.  Not into the spare while I/O it read there waits for a buffer
+ * that will come free (the rest waits in the kernel), nor once the export
+ * has parked all it may.
  */
-static bool reads_fuse(struct worker *w)
+static bool reads_source(struct exp_worker *w)
 {
-	return w->free || (!atomic_load(&w->fs->workers_with_free) &&
-			   park_room(&w->fs->parked_bytes) && (!w->ready.head || buffers_stuck(w)));
+	return w->free || (!atomic_load(&w->e->workers_with_free) &&
+			   park_room(&w->e->parked_bytes) && (!w->ready.head || buffers_stuck(w)));
 }
 
 /* Reads one request into a free buffer, else into the spare, and dispatches
  * it.  I/O the queue would hold is parked, keeping the buffer free for I/O
  * that can go; so is I/O that came into the spare.  Returns whether one
  * came. */
-static bool receive(struct worker *w)
+static bool receive(struct exp_worker *w)
 {
-	struct fs *fs = w->fs;
-	struct freq *f = w->free ? w->free : &w->spare;
+	struct exp *e = w->e;
+	struct exp_req *f = w->free ? w->free : &w->spare;
 	uint32_t nsid;
 	ssize_t n;
 
-	n = read(fuse_session_fd(fs->se), f->buf, fs->bufsize);
+	n = e->ops->read(e->arg, f->buf, e->bufsize);
 	if (n <= 0) {
-		if (n < 0 && errno == ENODEV) {
-			/* Unmounted (fusermount3 -u, umount): time to go. */
-			atomic_store(&fs->unmounted, true);
-			atomic_store(&fs->stopping, true);
-			eventfd_write(fs->stop_fd, 1);
-		}
+		if (n == -ENODEV)
+			atomic_store(&e->source_ended, true);
 		return false;
 	}
-	nsid = io_nsid(fs, f->buf, (size_t)n);
-	if (nsid && ns_held(w, nsid) && park_room(&fs->parked_bytes))
+	nsid = e->ops->io_nsid(e->arg, f->buf, (size_t)n);
+	if (nsid && ns_held(w, nsid) && park_room(&e->parked_bytes))
 		park(w, &w->held, nsid, f->buf, (size_t)n);
 	else if (nsid && f == &w->spare)
 		park(w, &w->ready, nsid, f->buf, (size_t)n);
@@ -294,51 +191,42 @@ static bool receive(struct worker *w)
 }
 
 /*
- * /dev/fuse is shared by every worker: watched with EPOLLEXCLUSIVE, a
- * request wakes one of them, not all (who would then mostly read EAGAIN).
+ * The source (/dev/fuse) is shared by every worker: watched with
+ * EPOLLEXCLUSIVE, a request wakes one of them, not all (who would then
+ * mostly read EAGAIN).
  * A worker with no buffer free stops watching while another has one, so
  * that requests go there.
  */
-static void watch_fuse(struct worker *w)
+static void watch_source(struct exp_worker *w)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WORKER_EV_FUSE };
-	bool on = !atomic_load(&w->fs->unmounted) && reads_fuse(w);
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLEXCLUSIVE, .data.u32 = WORKER_EV_SOURCE };
+	bool on = !atomic_load(&w->e->source_ended) && reads_source(w);
 
-	if (on != w->fuse_watched && epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
-					       fuse_session_fd(w->fs->se), on ? &ev : NULL) == 0)
-		w->fuse_watched = on;
+	if (on != w->source_watched && epoll_ctl(w->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL,
+					       w->e->source_fd, on ? &ev : NULL) == 0)
+		w->source_watched = on;
 }
 
-void fs_stop_reconnecting(struct fs *fs)
+static void *worker_main(void *arg)
 {
-	for (unsigned int i = 0; i < fs_nr_ctrls(fs); i++) {
-		struct nvmefs_ctrl *ctrl = fs_ctrl(fs, i);
+	struct exp_worker *w = arg;
+	struct exp *e = w->e;
 
-		if (nvmefs_ctrl_failed(ctrl))
-			nvmefs_ctrl_stop_reconnect(ctrl);
-	}
-}
-
-void *fs_worker_main(void *arg)
-{
-	struct worker *w = arg;
-	struct fs *fs = w->fs;
-
-	while (!atomic_load(&fs->serve_done)) {
+	while (!atomic_load(&e->serve_done)) {
 		struct epoll_event ev[4];
 		bool busy = false;
 		int wait, n;
 
 		if (w->busy && worker_poll(w, 0) > 0)
 			busy = true;
-		if (w->retry_head && fs_run_retries(w))
+		if (w->retry_head && exp_run_retries(w))
 			busy = true;
 		if ((w->ready.head || w->held.head) && unpark(w, false))
 			busy = true;
 		/* Take what has queued up. */
-		while (!atomic_load(&fs->unmounted) && reads_fuse(w) && receive(w))
+		while (!atomic_load(&e->source_ended) && reads_source(w) && receive(w))
 			busy = true;
-		watch_fuse(w);
+		watch_source(w);
 		if (busy)
 			continue;
 		/* Nothing to do: sleep until a request, a completion or the end.  Arm
@@ -366,27 +254,27 @@ void *fs_worker_main(void *arg)
 		}
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
-	 * timeout, and I/O held by an outage fails as the mount goes. */
+	 * timeout, and I/O held by an outage fails as the export goes. */
 	while (w->busy || w->ready.head || w->held.head || worker_inflight(w) ||
-	       atomic_load(&fs->workers_left)) {
+	       atomic_load(&e->workers_left)) {
 		int ret;
 
 		unpark(w, true);
 		if (!w->busy && !worker_inflight(w) && !w->drained) {
 			w->drained = true;
-			atomic_fetch_sub(&fs->workers_left, 1);
+			atomic_fetch_sub(&e->workers_left, 1);
 		}
 
 		/* Going away ends an outage's wait: what it holds fails now rather
 		 * than at ctrl_loss_tmo, as 'nvme disconnect' does while reconnecting. */
-		fs_stop_reconnecting(fs);
+		exp_stop_reconnecting(e);
 		ret = worker_poll(w, 100);
 
-		fs_run_retries(w);
+		exp_run_retries(w);
 		/* A failed queue has ended all its I/O: what is left waits on nothing. */
 		if (ret < 0) {
 			if (w->busy)
-				fs_log("worker %u: %u requests unanswered after the queue failed", w->idx,
+				exp_log("worker %u: %u requests unanswered after the queue failed", w->idx,
 				       w->busy);
 			break;
 		}
@@ -394,10 +282,231 @@ void *fs_worker_main(void *arg)
 	/* Left only when the queue failed with every buffer unanswered. */
 	park_release(&w->held, &w->ready, ns_held, w, true);
 	for (struct parked *p; (p = park_pop(&w->ready));) {
-		refuse(w, p->bytes, EIO);
-		park_free(p, &fs->parked_bytes);
+		e->ops->refuse(e->arg, p->bytes, EIO);
+		park_free(p, &e->parked_bytes);
 	}
 	if (!w->drained)
-		atomic_fetch_sub(&fs->workers_left, 1);
+		atomic_fetch_sub(&e->workers_left, 1);
 	return NULL;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The engine's life                                                        */
+/* ---------------------------------------------------------------------- */
+
+/* The workers, each with its queue and its requests' buffers, registered once. */
+static int setup_workers(struct exp *e)
+{
+	size_t per_req = exp_req_bytes(e->opts.max_io);
+	int ret;
+
+	e->workers = calloc(e->opts.workers, sizeof(*e->workers));
+	if (!e->workers)
+		return exp_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < e->opts.workers; i++)
+		e->workers[i].epfd = e->workers[i].wake_fd = -1;
+	for (unsigned int i = 0; i < e->opts.workers; i++) {
+		struct exp_worker *w = &e->workers[i];
+		size_t len = per_req * e->opts.depth;
+
+		w->e = e;
+		w->idx = i;
+		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (w->wake_fd < 0)
+			return exp_error(-errno, "creating worker %u's eventfd failed: %s", i,
+					 strerror(errno));
+		if (e->subsys)
+			w->mpq = nvmefs_subsys_queue(e->subsys, i);
+		else
+			w->q = nvmefs_ctrl_io_queue(e->ctrl, i);
+		w->reqs = calloc(e->opts.depth, sizeof(*w->reqs));
+		w->spare.w = w;
+		w->spare.resv = -1;
+		w->spare.buf = malloc(e->bufsize);
+		if (!w->reqs || !w->spare.buf || posix_memalign((void **)&w->region, 4096, len))
+			return exp_error(-ENOMEM, "out of memory for %zu MiB of request buffers",
+					 len >> 20);
+		/* Registered once (on every path): requests arrive here and data
+		 * moves from here. */
+		ret = e->subsys ? nvmefs_subsys_mr_reg(e->subsys, w->region, len, &w->smr)
+			: nvmefs_mr_reg(e->ctrl, w->region, len, &w->mr);
+		if (ret < 0)
+			return exp_lib_error(ret);
+		for (unsigned int k = 0; k < e->opts.depth; k++) {
+			struct exp_req *f = &w->reqs[k];
+
+			f->w = w;
+			f->buf = w->region + k * per_req;
+			f->edge = f->buf + e->bufsize;
+			f->resv = -1;
+			f->next = w->free;
+			w->free = f;
+		}
+		atomic_fetch_add(&e->workers_with_free, 1);
+	}
+	return 0;
+}
+
+int exp_create(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys, const struct exp_opts *opts,
+	       const struct exp_ops *ops, void *arg, struct exp **out)
+{
+	struct exp *e = calloc(1, sizeof(*e));
+	int ret;
+
+	*out = NULL;
+	if (!e)
+		return exp_error(-ENOMEM, "out of memory");
+	e->ctrl = ctrl;
+	e->subsys = subsys;
+	e->opts = *opts;
+	e->ops = ops;
+	e->arg = arg;
+	e->source_fd = -1;
+	pthread_mutex_init(&e->resv_lock, NULL);
+	pthread_mutex_init(&e->log_lock, NULL);
+	e->bufsize = opts->max_io + EXP_BUF_SLACK;
+	e->nr_resv = opts->workers * opts->depth;
+	e->resv = calloc(e->nr_resv, sizeof(*e->resv));
+	e->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!e->resv || e->stop_fd < 0) {
+		exp_destroy(e);
+		return exp_error(-ENOMEM, "out of memory");
+	}
+	ret = setup_workers(e);
+	if (ret < 0) {
+		exp_destroy(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+void exp_destroy(struct exp *e)
+{
+	if (!e)
+		return;
+	for (unsigned int i = 0; e->workers && i < e->opts.workers; i++) {
+		struct exp_worker *w = &e->workers[i];
+
+		if (w->epfd >= 0)
+			close(w->epfd);
+		if (w->wake_fd >= 0)
+			close(w->wake_fd);
+		nvmefs_mr_dereg(w->mr);
+		nvmefs_subsys_mr_dereg(w->smr);
+		free(w->region);
+		free(w->reqs);
+		free(w->spare.buf);
+	}
+	free(e->workers);
+	if (e->stop_fd >= 0)
+		close(e->stop_fd);
+	pthread_mutex_destroy(&e->resv_lock);
+	pthread_mutex_destroy(&e->log_lock);
+	free(e->resv);
+	free(e);
+}
+
+/* What every worker sleeps on besides the source: the end, its queue, and
+ * released reservations. */
+static int watch_worker_fds(struct exp *e)
+{
+	for (unsigned int i = 0; i < e->opts.workers; i++) {
+		struct exp_worker *w = &e->workers[i];
+		struct epoll_event stop = { .events = EPOLLIN, .data.u32 = WORKER_EV_STOP };
+		struct epoll_event cq = { .events = EPOLLIN, .data.u32 = WORKER_EV_QUEUE };
+		struct epoll_event wake = { .events = EPOLLIN, .data.u32 = WORKER_EV_WAKE };
+
+		w->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (w->epfd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, e->stop_fd, &stop) ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, worker_fd(w), &cq) ||
+		    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wake_fd, &wake))
+			return exp_error(-errno, "setting up epoll for worker %u failed: %s", i,
+					 strerror(errno));
+	}
+	return 0;
+}
+
+int exp_start(struct exp *e, int source_fd)
+{
+	int ret;
+
+	e->source_fd = source_fd;
+	ret = watch_worker_fds(e);
+	if (ret < 0)
+		return ret;
+	atomic_store(&e->workers_left, e->opts.workers);
+	for (e->started = 0; e->started < e->opts.workers; e->started++) {
+		struct exp_worker *w = &e->workers[e->started];
+
+		ret = pthread_create(&w->thread, NULL, worker_main, w);
+		if (ret) {
+			atomic_fetch_sub(&e->workers_left, e->opts.workers - e->started);
+			return exp_error(-ret, "starting worker %u failed: %s", e->started,
+					 strerror(ret));
+		}
+		/* For top -H and the tests that count what the workers cost. */
+		pthread_setname_np(w->thread, "nvmefs-worker");
+	}
+	return 0;
+}
+
+void exp_stop(struct exp *e)
+{
+	atomic_store(&e->serve_done, true);
+	eventfd_write(e->stop_fd, 1);
+	for (unsigned int i = 0; i < e->started; i++)
+		pthread_join(e->workers[i].thread, NULL);
+	e->started = 0;
+}
+
+const struct exp_stats *exp_worker_stats(const struct exp *e, unsigned int i)
+{
+	return &e->workers[i].stats;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Flushing at the end                                                      */
+/* ---------------------------------------------------------------------- */
+
+struct flush_wait {
+	bool done;
+	int status;
+};
+
+static void flush_done(void *arg, int status)
+{
+	struct flush_wait *fw = arg;
+
+	fw->done = true;
+	fw->status = status;
+}
+
+/* Polls the first worker's queue for up to 100 ms.  The export is going
+ * away: a controller that fails meanwhile is given up, and what it holds
+ * fails, rather than waiting out ctrl_loss_tmo. */
+static int flush_poll(struct exp *e, struct nvmefs_ioq *q, struct nvmefs_mpq *mpq)
+{
+	exp_stop_reconnecting(e);
+	return mpq ? nvmefs_mpq_poll(mpq, 100) : nvmefs_ioq_poll(q, 100);
+}
+
+int exp_flush_sync(struct exp *e, uint32_t nsid)
+{
+	struct nvmefs_ioq *q = e->workers[0].q;
+	struct nvmefs_mpq *mpq = e->workers[0].mpq;
+	struct flush_wait fw = { 0 };
+	int ret;
+
+	/* No queue: nothing went through one. */
+	if (!q && !mpq)
+		return 0;
+	while ((ret = mpq ? nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)
+		: nvmefs_ioq_flush(q, nsid, flush_done, &fw)) == -EAGAIN)
+		if ((ret = flush_poll(e, q, mpq)) < 0)
+			return ret;
+	while (ret >= 0 && !fw.done)
+		ret = flush_poll(e, q, mpq);
+	/* A poll that failed has run every callback first. */
+	return fw.done ? fw.status : ret;
 }

@@ -2,8 +2,9 @@
 /*
  * The FUSE side of `nvmefs mount` (libfuse3 low-level API): the operations
  * on the mount's files, their extended attributes, and the info and stats
- * files.  How a request becomes NVMe commands is requests.c; the workers
- * that read /dev/fuse and poll the queues, worker.c; the mount's life,
+ * files.  Their I/O goes to the export engine (src/export: NVMe commands,
+ * the workers that read /dev/fuse and poll the queues) through
+ * exp_submit(), and comes back through adapter.c; the mount's life is
  * serve.c; the namespace files, namespaces.c.
  *
  * Zero copies in user space: every worker reads FUSE requests from
@@ -56,7 +57,7 @@ static struct fs *fs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-static struct ns_file *ns_of(struct fs *fs, fuse_ino_t ino)
+static struct exp_ns *ns_of(struct fs *fs, fuse_ino_t ino)
 {
 	if (ino < INO_NS_BASE || ino >= INO_NS_BASE + fs->nr_ns)
 		return NULL;
@@ -67,7 +68,7 @@ char *fs_stats_json(struct fs *fs, size_t *len);
 
 static int fill_stat(struct fs *fs, fuse_ino_t ino, struct stat *st)
 {
-	struct ns_file *ns = ns_of(fs, ino);
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
@@ -162,7 +163,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		       struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	/* A namespace's size is its capacity: no truncating, no growing.
 	 * Owner and mode are fixed at mount time (-o uid=, gid=); times are
@@ -282,9 +283,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
-	uint64_t first, last;
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	if (ino == INO_INFO) {
 		reply_text(req, fs->info, fs->info_len, size, off);
@@ -307,19 +306,14 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > ns->size - (uint64_t)off)
 		size = ns->size - (uint64_t)off;
-	f = fs_take(req, ns, FOP_READ, (uint64_t)off, size);
-	first = (uint64_t)off >> ns->lba_shift;
-	last = ((uint64_t)off + size - 1) >> ns->lba_shift;
-	fs_sub_add(f, 0, SUB_READ, first, (uint32_t)(last - first + 1), f->buf);
-	fs_step(f);
+	exp_submit(req, ns, EXP_READ, (uint64_t)off, size, NULL);
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	(void)fi;
 	if (!ns) {
@@ -335,18 +329,14 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_write(req, 0);
 		return;
 	}
-	f = fs_take(req, ns, FOP_WRITE, (uint64_t)off, size);
-	/* The payload lies in f->buf, which is registered: sent from there. */
-	f->data = (const uint8_t *)buf;
-	if (!fs_write_start(f))
-		fs_retry_push(f->w, f);
+	/* The payload lies in the engine's registered buffer: sent from there. */
+	exp_submit(req, ns, EXP_WRITE, (uint64_t)off, size, buf);
 }
 
 static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	(void)datasync;
 	(void)fi;
@@ -355,18 +345,15 @@ static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		return;
 	}
 	/* Always sent: the target's volatile write cache is not ours to judge. */
-	f = fs_take(req, ns, FOP_FLUSH, 0, 0);
-	fs_sub_add(f, 0, SUB_FLUSH, 0, 0, NULL);
-	fs_step(f);
+	exp_submit(req, ns, EXP_FLUSH, 0, 0, NULL);
 }
 
 static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			 struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
-	enum fop op;
+	struct exp_ns *ns = ns_of(fs, ino);
+	enum exp_op op;
 
 	(void)fi;
 	if (!ns) {
@@ -374,9 +361,9 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		return;
 	}
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
-		op = FOP_PUNCH;
+		op = EXP_PUNCH;
 	} else if (mode == FALLOC_FL_ZERO_RANGE || mode == (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE)) {
-		op = FOP_ZERO;
+		op = EXP_ZERO;
 	} else if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE) {
 		/* Every block is already allocated: within the capacity, done. */
 		if (off < 0 || len <= 0)
@@ -392,9 +379,7 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		fuse_reply_err(req, len <= 0 ? EINVAL : ENOSPC);
 		return;
 	}
-	f = fs_take(req, ns, op, (uint64_t)off, (size_t)len);
-	if (!fs_write_start(f))
-		fs_retry_push(f->w, f);
+	exp_submit(req, ns, op, (uint64_t)off, (size_t)len, NULL);
 }
 
 static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -429,7 +414,7 @@ static void trimmed(char *dst, size_t size, const char *src, size_t len)
 	text_escape(dst, size, src, len);
 }
 
-static void xattr_value(struct fs *fs, const struct ns_file *ns, unsigned int i, char *v, size_t size)
+static void xattr_value(struct fs *fs, const struct exp_ns *ns, unsigned int i, char *v, size_t size)
 {
 	const struct nvme_id_ctrl *id = nvmefs_ctrl_id(fs->ctrl);
 
@@ -450,7 +435,7 @@ static void xattr_value(struct fs *fs, const struct ns_file *ns, unsigned int i,
 static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
+	struct exp_ns *ns = ns_of(fs, ino);
 	char v[300];
 	size_t len;
 
@@ -514,7 +499,7 @@ const struct fuse_lowlevel_ops fs_lowlevel_ops = {
 /* ---------------------------------------------------------------------- */
 
 /* The counters and latencies of @s, as members of the object open in @j. */
-static void stats_members(struct json *j, const struct queue_stats *s, const struct histogram *lat)
+static void stats_members(struct json *j, const struct exp_stats *s, const struct histogram *lat)
 {
 	json_uint(j, "reads", atomic_load(&s->reads));
 	json_uint(j, "writes", atomic_load(&s->writes));
@@ -586,7 +571,7 @@ static uint64_t heap_in_use(void)
 /* A snapshot of the counters of every queue and their sum, as JSON. */
 char *fs_stats_json(struct fs *fs, size_t *len)
 {
-	struct queue_stats *total = calloc(1, sizeof(*total));
+	struct exp_stats *total = calloc(1, sizeof(*total));
 	struct nvmefs_ctrl_status cs;
 	struct timespec now;
 	char *text = NULL;
@@ -602,7 +587,7 @@ char *fs_stats_json(struct fs *fs, size_t *len)
 	json_object_begin(&j, NULL);
 	json_array_begin(&j, "queues");
 	for (unsigned int i = 0; i < fs->opts.workers; i++) {
-		struct queue_stats *s = &fs->workers[i].stats;
+		const struct exp_stats *s = exp_worker_stats(fs->exp, i);
 
 		json_object_begin(&j, NULL);
 		json_uint(&j, "queue", i + 1);
@@ -659,7 +644,7 @@ int fs_build_info(struct fs *fs)
 
 	out = open_memstream(&fs->info, &fs->info_len);
 	if (!out)
-		return fs_error(-ENOMEM, "out of memory");
+		return exp_error(-ENOMEM, "out of memory");
 	json_init(&j, out);
 	json_object_begin(&j, NULL);
 	json_string(&j, "subnqn", nvmefs_ctrl_subnqn(fs->ctrl));
@@ -689,7 +674,7 @@ int fs_build_info(struct fs *fs)
 	}
 	json_array_begin(&j, "namespaces");
 	for (unsigned int i = 0; i < fs->nr_ns; i++) {
-		const struct ns_file *ns = &fs->ns[i];
+		const struct exp_ns *ns = &fs->ns[i];
 
 		json_object_begin(&j, NULL);
 		json_string(&j, "file", ns->name);
@@ -705,6 +690,6 @@ int fs_build_info(struct fs *fs)
 	json_object_end(&j);
 	fputc('\n', out);
 	if (fclose(out))
-		return fs_error(-ENOMEM, "out of memory");
+		return exp_error(-ENOMEM, "out of memory");
 	return 0;
 }
