@@ -42,6 +42,7 @@ src_cli_nvmefs_SOURCES = \
 	src/export/export_priv.h \
 	src/export/engine.c \
 	src/export/log.c \
+	src/export/stats.c \
 	src/export/worker.c \
 	src/export/parking.c \
 	src/export/parking.h \

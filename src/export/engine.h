@@ -138,6 +138,10 @@ int exp_failed(const struct exp *e);
 void exp_stop_reconnecting(struct exp *e);
 /* Worker @i's counters. */
 const struct exp_stats *exp_worker_stats(const struct exp *e, unsigned int i);
+/* A snapshot of every worker's counters and their sum, the controller's
+ * state and each path's reach of namespaces @ns (@nr_ns of them), as JSON
+ * text of *@len bytes; NULL without memory.  Freed by the caller. */
+char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns, size_t *len);
 
 /* Why exp_create() or exp_start() failed; also what a front end sets with
  * exp_error(), so that it has one message. */
