@@ -40,7 +40,7 @@ src_cli_nvmefs_SOURCES = \
 	src/fuse/adapter.c \
 	src/export/engine.h \
 	src/export/export_priv.h \
-	src/export/engine.c \
+	src/export/requests.c \
 	src/export/log.c \
 	src/export/stats.c \
 	src/export/worker.c \

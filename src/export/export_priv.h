@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Private to the export engine (and the harnesses that drive its parts):
- * engine.c turns a request into NVMe commands with write reservations and
+ * requests.c turns a request into NVMe commands with write reservations and
  * retries; worker.c runs the workers, their buffers and parked requests.
  */
 #ifndef NVMEFS_EXPORT_PRIV_H
@@ -130,7 +130,7 @@ struct exp {
 	unsigned int nr_logged;
 };
 
-/* engine.c */
+/* requests.c */
 /* The request a worker is dispatching, for exp_submit(). */
 extern _Thread_local struct exp_req *exp_cur_req;
 /* Writes and sub-I/Os that waited: whether any of them got on. */
