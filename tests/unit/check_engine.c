@@ -448,13 +448,12 @@ START_TEST(test_flush_after_writes)
 }
 END_TEST
 
-/* The queue of the tests that reconnect: what check_io's outage tests
- * script, the controller refusing once, then back with the namespace. */
+/* The controller's thread reconnecting one I/O queue of 32: both queues
+ * torn down, an attempt refused, then one that gets through. */
 static void script_refused_then_back(void)
 {
 	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
 				      .mdts = MDTS_1M, .io = true };
-	static uint32_t list[NVMEFS_NS_LIST_LEN];
 	struct fake_step *s;
 	struct nvme_id_ns id;
 
@@ -463,21 +462,8 @@ static void script_refused_then_back(void)
 	s = fake_expect_create(TRADDR, "4420");
 	s->create_ret = -ECONNREFUSED;
 	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
-	fake_script_connect_kato(TRADDR, "4420", &target, 0);
-	fake_expect_set_nr_queues(1, 0);
-	s = fake_expect_create(NULL, NULL);
-	s->qid = 1;
-	fake_expect_io_connect(1, 31, CNTLID);
 	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
-	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, &id, sizeof(id));
-	fake_float(s);
-	fake_repeat(s, 2, 2);
-	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
-	fake_float(s);
-	fake_repeat(s, 2, 2);
-	memset(list, 0, sizeof(list));
-	list[0] = nvmefs_cpu_to_le32(1);
-	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list)));
+	fake_script_attempt(TRADDR, &target, 32, &id, 1, 1);
 }
 
 /*
