@@ -275,7 +275,7 @@ static void *worker_main(void *arg)
 		if (ret < 0) {
 			if (w->busy)
 				exp_log("worker %u: %u requests unanswered after the queue failed", w->idx,
-				       w->busy);
+					w->busy);
 			break;
 		}
 	}

@@ -50,7 +50,7 @@ static int ns_file_init(struct fs *fs, struct exp_ns *ns, uint32_t nsid, struct 
 		return exp_lib_error(ret);
 	if (info.lba_size > EXP_MAX_LBA_SIZE || info.lba_size < 512)
 		return exp_error(-EOPNOTSUPP, "namespace %u has %u-byte blocks; nvmefs mount serves "
-				"512 to %d", nsid, info.lba_size, EXP_MAX_LBA_SIZE);
+				 "512 to %d", nsid, info.lba_size, EXP_MAX_LBA_SIZE);
 	memset(ns, 0, sizeof(*ns));
 	ns->nsid = info.nsid;
 	ns->lba_size = info.lba_size;

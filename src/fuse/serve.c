@@ -77,11 +77,11 @@ int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts)
 	    rl.rlim_cur >= need + (1u << 20))
 		return 0;
 	return exp_error(-ENOMEM, "the request buffers need %zu KiB of locked memory (%u queues x "
-			"--depth %u x max_io %zu KiB), more than RLIMIT_MEMLOCK allows (%llu KiB): "
-			"raise it ('ulimit -l %zu'; in a container, --ulimit memlock=%zu) or use fewer "
-			"or smaller buffers (-i, --depth, -o max_io)", need >> 10, opts->workers,
-			opts->depth, opts->max_io >> 10, (unsigned long long)rl.rlim_cur >> 10,
-			(need >> 10) + 1024, need + (1u << 20));
+			 "--depth %u x max_io %zu KiB), more than RLIMIT_MEMLOCK allows (%llu KiB): "
+			 "raise it ('ulimit -l %zu'; in a container, --ulimit memlock=%zu) or use fewer "
+			 "or smaller buffers (-i, --depth, -o max_io)", need >> 10, opts->workers,
+			 opts->depth, opts->max_io >> 10, (unsigned long long)rl.rlim_cur >> 10,
+			 (need >> 10) + 1024, need + (1u << 20));
 }
 
 /* Until the mount is asked to stop. */
@@ -104,7 +104,7 @@ static void flush_all(struct fs *fs)
 
 		if (ret)
 			exp_log("flushing %s before unmounting failed: %s", fs->ns[i].name,
-			       ret > 0 ? nvme_status_to_string(ret, false) : nvmefs_errmsg());
+				ret > 0 ? nvme_status_to_string(ret, false) : nvmefs_errmsg());
 	}
 }
 
@@ -220,9 +220,9 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	fuse_session_unmount(fs->se);
 	if (exp_failed(fs->exp) && ret == 0)
 		ret = exp_error(exp_failed(fs->exp), "the controller of %s failed while mounted%s and "
-			       "was not reconnected (%s), so file I/O failed with EIO: check the "
-			       "target and mount again", nvmefs_ctrl_subnqn(ctrl),
-			       subsys ? ", on every path," : "", nvmefs_errmsg());
+				"was not reconnected (%s), so file I/O failed with EIO: check the "
+				"target and mount again", nvmefs_ctrl_subnqn(ctrl),
+				subsys ? ", on every path," : "", nvmefs_errmsg());
 out:
 	sig_fs = NULL;
 	if (fs->se)
