@@ -63,7 +63,7 @@ struct exp_ns {
 
 enum exp_op { EXP_READ, EXP_WRITE, EXP_FLUSH, EXP_ZERO, EXP_PUNCH };
 
-/* A worker's counters, for a front end's statistics. */
+/* A worker's counters, which exp_stats_json() reports. */
 struct exp_stats {
 	atomic_uint_fast64_t reads, writes, read_bytes, write_bytes;
 	atomic_uint_fast64_t flushes, write_zeroes, deallocates, errors;
@@ -136,8 +136,6 @@ int exp_flush_sync(struct exp *e, uint32_t nsid);
 int exp_failed(const struct exp *e);
 /* Every controller (path) that is not live gives up reconnecting. */
 void exp_stop_reconnecting(struct exp *e);
-/* Worker @i's counters. */
-const struct exp_stats *exp_worker_stats(const struct exp *e, unsigned int i);
 /* A snapshot of every worker's counters and their sum, the controller's
  * state and each path's reach of namespaces @ns (@nr_ns of them), as JSON
  * text of *@len bytes; NULL without memory.  Freed by the caller. */

@@ -460,11 +460,6 @@ void exp_stop(struct exp *e)
 	e->started = 0;
 }
 
-const struct exp_stats *exp_worker_stats(const struct exp *e, unsigned int i)
-{
-	return &e->workers[i].stats;
-}
-
 /* ---------------------------------------------------------------------- */
 /* Flushing at the end                                                      */
 /* ---------------------------------------------------------------------- */

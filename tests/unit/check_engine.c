@@ -441,9 +441,9 @@ START_TEST(test_flush_after_writes)
 	send_req(EXP_ZERO, 32 * 512, 4096, 2, NULL);
 	d = wait_done(2, 5000);
 	ck_assert_int_eq(d.err, 0);
-	ck_assert_uint_eq(atomic_load(&exp_worker_stats(t.e, 0)->writes), 1);
-	ck_assert_uint_eq(atomic_load(&exp_worker_stats(t.e, 0)->flushes), 1);
-	ck_assert_uint_eq(atomic_load(&exp_worker_stats(t.e, 0)->write_zeroes), 1);
+	ck_assert_uint_eq(atomic_load(&t.e->workers[0].stats.writes), 1);
+	ck_assert_uint_eq(atomic_load(&t.e->workers[0].stats.flushes), 1);
+	ck_assert_uint_eq(atomic_load(&t.e->workers[0].stats.write_zeroes), 1);
 	finish();
 }
 END_TEST
