@@ -37,11 +37,15 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf_layout.h \
 	src/cli/mount.c \
 	src/fuse/fs_ops.c \
-	src/fuse/fs_log.c \
-	src/fuse/requests.c \
-	src/fuse/worker.c \
-	src/fuse/parking.c \
-	src/fuse/parking.h \
+	src/fuse/adapter.c \
+	src/export/engine.h \
+	src/export/export_priv.h \
+	src/export/requests.c \
+	src/export/log.c \
+	src/export/stats.c \
+	src/export/worker.c \
+	src/export/parking.c \
+	src/export/parking.h \
 	src/fuse/serve.c \
 	src/fuse/fs.h \
 	src/fuse/fs_priv.h \
@@ -117,11 +121,11 @@ tests_unit_san_check_perf_layout_CFLAGS = $(tests_unit_check_perf_layout_CFLAGS)
 tests_unit_san_check_perf_layout_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_perf_layout_LDADD = $(CHECK_LIBS)
 
-# The mount's parked requests (src/fuse/parking.c), without FUSE.
+# The mount's parked requests (src/export/parking.c), without FUSE.
 check_PROGRAMS += tests/unit/check_parking tests/unit/san/check_parking
 UNIT_TESTS += tests/unit/check_parking tests/unit/san/check_parking
 
-tests_unit_check_parking_SOURCES = tests/unit/check_parking.c src/fuse/parking.c src/fuse/parking.h
+tests_unit_check_parking_SOURCES = tests/unit/check_parking.c src/export/parking.c src/export/parking.h
 tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_parking_LDADD = $(CHECK_LIBS)
 

@@ -2,8 +2,9 @@
 /*
  * The FUSE side of `nvmefs mount` (libfuse3 low-level API): the operations
  * on the mount's files, their extended attributes, and the info and stats
- * files.  How a request becomes NVMe commands is requests.c; the workers
- * that read /dev/fuse and poll the queues, worker.c; the mount's life,
+ * files.  Their I/O goes to the export engine (src/export: NVMe commands,
+ * the workers that read /dev/fuse and poll the queues) through
+ * exp_submit(), and comes back through adapter.c; the mount's life is
  * serve.c; the namespace files, namespaces.c.
  *
  * Zero copies in user space: every worker reads FUSE requests from
@@ -21,7 +22,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <linux/falloc.h>
-#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -56,18 +56,16 @@ static struct fs *fs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-static struct ns_file *ns_of(struct fs *fs, fuse_ino_t ino)
+static struct exp_ns *ns_of(struct fs *fs, fuse_ino_t ino)
 {
 	if (ino < INO_NS_BASE || ino >= INO_NS_BASE + fs->nr_ns)
 		return NULL;
 	return &fs->ns[ino - INO_NS_BASE];
 }
 
-char *fs_stats_json(struct fs *fs, size_t *len);
-
 static int fill_stat(struct fs *fs, fuse_ino_t ino, struct stat *st)
 {
-	struct ns_file *ns = ns_of(fs, ino);
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	memset(st, 0, sizeof(*st));
 	st->st_ino = ino;
@@ -162,7 +160,7 @@ static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		       struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	/* A namespace's size is its capacity: no truncating, no growing.
 	 * Owner and mode are fixed at mount time (-o uid=, gid=); times are
@@ -242,7 +240,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fi->direct_io = 1;
 		if (ino == INO_STATS) {
 			size_t len;
-			char *snap = fs_stats_json(fs, &len);
+			char *snap = exp_stats_json(fs->exp, fs->ns, atomic_load(&fs->nr_ns), &len);
 
 			if (!snap) {
 				fuse_reply_err(req, ENOMEM);
@@ -282,9 +280,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
-	uint64_t first, last;
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	if (ino == INO_INFO) {
 		reply_text(req, fs->info, fs->info_len, size, off);
@@ -307,19 +303,14 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > ns->size - (uint64_t)off)
 		size = ns->size - (uint64_t)off;
-	f = fs_take(req, ns, FOP_READ, (uint64_t)off, size);
-	first = (uint64_t)off >> ns->lba_shift;
-	last = ((uint64_t)off + size - 1) >> ns->lba_shift;
-	fs_sub_add(f, 0, SUB_READ, first, (uint32_t)(last - first + 1), f->buf);
-	fs_step(f);
+	exp_submit(req, ns, EXP_READ, (uint64_t)off, size, NULL);
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	(void)fi;
 	if (!ns) {
@@ -335,18 +326,14 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_write(req, 0);
 		return;
 	}
-	f = fs_take(req, ns, FOP_WRITE, (uint64_t)off, size);
-	/* The payload lies in f->buf, which is registered: sent from there. */
-	f->data = (const uint8_t *)buf;
-	if (!fs_write_start(f))
-		fs_retry_push(f->w, f);
+	/* The payload lies in the engine's registered buffer: sent from there. */
+	exp_submit(req, ns, EXP_WRITE, (uint64_t)off, size, buf);
 }
 
 static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
+	struct exp_ns *ns = ns_of(fs, ino);
 
 	(void)datasync;
 	(void)fi;
@@ -355,18 +342,15 @@ static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		return;
 	}
 	/* Always sent: the target's volatile write cache is not ours to judge. */
-	f = fs_take(req, ns, FOP_FLUSH, 0, 0);
-	fs_sub_add(f, 0, SUB_FLUSH, 0, 0, NULL);
-	fs_step(f);
+	exp_submit(req, ns, EXP_FLUSH, 0, 0, NULL);
 }
 
 static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 			 struct fuse_file_info *fi)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
-	struct freq *f;
-	enum fop op;
+	struct exp_ns *ns = ns_of(fs, ino);
+	enum exp_op op;
 
 	(void)fi;
 	if (!ns) {
@@ -374,9 +358,9 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		return;
 	}
 	if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
-		op = FOP_PUNCH;
+		op = EXP_PUNCH;
 	} else if (mode == FALLOC_FL_ZERO_RANGE || mode == (FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE)) {
-		op = FOP_ZERO;
+		op = EXP_ZERO;
 	} else if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE) {
 		/* Every block is already allocated: within the capacity, done. */
 		if (off < 0 || len <= 0)
@@ -392,9 +376,7 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		fuse_reply_err(req, len <= 0 ? EINVAL : ENOSPC);
 		return;
 	}
-	f = fs_take(req, ns, op, (uint64_t)off, (size_t)len);
-	if (!fs_write_start(f))
-		fs_retry_push(f->w, f);
+	exp_submit(req, ns, op, (uint64_t)off, (size_t)len, NULL);
 }
 
 static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -429,7 +411,7 @@ static void trimmed(char *dst, size_t size, const char *src, size_t len)
 	text_escape(dst, size, src, len);
 }
 
-static void xattr_value(struct fs *fs, const struct ns_file *ns, unsigned int i, char *v, size_t size)
+static void xattr_value(struct fs *fs, const struct exp_ns *ns, unsigned int i, char *v, size_t size)
 {
 	const struct nvme_id_ctrl *id = nvmefs_ctrl_id(fs->ctrl);
 
@@ -450,7 +432,7 @@ static void xattr_value(struct fs *fs, const struct ns_file *ns, unsigned int i,
 static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct fs *fs = fs_of(req);
-	struct ns_file *ns = ns_of(fs, ino);
+	struct exp_ns *ns = ns_of(fs, ino);
 	char v[300];
 	size_t len;
 
@@ -510,145 +492,8 @@ const struct fuse_lowlevel_ops fs_lowlevel_ops = {
 };
 
 /* ---------------------------------------------------------------------- */
-/* info and stats                                                           */
+/* info (the stats are the engine's: exp_stats_json())                      */
 /* ---------------------------------------------------------------------- */
-
-/* The counters and latencies of @s, as members of the object open in @j. */
-static void stats_members(struct json *j, const struct queue_stats *s, const struct histogram *lat)
-{
-	json_uint(j, "reads", atomic_load(&s->reads));
-	json_uint(j, "writes", atomic_load(&s->writes));
-	json_uint(j, "read_bytes", atomic_load(&s->read_bytes));
-	json_uint(j, "write_bytes", atomic_load(&s->write_bytes));
-	json_uint(j, "flushes", atomic_load(&s->flushes));
-	json_uint(j, "write_zeroes", atomic_load(&s->write_zeroes));
-	json_uint(j, "deallocates", atomic_load(&s->deallocates));
-	json_uint(j, "errors", atomic_load(&s->errors));
-	json_object_begin(j, "lat_us");
-	json_double(j, "mean", hist_mean(lat) / 1000);
-	json_double(j, "p50", hist_percentile(lat, 50) / 1000);
-	json_double(j, "p90", hist_percentile(lat, 90) / 1000);
-	json_double(j, "p99", hist_percentile(lat, 99) / 1000);
-	json_double(j, "p999", hist_percentile(lat, 99.9) / 1000);
-	json_double(j, "max", hist_max(lat) / 1000.0);
-	json_object_end(j);
-}
-
-/* Each path of a multipath mount: where, its state, how it reaches each
- * namespace, and what went through it. */
-static void paths_json(struct fs *fs, struct json *j)
-{
-	json_string(j, "iopolicy", nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(fs->subsys)));
-	json_array_begin(j, "paths");
-	for (unsigned int i = 0; i < nvmefs_subsys_path_count(fs->subsys); i++) {
-		struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(fs->subsys, i);
-		struct nvmefs_ctrl_status cs;
-		struct nvmefs_path_stats ps;
-
-		nvmefs_ctrl_status(ctrl, &cs);
-		nvmefs_subsys_path_stats(fs->subsys, i, &ps);
-		json_object_begin(j, NULL);
-		json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
-		json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
-		json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
-		json_string(j, "state", nvmefs_ctrl_state_name(cs.state));
-		json_uint(j, "reconnects", cs.reconnects);
-		json_string(j, "last_error", cs.reason);
-		json_uint(j, "ios", ps.ios);
-		json_uint(j, "errors", ps.errors);
-		json_uint(j, "failovers", ps.failovers);
-		json_array_begin(j, "ana");
-		for (unsigned int k = 0; k < atomic_load(&fs->nr_ns); k++) {
-			json_object_begin(j, NULL);
-			json_uint(j, "nsid", fs->ns[k].nsid);
-			json_string(j, "state",
-				    nvmefs_ana_state_name(nvmefs_ns_ana_state(ctrl, fs->ns[k].nsid)));
-			json_object_end(j);
-		}
-		json_array_end(j);
-		json_object_end(j);
-	}
-	json_array_end(j);
-}
-
-/*
- * The bytes malloc has handed out and not had back, in every arena.  Unlike
- * the resident size it does not move with where the allocator places things,
- * so a leak shows in it and nothing else does.
- */
-static uint64_t heap_in_use(void)
-{
-	struct mallinfo2 mi = mallinfo2();
-
-	return (uint64_t)mi.uordblks + mi.hblkhd;
-}
-
-/* A snapshot of the counters of every queue and their sum, as JSON. */
-char *fs_stats_json(struct fs *fs, size_t *len)
-{
-	struct queue_stats *total = calloc(1, sizeof(*total));
-	struct nvmefs_ctrl_status cs;
-	struct timespec now;
-	char *text = NULL;
-	struct json j;
-	FILE *out;
-
-	out = total ? open_memstream(&text, len) : NULL;
-	if (!out) {
-		free(total);
-		return NULL;
-	}
-	json_init(&j, out);
-	json_object_begin(&j, NULL);
-	json_array_begin(&j, "queues");
-	for (unsigned int i = 0; i < fs->opts.workers; i++) {
-		struct queue_stats *s = &fs->workers[i].stats;
-
-		json_object_begin(&j, NULL);
-		json_uint(&j, "queue", i + 1);
-		stats_members(&j, s, &s->lat);
-		json_object_end(&j);
-		total->reads += atomic_load(&s->reads);
-		total->writes += atomic_load(&s->writes);
-		total->read_bytes += atomic_load(&s->read_bytes);
-		total->write_bytes += atomic_load(&s->write_bytes);
-		total->flushes += atomic_load(&s->flushes);
-		total->write_zeroes += atomic_load(&s->write_zeroes);
-		total->deallocates += atomic_load(&s->deallocates);
-		total->errors += atomic_load(&s->errors);
-		hist_merge(&total->lat, &s->lat);
-	}
-	json_array_end(&j);
-	json_object_begin(&j, "total");
-	stats_members(&j, total, &total->lat);
-	json_object_end(&j);
-	/* Kept from before reconnect: scripts read it; 0 while live. */
-	json_int(&j, "controller_failed", nvmefs_ctrl_failed(fs->ctrl));
-	nvmefs_ctrl_status(fs->ctrl, &cs);
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	json_object_begin(&j, "controller");
-	json_string(&j, "state", nvmefs_ctrl_state_name(cs.state));
-	json_uint(&j, "reconnects", cs.reconnects);
-	json_uint(&j, "attempts", cs.attempts);
-	json_string(&j, "last_error", cs.reason);
-	json_int(&j, "error", cs.error);
-	json_int(&j, "time_in_state_ms",
-		 (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 - cs.since_ms);
-	json_int(&j, "longest_outage_ms", cs.longest_outage_ms);
-	json_uint(&j, "io_failing", cs.io_failing ? 1 : 0);
-	json_uint(&j, "io_queues", cs.io_queues);
-	json_object_end(&j);
-	if (fs->subsys)
-		paths_json(fs, &j);
-	json_object_begin(&j, "memory");
-	json_uint(&j, "heap_bytes", heap_in_use());
-	json_object_end(&j);
-	json_object_end(&j);
-	fputc('\n', out);
-	fclose(out);
-	free(total);
-	return text;
-}
 
 int fs_build_info(struct fs *fs)
 {
@@ -659,7 +504,7 @@ int fs_build_info(struct fs *fs)
 
 	out = open_memstream(&fs->info, &fs->info_len);
 	if (!out)
-		return fs_error(-ENOMEM, "out of memory");
+		return exp_error(-ENOMEM, "out of memory");
 	json_init(&j, out);
 	json_object_begin(&j, NULL);
 	json_string(&j, "subnqn", nvmefs_ctrl_subnqn(fs->ctrl));
@@ -689,7 +534,7 @@ int fs_build_info(struct fs *fs)
 	}
 	json_array_begin(&j, "namespaces");
 	for (unsigned int i = 0; i < fs->nr_ns; i++) {
-		const struct ns_file *ns = &fs->ns[i];
+		const struct exp_ns *ns = &fs->ns[i];
 
 		json_object_begin(&j, NULL);
 		json_string(&j, "file", ns->name);
@@ -705,6 +550,6 @@ int fs_build_info(struct fs *fs)
 	json_object_end(&j);
 	fputc('\n', out);
 	if (fclose(out))
-		return fs_error(-ENOMEM, "out of memory");
+		return exp_error(-ENOMEM, "out of memory");
 	return 0;
 }

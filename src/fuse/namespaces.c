@@ -38,7 +38,7 @@ struct scratch {
 
 /* Fills @ns, the file of namespace @nsid.  -EOPNOTSUPP (with a message)
  * for a block size the mount does not serve. */
-static int ns_file_init(struct fs *fs, struct ns_file *ns, uint32_t nsid, struct scratch *sc)
+static int ns_file_init(struct fs *fs, struct exp_ns *ns, uint32_t nsid, struct scratch *sc)
 {
 	struct nvmefs_ns_info info;
 	int ret;
@@ -47,10 +47,10 @@ static int ns_file_init(struct fs *fs, struct ns_file *ns, uint32_t nsid, struct
 	if (ret == 0)
 		ret = nvmefs_identify_ns(fs->ctrl, nsid, sc->id);
 	if (ret < 0)
-		return lib_error(ret);
-	if (info.lba_size > MAX_LBA_SIZE || info.lba_size < 512)
-		return fs_error(-EOPNOTSUPP, "namespace %u has %u-byte blocks; nvmefs mount serves "
-				"512 to %d", nsid, info.lba_size, MAX_LBA_SIZE);
+		return exp_lib_error(ret);
+	if (info.lba_size > EXP_MAX_LBA_SIZE || info.lba_size < 512)
+		return exp_error(-EOPNOTSUPP, "namespace %u has %u-byte blocks; nvmefs mount serves "
+				 "512 to %d", nsid, info.lba_size, EXP_MAX_LBA_SIZE);
 	memset(ns, 0, sizeof(*ns));
 	ns->nsid = info.nsid;
 	ns->lba_size = info.lba_size;
@@ -99,7 +99,7 @@ int fs_scan_namespaces(struct fs *fs)
 
 	fs->ns = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*fs->ns));
 	if (scratch_get(&sc) || !fs->ns) {
-		ret = fs_error(-ENOMEM, "out of memory");
+		ret = exp_error(-ENOMEM, "out of memory");
 		goto out;
 	}
 	for (unsigned int i = 0; i < n && ret == 0; i++) {
@@ -109,7 +109,7 @@ int fs_scan_namespaces(struct fs *fs)
 		} else if (ret == -EPROTO || ret == -EOPNOTSUPP || ret == -ENODEV) {
 			/* That namespace alone: the others are served. */
 			syslog(LOG_WARNING, "namespace %u is not served: %s", nsids[i],
-			       nvmefs_fs_errmsg());
+			       exp_errmsg());
 			memset(&fs->ns[nr], 0, sizeof(fs->ns[nr]));
 			ret = 0;
 		}
@@ -124,7 +124,7 @@ out:
 /* A file we have: gone, back, resized, or as it was. */
 static void ns_file_update(struct fs *fs, unsigned int idx)
 {
-	struct ns_file *ns = &fs->ns[idx];
+	struct exp_ns *ns = &fs->ns[idx];
 	struct nvmefs_ns_info info;
 	uint64_t size;
 	int ret;

@@ -14,7 +14,7 @@
  *
  * Nothing of libfuse or RDMA is linked.  The harness defines the fuse_reply_*
  * functions the handlers call and fuse_session_process_buf(), so that
- * worker.c's fs_dispatch() hands it a request laid out in the worker's
+ * the engine's exp_dispatch() hands it a request laid out in the worker's
  * registered buffer as libfuse would (a write's payload 80 bytes in).  The
  * library (src/lib) runs for real over a transport written here: a target
  * with one or two small namespaces (512- or 4096-byte blocks) that executes
@@ -53,6 +53,7 @@
 
 #include "../../src/lib/internal.h"
 #include "../../src/fuse/fs_priv.h"
+#include "../../src/export/export_priv.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -1099,12 +1100,12 @@ static bool all_replied(void)
 static void poll_round(void)
 {
 	for (unsigned int i = 0; i < fz.fs->opts.workers; i++) {
-		struct worker *w = &fz.fs->workers[i];
+		struct exp_worker *w = &fz.fs->exp->workers[i];
 
 		if (w->busy || nvmefs_ioq_inflight(w->q))
 			nvmefs_ioq_poll(w->q, 0);
 		if (w->retry_head)
-			fs_run_retries(w);
+			exp_run_retries(w);
 	}
 }
 
@@ -1148,7 +1149,7 @@ static void mark_mutation(struct fuse_req *r, struct fz_ns *ns, uint64_t off, ui
 /* The kernel sends @m through worker @wi; @payload is a write's. */
 static struct fuse_req *send_req(unsigned int wi, struct fz_msg *m, const uint8_t *payload)
 {
-	struct worker *w = &fz.fs->workers[wi];
+	struct exp_worker *w = &fz.fs->exp->workers[wi];
 	struct fuse_req *r;
 	struct fz_ns *ns = ns_of_ino(m->ino);
 	size_t n = FZ_HDR;
@@ -1194,7 +1195,7 @@ static struct fuse_req *send_req(unsigned int wi, struct fz_msg *m, const uint8_
 		memcpy(w->free->buf + FZ_HDR, payload, m->size);
 		n += m->size;
 	}
-	fs_dispatch(w, n);
+	exp_dispatch(w, n);
 	return r;
 }
 
@@ -1371,14 +1372,14 @@ static void run_op(void)
 		op_read_stats(wi, &m);
 		goto done;
 	case OP_POLL: {
-		struct worker *w = &fz.fs->workers[wi];
+		struct exp_worker *w = &fz.fs->exp->workers[wi];
 
 		fz.budget = 1 + in8() % 4;
 		fz.order = in8();
 		if (w->busy || nvmefs_ioq_inflight(w->q))
 			nvmefs_ioq_poll(w->q, 0);
 		if (w->retry_head)
-			fs_run_retries(w);
+			exp_run_retries(w);
 		fz.budget = 0;
 		return;
 	}
@@ -1460,6 +1461,7 @@ static struct fs *setup_fs(struct nvmefs_ctrl *ctrl, uint8_t h0, uint8_t h2, uin
 	static const unsigned int qsizes[8] = { 0, 2, 3, 4, 5, 8, 16, 64 };
 	static const size_t max_ios[4] = { 4096, 8192, 65536, 131072 };
 	struct nvmefs_io_opts io;
+	struct exp_opts eo;
 	struct fs *fs = calloc(1, sizeof(*fs));
 
 	CHECK(fs);
@@ -1472,9 +1474,6 @@ static struct fs *setup_fs(struct nvmefs_ctrl *ctrl, uint8_t h0, uint8_t h2, uin
 	fs->gid = 1000;
 	fs->mounted = 1700000000;
 	fs->stop_fd = -1;
-	pthread_mutex_init(&fs->resv_lock, NULL);
-	pthread_mutex_init(&fs->log_lock, NULL);
-	fs->bufsize = fs->opts.max_io + BUF_SLACK;
 	nvmefs_io_opts_init(&io);
 	io.nr_queues = fs->opts.workers;
 	io.queue_size = qsizes[h2 >> 2 & 7] ? qsizes[h2 >> 2 & 7] : fs->opts.depth * 3 + 1;
@@ -1484,11 +1483,11 @@ static struct fs *setup_fs(struct nvmefs_ctrl *ctrl, uint8_t h0, uint8_t h2, uin
 	CHECK(nvmefs_ctrl_create_io_queues(ctrl, &io) == 0);
 	CHECK(fs_scan_namespaces(fs) == 0 && fs->nr_ns == fz.nr_ns);
 	CHECK(fs_build_info(fs) == 0);
-	fs->nr_resv = fs->opts.workers * fs->opts.depth;
-	fs->resv = calloc(fs->nr_resv, sizeof(*fs->resv));
-	CHECK(fs->resv);
 	/* As the mount sets them up: the worker's buffers, registered once. */
-	CHECK(fs_setup_workers(fs) == 0);
+	eo.workers = fs->opts.workers;
+	eo.depth = fs->opts.depth;
+	eo.max_io = fs->opts.max_io;
+	CHECK(exp_create(ctrl, NULL, &eo, &fs_exp_ops, fs, &fs->exp) == 0);
 	return fs;
 }
 
@@ -1497,26 +1496,18 @@ static void teardown(struct nvmefs_ctrl *ctrl)
 	struct fs *fs = fz.fs;
 
 	for (unsigned int i = 0; i < fs->opts.workers; i++) {
-		struct worker *w = &fs->workers[i];
+		struct exp_worker *w = &fs->exp->workers[i];
 		unsigned int n = 0;
 
 		/* Every buffer is back. */
-		for (struct freq *f = w->free; f; f = f->next)
+		for (struct exp_req *f = w->free; f; f = f->next)
 			n++;
 		CHECK(n == fs->opts.depth && !w->busy && !w->retry_head);
-		nvmefs_mr_dereg(w->mr);
-		close(w->wake_fd);
-		free(w->region);
-		free(w->freqs);
-		free(w->spare.buf);
 	}
-	for (unsigned int i = 0; i < fs->nr_resv; i++)
-		CHECK(!fs->resv[i].used);
-	free(fs->workers);
+	for (unsigned int i = 0; i < fs->exp->nr_resv; i++)
+		CHECK(!fs->exp->resv[i].used);
+	exp_destroy(fs->exp);
 	nvmefs_ctrl_delete_io_queues(ctrl);
-	pthread_mutex_destroy(&fs->resv_lock);
-	pthread_mutex_destroy(&fs->log_lock);
-	free(fs->resv);
 	free(fs->ns);
 	free(fs->info);
 	free(fs);

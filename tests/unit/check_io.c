@@ -1863,29 +1863,8 @@ static struct fake_step *script_attempt_queues(unsigned int size, const struct n
 {
 	struct fake_target t = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
 				 .mdts = MDTS_1M, .io = true };
-	static uint32_t list[NVMEFS_NS_LIST_LEN];
-	struct fake_step *s, *connect;
 
-	connect = fake_script_connect_kato(TRADDR, "4420", &t, 0);
-	fake_expect_set_nr_queues(asked, (granted - 1) | (granted - 1) << 16);
-	for (uint16_t qid = 1; qid <= granted; qid++) {
-		s = fake_expect_create(NULL, NULL);
-		s->qid = qid;
-		fake_expect_io_connect(qid, (uint16_t)(size - 1), CNTLID);
-	}
-	/* Namespace 1 is identified twice: checked before the I/O queue comes
-	 * back, and looked at again with the active list once live, while the
-	 * held I/O goes out, at its own pace. */
-	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id));
-	fake_float(s);
-	fake_repeat(s, 2, 2);
-	s = fake_expect_identify(NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
-	fake_float(s);
-	fake_repeat(s, 2, 2);
-	memset(list, 0, sizeof(list));
-	list[0] = nvmefs_cpu_to_le32(1);
-	fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list, sizeof(list)));
-	return connect;
+	return fake_script_attempt(TRADDR, &t, size, id, asked, granted);
 }
 
 static struct fake_step *script_attempt(unsigned int size, const struct nvme_id_ns *id)

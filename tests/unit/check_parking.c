@@ -1,5 +1,5 @@
 /*
- * The mount's parked requests (src/fuse/parking.c): what a worker copies
+ * The mount's parked requests (src/export/parking.c): what a worker copies
  * out instead of giving it a request buffer.  Held requests of a namespace
  * without a path stay parked while the others' are released, in order; the
  * mount's bound counts every byte and is given back.
@@ -13,7 +13,7 @@
 
 #include <check.h>
 
-#include "../../src/fuse/parking.h"
+#include "../../src/export/parking.h"
 
 /* Namespaces held in this test, and how often park_release() asked. */
 static bool held_ns[8];

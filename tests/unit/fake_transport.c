@@ -437,6 +437,36 @@ struct fake_step *fake_script_connect_kato_at(int line, const char *traddr, cons
 	return connect;
 }
 
+struct fake_step *fake_script_attempt_at(int line, const char *traddr, const struct fake_target *t,
+					 unsigned int size, const struct nvme_id_ns *id,
+					 unsigned int asked, unsigned int granted)
+{
+	static uint32_t list[NVMEFS_NS_LIST_LEN];
+	struct fake_step *s, *connect;
+
+	connect = fake_script_connect_kato_at(line, traddr, "4420", t, 0);
+	fake_expect_set_nr_queues_at(line, asked, (granted - 1) | (granted - 1) << 16);
+	for (uint16_t qid = 1; qid <= granted; qid++) {
+		s = fake_expect_create_at(line, NULL, NULL);
+		s->qid = qid;
+		fake_expect_io_connect_at(line, qid, (uint16_t)(size - 1), t->cntlid);
+	}
+	/* Namespace 1 is identified twice: checked before the I/O queue comes
+	 * back, and looked at again with the active list once live, while the
+	 * held I/O goes out, at its own pace. */
+	s = fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS, 1, id, sizeof(*id));
+	fake_float(s);
+	fake_repeat(s, 2, 2);
+	s = fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS_DESC_LIST, 1, NULL, 0);
+	fake_float(s);
+	fake_repeat(s, 2, 2);
+	memset(list, 0, sizeof(list));
+	list[0] = nvmefs_cpu_to_le32(1);
+	fake_float(fake_expect_identify_at(line, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, list,
+					   sizeof(list)));
+	return connect;
+}
+
 void fake_script_disconnect_at(int line)
 {
 	fake_expect_prop_set_at(line, NVME_REG_CC, CC_ENABLED | CC_SHN_NORMAL);

@@ -283,6 +283,16 @@ void fake_script_io_queues_granted_at(int line, unsigned int asked, unsigned int
 	fake_script_io_queues_at(__LINE__, (nr), (size), (cntlid), (ns), (nr_ns))
 void fake_script_io_queues_at(int line, unsigned int nr, uint16_t size, uint16_t cntlid,
 			      const struct fake_ns *ns, unsigned int nr_ns);
+/* A reconnect attempt to @traddr (port 4420, kato 0) by a controller like
+ * @t that gets through for @asked I/O queues of @size, of which it grants
+ * @granted, namespace 1 identifying as @id (floating: identified twice, and
+ * the active list once, at the I/O's own pace); returns its admin
+ * Connect's step. */
+#define fake_script_attempt(traddr, t, size, id, asked, granted) \
+	fake_script_attempt_at(__LINE__, (traddr), (t), (size), (id), (asked), (granted))
+struct fake_step *fake_script_attempt_at(int line, const char *traddr, const struct fake_target *t,
+					 unsigned int size, const struct nvme_id_ns *id,
+					 unsigned int asked, unsigned int granted);
 /* Identify Namespace data: @nsze blocks of 1 << @lba_shift bytes (format 0). */
 void fake_id_ns(struct nvme_id_ns *id, uint64_t nsze, uint8_t lba_shift);
 

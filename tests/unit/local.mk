@@ -139,3 +139,25 @@ tests_unit_tsan_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
 tests_unit_tsan_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(TSAN_FLAGS)
 tests_unit_tsan_check_io_LDFLAGS = $(TSAN_FLAGS)
 tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
+
+# The export engine (src/export) without FUSE, over the library and the
+# scripted transport: plain, ASan, and TSan (its worker is a thread).
+ENGINE_UNIT_SOURCES = tests/unit/check_engine.c $(FAKE_TRANSPORT_SOURCES) \
+	src/export/engine.h src/export/export_priv.h src/export/requests.c src/export/worker.c \
+	src/export/parking.c src/export/parking.h src/export/log.c \
+	src/common/histogram.c src/common/histogram.h
+ENGINE_UNIT_TESTS = tests/unit/check_engine tests/unit/san/check_engine \
+	tests/unit/tsan/check_engine
+check_PROGRAMS += $(ENGINE_UNIT_TESTS)
+UNIT_TESTS += $(ENGINE_UNIT_TESTS)
+tests_unit_check_engine_SOURCES = $(ENGINE_UNIT_SOURCES)
+tests_unit_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_engine_LDADD = $(UNIT_FAKE_LDADD) -lm
+tests_unit_san_check_engine_SOURCES = $(ENGINE_UNIT_SOURCES)
+tests_unit_san_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_engine_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_engine_LDADD = $(UNIT_FAKE_SAN_LDADD) -lm
+tests_unit_tsan_check_engine_SOURCES = $(ENGINE_UNIT_SOURCES)
+tests_unit_tsan_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS) $(TSAN_FLAGS)
+tests_unit_tsan_check_engine_LDFLAGS = $(TSAN_FLAGS)
+tests_unit_tsan_check_engine_LDADD = $(TSAN_LDADD) -lm

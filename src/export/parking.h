@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * FUSE requests a worker read but gives no request buffer yet, copied out
- * of the buffer they came in: I/O to a namespace that has no usable path
- * (held), so that it takes no buffer another namespace's I/O could use,
- * and I/O read into the spare while every buffer was taken (ready).  What
- * they take together is bounded per mount.
+ * Requests a worker read from the front end (FUSE requests from /dev/fuse)
+ * but gives no request buffer yet, copied out of the buffer they came in:
+ * I/O to a namespace that has no usable path (held), so that it takes no
+ * buffer another namespace's I/O could use, and I/O read into the spare
+ * while every buffer was taken (ready).  What they take together is
+ * bounded per export (a mount).
  */
-#ifndef NVMEFS_FUSE_PARKING_H
-#define NVMEFS_FUSE_PARKING_H
+#ifndef NVMEFS_EXPORT_PARKING_H
+#define NVMEFS_EXPORT_PARKING_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -15,7 +16,7 @@
 #include <stdint.h>
 
 /* The parked requests of a whole mount, headers and write data: past it a
- * worker reads /dev/fuse only into a free buffer.  man/nvmefs-mount.1
+ * worker reads its source only into a free buffer.  man/nvmefs-mount.1
  * states it. */
 #define PARK_MAX_BYTES ((size_t)64 << 20)
 
@@ -52,4 +53,4 @@ void park_free(struct parked *p, atomic_size_t *total);
 unsigned int park_release(struct park_list *from, struct park_list *to,
 			  bool (*held)(void *arg, uint32_t nsid), void *arg, bool force);
 
-#endif /* NVMEFS_FUSE_PARKING_H */
+#endif /* NVMEFS_EXPORT_PARKING_H */

@@ -1,56 +1,41 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A FUSE request's NVMe commands: at most three sub-I/Os (the two partial
- * edge blocks, read for read-modify-write, and the whole blocks between),
- * sent on the worker's own queue and held on its retry list when the queue
- * is full.  Workers share nothing on the I/O path but a table of write
+ * A request's NVMe commands: at most three sub-I/Os (the two partial edge
+ * blocks, read for read-modify-write, and the whole blocks between), sent
+ * on the worker's own queue and held on its retry list when the queue is
+ * full.  Workers share nothing on the I/O path but a table of write
  * reservations: overlapping writes are serialized, so that the
  * read-modify-write of an unaligned edge never loses another writer's data.
  * A write that finds its blocks taken waits on its own worker's list and is
- * retried there; no thread blocks.
+ * retried there; no thread blocks.  The front end hears of each request
+ * once, through its ops, when all of it has ended.
  */
-#define FUSE_USE_VERSION 34
-
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <linux/falloc.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
-#include <sys/stat.h>
-#include <syslog.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <fuse_lowlevel.h>
 #include <nvme/types.h>
 #include <nvme/util.h>
 
-#include "fs_priv.h"
+#include "export_priv.h"
 #include "../common/histogram.h"
-#include "../common/json.h"
-#include "../common/text.h"
 
-_Thread_local struct freq *fs_cur_freq;
+_Thread_local struct exp_req *exp_cur_req;
 
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                   */
 /* ---------------------------------------------------------------------- */
 
-/* An errno for FUSE from a completion status; each NVMe status is logged
+/* An errno for the front end from a completion status; each NVMe status is logged
  * once, with what it hit. */
-static int status_errno(struct fs *fs, struct freq *f, int status)
+static int status_errno(struct exp *e, struct exp_req *f, int status)
 {
 	int err;
 
@@ -63,20 +48,20 @@ static int status_errno(struct fs *fs, struct freq *f, int status)
 	if (!err || err == ETIMEDOUT || err == ECONNRESET || err == ENOTCONN || err == EPROTO ||
 	    err == ENODEV)
 		err = EIO;
-	pthread_mutex_lock(&fs->log_lock);
-	for (unsigned int i = 0; i < fs->nr_logged; i++) {
-		if (fs->logged[i] == status)
+	pthread_mutex_lock(&e->log_lock);
+	for (unsigned int i = 0; i < e->nr_logged; i++) {
+		if (e->logged[i] == status)
 			goto out;
 	}
-	if (fs->nr_logged < sizeof(fs->logged) / sizeof(fs->logged[0]))
-		fs->logged[fs->nr_logged++] = status;
-	fs_log("%s, %s at byte %" PRIu64 " (%zu bytes): %s; returning %s (logged once)",
-	       f->ns ? f->ns->name : "?",
-	       f->op == FOP_READ ? "read" : f->op == FOP_WRITE ? "write" : f->op == FOP_FLUSH ? "flush"
-	       : "fallocate", f->off, f->size,
-	       status > 0 ? nvme_status_to_string(status, false) : nvmefs_errmsg(), strerror(err));
+	if (e->nr_logged < sizeof(e->logged) / sizeof(e->logged[0]))
+		e->logged[e->nr_logged++] = status;
+	exp_log("%s, %s at byte %" PRIu64 " (%zu bytes): %s; returning %s (logged once)",
+		f->ns ? f->ns->name : "?",
+		f->op == EXP_READ ? "read" : f->op == EXP_WRITE ? "write" : f->op == EXP_FLUSH ? "flush"
+		: "fallocate", f->off, f->size,
+		status > 0 ? nvme_status_to_string(status, false) : nvmefs_errmsg(), strerror(err));
 out:
-	pthread_mutex_unlock(&fs->log_lock);
+	pthread_mutex_unlock(&e->log_lock);
 	return err;
 }
 
@@ -86,14 +71,14 @@ out:
 
 /* Reserves blocks @first..@last of @nsid for a write of @w; -1 when another
  * write holds some of them: @w is woken when a reservation is released. */
-static int reserve(struct worker *w, uint32_t nsid, uint64_t first, uint64_t last)
+static int reserve(struct exp_worker *w, uint32_t nsid, uint64_t first, uint64_t last)
 {
-	struct fs *fs = w->fs;
+	struct exp *e = w->e;
 	int free_slot = -1;
 
-	pthread_mutex_lock(&fs->resv_lock);
-	for (unsigned int i = 0; i < fs->nr_resv; i++) {
-		struct resv *r = &fs->resv[i];
+	pthread_mutex_lock(&e->resv_lock);
+	for (unsigned int i = 0; i < e->nr_resv; i++) {
+		struct resv *r = &e->resv[i];
 
 		if (!r->used) {
 			if (free_slot < 0)
@@ -105,34 +90,34 @@ static int reserve(struct worker *w, uint32_t nsid, uint64_t first, uint64_t las
 		}
 	}
 	if (free_slot >= 0)
-		fs->resv[free_slot] = (struct resv){ true, nsid, first, last };
+		e->resv[free_slot] = (struct resv){ true, nsid, first, last };
 out:
-	pthread_mutex_unlock(&fs->resv_lock);
+	pthread_mutex_unlock(&e->resv_lock);
 	return free_slot;
 }
 
-static void release_resv(struct fs *fs, int idx)
+static void release_resv(struct exp *e, int idx)
 {
 	if (idx < 0)
 		return;
-	pthread_mutex_lock(&fs->resv_lock);
-	fs->resv[idx].used = false;
-	for (unsigned int i = 0; i < fs->opts.workers; i++) {
-		struct worker *w = &fs->workers[i];
+	pthread_mutex_lock(&e->resv_lock);
+	e->resv[idx].used = false;
+	for (unsigned int i = 0; i < e->opts.workers; i++) {
+		struct exp_worker *w = &e->workers[i];
 
 		if (w->resv_waiting) {
 			w->resv_waiting = false;
 			eventfd_write(w->wake_fd, 1);
 		}
 	}
-	pthread_mutex_unlock(&fs->resv_lock);
+	pthread_mutex_unlock(&e->resv_lock);
 }
 
 /* ---------------------------------------------------------------------- */
 /* Requests                                                                 */
 /* ---------------------------------------------------------------------- */
 
-void fs_retry_push(struct worker *w, struct freq *f)
+static void retry_push(struct exp_worker *w, struct exp_req *f)
 {
 	if (f->listed)
 		return;
@@ -145,20 +130,20 @@ void fs_retry_push(struct worker *w, struct freq *f)
 	w->retry_tail = f;
 }
 
-static void freq_put(struct worker *w, struct freq *f)
+static void req_put(struct exp_worker *w, struct exp_req *f)
 {
 	f->busy = false;
-	f->req = NULL;
+	f->cookie = NULL;
 	if (!w->free)
-		atomic_fetch_add(&w->fs->workers_with_free, 1);
+		atomic_fetch_add(&w->e->workers_with_free, 1);
 	f->next = w->free;
 	w->free = f;
 	w->busy--;
 }
 
-static void count_done(struct worker *w, struct freq *f)
+static void count_done(struct exp_worker *w, struct exp_req *f)
 {
-	struct queue_stats *s = &w->stats;
+	struct exp_stats *s = &w->stats;
 
 	hist_add(&s->lat, hist_now_ns() - f->start_ns);
 	if (f->error) {
@@ -166,15 +151,15 @@ static void count_done(struct worker *w, struct freq *f)
 		return;
 	}
 	switch (f->op) {
-	case FOP_READ:
+	case EXP_READ:
 		atomic_fetch_add_explicit(&s->reads, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->read_bytes, f->size, memory_order_relaxed);
 		break;
-	case FOP_WRITE:
+	case EXP_WRITE:
 		atomic_fetch_add_explicit(&s->writes, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->write_bytes, f->size, memory_order_relaxed);
 		break;
-	case FOP_FLUSH:
+	case EXP_FLUSH:
 		atomic_fetch_add_explicit(&s->flushes, 1, memory_order_relaxed);
 		break;
 	default:
@@ -182,40 +167,38 @@ static void count_done(struct worker *w, struct freq *f)
 	}
 }
 
-static void finish(struct freq *f)
+static void finish(struct exp_req *f)
 {
-	struct worker *w = f->w;
+	struct exp_worker *w = f->w;
+	const struct exp_ops *ops = w->e->ops;
 
-	release_resv(w->fs, f->resv);
+	release_resv(w->e, f->resv);
 	f->resv = -1;
 	count_done(w, f);
-	if (f->error)
-		fuse_reply_err(f->req, f->error);
-	else if (f->op == FOP_READ)
-		fuse_reply_buf(f->req, (const char *)f->buf + (f->off & (f->ns->lba_size - 1)), f->size);
-	else if (f->op == FOP_WRITE)
-		fuse_reply_write(f->req, f->size);
+	if (!f->error && f->op == EXP_READ)
+		ops->complete_read(f->cookie, f->buf + (f->off & (f->ns->lba_size - 1)), f->size);
 	else
-		fuse_reply_err(f->req, 0);
-	freq_put(w, f);
+		ops->complete(f->cookie, (enum exp_op)f->op, f->error,
+			      !f->error && f->op == EXP_WRITE ? f->size : 0);
+	req_put(w, f);
 }
 
 static void sub_done(void *arg, int status);
 
 /* What the stats count for zeroing or punching @nlb blocks of @ns: the
  * commands the library splits them into. */
-static uint64_t zeroes_commands(const struct ns_file *ns, uint64_t nlb)
+static uint64_t zeroes_commands(const struct exp_ns *ns, uint64_t nlb)
 {
 	return nlb / ns->max_zeroes_nlb + (nlb % ns->max_zeroes_nlb != 0);
 }
 
 /* Submits sub-I/O @i of @f; a full queue only postpones it. */
-static void sub_submit(struct freq *f, unsigned int i)
+static void sub_submit(struct exp_req *f, unsigned int i)
 {
-	struct worker *w = f->w;
+	struct exp_worker *w = f->w;
 	struct sub_io *s = &f->sub[i];
 	uint32_t nsid = f->ns->nsid;
-	struct queue_stats *st = &w->stats;
+	struct exp_stats *st = &w->stats;
 	int ret;
 
 	switch (s->kind) {
@@ -252,32 +235,32 @@ static void sub_submit(struct freq *f, unsigned int i)
 	if (ret == 0) {
 		f->pending++;
 	} else if (ret == -EAGAIN) {
-		fs_retry_push(w, f);
+		retry_push(w, f);
 	} else if (!f->error) {
-		f->error = status_errno(w->fs, f, ret);
+		f->error = status_errno(w->e, f, ret);
 	}
 }
 
-void fs_sub_add(struct freq *f, unsigned int i, enum sub_kind kind, uint64_t slba,
+static void sub_add(struct exp_req *f, unsigned int i, enum sub_kind kind, uint64_t slba,
 		    uint64_t nlb, uint8_t *buf)
 {
 	f->sub[i] = (struct sub_io){ .kind = (uint8_t)kind, .slba = slba, .nlb = nlb, .buf = buf };
 	sub_submit(f, i);
 }
 
-static bool subs_waiting(const struct freq *f)
+static bool subs_waiting(const struct exp_req *f)
 {
 	return f->sub[0].waiting || f->sub[1].waiting || f->sub[2].waiting;
 }
 
-static void write_phase(struct freq *f);
+static void write_phase(struct exp_req *f);
 
 /* What to do once nothing of @f is in flight or waiting. */
-void fs_step(struct freq *f)
+static void step(struct exp_req *f)
 {
 	if (f->pending || subs_waiting(f))
 		return;
-	if (f->phase == 0 && (f->op == FOP_WRITE || f->op == FOP_ZERO || f->op == FOP_PUNCH) &&
+	if (f->phase == 0 && (f->op == EXP_WRITE || f->op == EXP_ZERO || f->op == EXP_PUNCH) &&
 	    !f->error) {
 		write_phase(f);
 		if (f->pending || subs_waiting(f))
@@ -288,12 +271,12 @@ void fs_step(struct freq *f)
 
 static void sub_done(void *arg, int status)
 {
-	struct freq *f = arg;
+	struct exp_req *f = arg;
 
 	f->pending--;
 	if (status && !f->error)
-		f->error = status_errno(f->w->fs, f, status);
-	fs_step(f);
+		f->error = status_errno(f->w->e, f, status);
+	step(f);
 }
 
 /*
@@ -302,7 +285,7 @@ static void sub_done(void *arg, int status)
  * (they are ours: the range is reserved).  Phase 1 lays the new bytes over
  * the edge blocks and writes them back.
  */
-static void write_phase(struct freq *f)
+static void write_phase(struct exp_req *f)
 {
 	uint32_t lba = f->ns->lba_size, mask = lba - 1;
 	uint8_t shift = f->ns->lba_shift;
@@ -312,7 +295,7 @@ static void write_phase(struct freq *f)
 
 	f->phase = 1;
 	if (head || tail) {
-		uint8_t *blk0 = f->edge, *blk1 = f->edge + MAX_LBA_SIZE;
+		uint8_t *blk0 = f->edge, *blk1 = f->edge + EXP_MAX_LBA_SIZE;
 
 		if (first == last) {
 			/* Phase 0 read the one block into the slot of its partial edge. */
@@ -322,7 +305,7 @@ static void write_phase(struct freq *f)
 				memcpy(blk + (a & mask), f->data, f->size);
 			else
 				memset(blk + (a & mask), 0, f->size);
-			fs_sub_add(f, 0, SUB_WRITE, first, 1, blk);
+			sub_add(f, 0, SUB_WRITE, first, 1, blk);
 			return;
 		}
 		if (head) {
@@ -332,7 +315,7 @@ static void write_phase(struct freq *f)
 				memcpy(blk0 + (a & mask), f->data, n);
 			else
 				memset(blk0 + (a & mask), 0, n);
-			fs_sub_add(f, 0, SUB_WRITE, first, 1, blk0);
+			sub_add(f, 0, SUB_WRITE, first, 1, blk0);
 		}
 		if (tail) {
 			size_t n = b & mask;
@@ -341,15 +324,15 @@ static void write_phase(struct freq *f)
 				memcpy(blk1, f->data + ((last << shift) - a), n);
 			else
 				memset(blk1, 0, n);
-			fs_sub_add(f, 1, SUB_WRITE, last, 1, blk1);
+			sub_add(f, 1, SUB_WRITE, last, 1, blk1);
 		}
 	}
 }
 
 /* Starts a write or zeroing: reserve, read the edges, write the middle. */
-bool fs_write_start(struct freq *f)
+static bool write_start(struct exp_req *f)
 {
-	struct worker *w = f->w;
+	struct exp_worker *w = f->w;
 	uint32_t mask = f->ns->lba_size - 1;
 	uint8_t shift = f->ns->lba_shift;
 	uint64_t a = f->off, b = f->off + f->size;
@@ -361,32 +344,32 @@ bool fs_write_start(struct freq *f)
 		return false;
 	f->phase = 0;
 	if (head)
-		fs_sub_add(f, 0, SUB_READ, first, 1, f->edge);
+		sub_add(f, 0, SUB_READ, first, 1, f->edge);
 	if (tail && (last != first || !head))
-		fs_sub_add(f, 1, SUB_READ, last, 1, f->edge + MAX_LBA_SIZE);
+		sub_add(f, 1, SUB_READ, last, 1, f->edge + EXP_MAX_LBA_SIZE);
 	/* The whole blocks between the edges: [mfirst, mend). */
 	mfirst = head ? first + 1 : first;
 	mend = tail ? last : last + 1;
 	if (mfirst < mend) {
 		uint64_t nlb = mend - mfirst;
 
-		if (f->op == FOP_WRITE)
-			fs_sub_add(f, 2, SUB_WRITE, mfirst, nlb, (uint8_t *)f->data + ((mfirst << shift) - a));
-		else if (f->op == FOP_PUNCH)
-			fs_sub_add(f, 2, SUB_PUNCH, mfirst, nlb, NULL);
+		if (f->op == EXP_WRITE)
+			sub_add(f, 2, SUB_WRITE, mfirst, nlb, (uint8_t *)f->data + ((mfirst << shift) - a));
+		else if (f->op == EXP_PUNCH)
+			sub_add(f, 2, SUB_PUNCH, mfirst, nlb, NULL);
 		else
-			fs_sub_add(f, 2, SUB_ZEROES, mfirst, nlb, NULL);
+			sub_add(f, 2, SUB_ZEROES, mfirst, nlb, NULL);
 	}
-	fs_step(f);
+	step(f);
 	return true;
 }
 
 /* Writes that found their blocks reserved, and sub-I/Os a full queue refused.
  * Returns whether any of them got on: what still waits (on another write,
  * on an outage) is not worth spinning for. */
-bool fs_run_retries(struct worker *w)
+bool exp_run_retries(struct exp_worker *w)
 {
-	struct freq *f = w->retry_head, *next;
+	struct exp_req *f = w->retry_head, *next;
 	unsigned int before = w->busy;
 	bool moved = false;
 
@@ -394,11 +377,11 @@ bool fs_run_retries(struct worker *w)
 	for (; f; f = next) {
 		next = f->next;
 		f->listed = false;
-		if (f->resv < 0 && f->op != FOP_READ && f->op != FOP_FLUSH) {
-			if (fs_write_start(f))
+		if (f->resv < 0 && f->op != EXP_READ && f->op != EXP_FLUSH) {
+			if (write_start(f))
 				moved = true;
 			else
-				fs_retry_push(w, f);
+				retry_push(w, f);
 			continue;
 		}
 		for (unsigned int i = 0; i < 3; i++) {
@@ -406,28 +389,45 @@ bool fs_run_retries(struct worker *w)
 				sub_submit(f, i);
 		}
 		moved = moved || !subs_waiting(f);
-		fs_step(f);
+		step(f);
 	}
 	return moved || w->busy != before;
 }
 
-/* Takes the current request over for asynchronous completion. */
-struct freq *fs_take(fuse_req_t req, struct ns_file *ns, enum fop op, uint64_t off, size_t size)
+void exp_submit(void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
+		const void *data)
 {
-	struct freq *f = fs_cur_freq;
+	struct exp_req *f = exp_cur_req;
+	uint64_t first, last;
 
 	f->busy = true;
 	f->taken = true;
-	f->req = req;
+	f->cookie = cookie;
 	f->ns = ns;
 	f->op = (uint8_t)op;
 	f->off = off;
 	f->size = size;
-	f->data = NULL;
+	/* A write's payload lies in f->buf, which is registered: sent from there. */
+	f->data = data;
 	f->pending = 0;
 	f->error = 0;
 	f->phase = 0;
 	f->resv = -1;
 	memset(f->sub, 0, sizeof(f->sub));
-	return f;
+	switch (op) {
+	case EXP_READ:
+		first = off >> ns->lba_shift;
+		last = (off + size - 1) >> ns->lba_shift;
+		sub_add(f, 0, SUB_READ, first, (uint32_t)(last - first + 1), f->buf);
+		step(f);
+		break;
+	case EXP_FLUSH:
+		sub_add(f, 0, SUB_FLUSH, 0, 0, NULL);
+		step(f);
+		break;
+	default:
+		if (!write_start(f))
+			retry_push(f->w, f);
+		break;
+	}
 }

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Private to the export engine (and the harnesses that drive its parts):
+ * requests.c turns a request into NVMe commands with write reservations and
+ * retries; worker.c runs the workers, their buffers and parked requests.
+ */
+#ifndef NVMEFS_EXPORT_PRIV_H
+#define NVMEFS_EXPORT_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "parking.h"
+
+enum sub_kind { SUB_READ, SUB_WRITE, SUB_ZEROES, SUB_PUNCH, SUB_FLUSH };
+
+/* One command a request needs, kept so that a full queue only delays it. */
+struct sub_io {
+	uint8_t kind;		/* enum sub_kind */
+	bool waiting;		/* refused with -EAGAIN: submit again after a poll */
+	/* Past 2^32 only for zeroing and punching: a read or write is at most
+	 * one request's max_io. */
+	uint64_t nlb;
+	uint64_t slba;
+	uint8_t *buf;
+};
+
+/* A request in flight, and its buffers. */
+struct exp_req {
+	struct exp_worker *w;
+	void *cookie;
+	uint8_t *buf;		/* the request as received; a read's data after */
+	uint8_t *edge;		/* two blocks for read-modify-write */
+	struct exp_ns *ns;
+	uint8_t op;		/* enum exp_op */
+	uint8_t phase;		/* 0: edges being read, 1: writing */
+	bool busy;		/* owned by an asynchronous operation */
+	bool taken;		/* claimed by exp_submit(): req_put() returns it, not receive() */
+	bool listed;		/* on the worker's retry list */
+	uint64_t off;
+	size_t size;
+	const uint8_t *data;	/* a write's payload, inside buf */
+	unsigned int pending;
+	int error;		/* first errno */
+	int resv;		/* write reservation, or -1 */
+	uint64_t start_ns;
+	struct sub_io sub[3];
+	struct exp_req *next;
+};
+
+/* What woke a worker from epoll_wait(), in epoll_event.data.u32. */
+enum { WORKER_EV_STOP, WORKER_EV_QUEUE, WORKER_EV_WAKE, WORKER_EV_SOURCE };
+
+struct exp_worker {
+	struct exp *e;
+	unsigned int idx;
+	pthread_t thread;
+	int epfd;
+	bool source_watched;	/* the source is in epfd */
+	/* Its queue: one controller's, or with several paths a multipath one. */
+	struct nvmefs_ioq *q;
+	struct nvmefs_mpq *mpq;
+	struct nvmefs_mr *mr;
+	struct nvmefs_subsys_mr *smr;
+	uint8_t *region;
+	struct exp_req *reqs;
+	struct exp_req *free;
+	unsigned int busy;
+	bool drained;		/* counted out of e->workers_left */
+	/* Written when a write reservation this worker waits for is released
+	 * (by any worker); in epfd. */
+	int wake_fd;
+	bool resv_waiting;	/* under e->resv_lock */
+	struct exp_req *retry_head, *retry_tail;	/* deferred writes and waiting sub-I/Os */
+	/* Read into when every buffer is taken, so that the front end answers
+	 * while its I/O is held: not registered, never taken by I/O. */
+	struct exp_req spare;
+	/* I/O read into the spare, waiting for one of this worker's buffers. */
+	struct park_list ready;
+	/* I/O to namespaces the queue would hold (no usable path, an outage):
+	 * it takes no buffer until it can go. */
+	struct park_list held;
+	uint64_t held_checked_ns;
+	struct exp_stats stats;
+};
+
+struct resv {
+	bool used;
+	uint32_t nsid;
+	uint64_t first, last;
+};
+
+struct exp {
+	/* The controller; with several paths, the first, and the paths. */
+	struct nvmefs_ctrl *ctrl;
+	struct nvmefs_subsys *subsys;
+	struct exp_opts opts;
+	const struct exp_ops *ops;
+	void *arg;
+	int source_fd;
+	/* Written by exp_stop(): in every worker's epfd. */
+	int stop_fd;
+	/* Set by exp_stop(): the workers stop reading the source and drain. */
+	atomic_bool serve_done;
+	/* The source said it ended: nothing more comes. */
+	atomic_bool source_ended;
+	/* Workers still with I/O of their own at the end: until none is, every
+	 * worker keeps polling its queue, which may carry another's I/O while
+	 * the target grants fewer queues. */
+	atomic_uint workers_left;
+	unsigned int started;
+	/* A request's buffer: the request, or the blocks around an unaligned
+	 * read of max_io bytes. */
+	size_t bufsize;
+	struct exp_worker *workers;
+	/* Workers with a buffer free: while there is one, a worker without
+	 * leaves the source to it rather than read into its spare. */
+	atomic_uint workers_with_free;
+	/* What the workers' parked requests take, bounded by PARK_MAX_BYTES. */
+	atomic_size_t parked_bytes;
+	pthread_mutex_t resv_lock;
+	struct resv *resv;
+	unsigned int nr_resv;
+	/* Statuses already logged: each is logged once. */
+	pthread_mutex_t log_lock;
+	int logged[32];
+	unsigned int nr_logged;
+};
+
+/* requests.c */
+/* The request a worker is dispatching, for exp_submit(). */
+extern _Thread_local struct exp_req *exp_cur_req;
+/* Writes and sub-I/Os that waited: whether any of them got on. */
+bool exp_run_retries(struct exp_worker *w);
+
+/* worker.c */
+/* Hands the request of @n bytes just read into w->free's buffer to the
+ * front end (a harness comes in here too). */
+void exp_dispatch(struct exp_worker *w, size_t n);
+
+/* A worker's queue, whichever kind it is. */
+static inline int worker_poll(struct exp_worker *w, int timeout_ms)
+{
+	return w->mpq ? nvmefs_mpq_poll(w->mpq, timeout_ms) : nvmefs_ioq_poll(w->q, timeout_ms);
+}
+
+static inline int worker_arm(struct exp_worker *w)
+{
+	return w->mpq ? nvmefs_mpq_arm(w->mpq) : nvmefs_ioq_arm(w->q);
+}
+
+static inline unsigned int worker_inflight(const struct exp_worker *w)
+{
+	return w->mpq ? nvmefs_mpq_inflight(w->mpq) : nvmefs_ioq_inflight(w->q);
+}
+
+static inline int worker_wait_ms(const struct exp_worker *w)
+{
+	return w->mpq ? nvmefs_mpq_wait_ms(w->mpq) : nvmefs_ioq_wait_ms(w->q);
+}
+
+static inline int worker_fd(const struct exp_worker *w)
+{
+	return w->mpq ? nvmefs_mpq_fd(w->mpq) : nvmefs_ioq_fd(w->q);
+}
+
+#endif /* NVMEFS_EXPORT_PRIV_H */

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * FUSE as the export engine's front end: the engine's workers read
+ * /dev/fuse through here into their registered buffers, hand each request
+ * to libfuse (which calls fs_ops.c, which passes I/O to exp_submit() with
+ * the fuse_req_t as its cookie), and complete I/O through here, where the
+ * cookie becomes a FUSE reply again.
+ */
+#define FUSE_USE_VERSION 34
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+#include <linux/fuse.h>
+
+#include "fs_priv.h"
+
+static ssize_t read_request(void *arg, void *buf, size_t size)
+{
+	struct fs *fs = arg;
+	ssize_t n = read(fuse_session_fd(fs->se), buf, size);
+
+	if (n >= 0)
+		return n;
+	if (errno == ENODEV) {
+		/* Unmounted (fusermount3 -u, umount): time to go. */
+		atomic_store(&fs->stopping, true);
+		eventfd_write(fs->stop_fd, 1);
+	}
+	return -errno;
+}
+
+/*
+ * The namespace whose I/O the request of @n bytes at @buf is: one that
+ * would take its buffer past the answer (exp_submit).  0 for what else
+ * comes, which is answered on the spot, from any buffer.
+ */
+static uint32_t io_nsid(void *arg, const void *buf, size_t n)
+{
+	struct fs *fs = arg;
+	const struct fuse_in_header *in = buf;
+
+	if (n < sizeof(*in) || in->nodeid < INO_NS_BASE ||
+	    in->nodeid - INO_NS_BASE >= atomic_load(&fs->nr_ns))
+		return 0;
+	if (in->opcode != FUSE_READ && in->opcode != FUSE_WRITE && in->opcode != FUSE_FSYNC &&
+	    in->opcode != FUSE_FALLOCATE)
+		return 0;
+	return fs->ns[in->nodeid - INO_NS_BASE].nsid;
+}
+
+/*
+ * The kernel's INIT went through fs_init(); libfuse may still have refused
+ * it (options it cannot meet), and then ended the session: only a session
+ * still running is a live mount to tell the caller about.
+ */
+static void init_answered(struct fs *fs)
+{
+	if (atomic_exchange(&fs->ready_told, true))
+		return;
+	if (fuse_session_exited(fs->se)) {
+		fs->init_error = exp_error(-EPROTO, "FUSE refused the mount when the kernel started "
+					   "it (INIT): a -o option it cannot meet; mount without the "
+					   "FUSE options added, or see the system log");
+		atomic_store(&fs->stopping, true);
+		eventfd_write(fs->stop_fd, 1);
+		return;
+	}
+	if (fs->opts.ready)
+		fs->opts.ready(fs->opts.ready_arg);
+}
+
+static void dispatch(void *arg, void *buf, size_t n)
+{
+	struct fs *fs = arg;
+	struct fuse_buf fb = { .mem = buf, .size = n };
+
+	fuse_session_process_buf(fs->se, &fb);
+	if (atomic_load(&fs->init_called) && !atomic_load(&fs->ready_told))
+		init_answered(fs);
+}
+
+static void refuse(void *arg, const void *buf, int err)
+{
+	struct fs *fs = arg;
+	struct fuse_out_header out = {
+		.len = sizeof(out), .error = -err,
+		.unique = ((const struct fuse_in_header *)buf)->unique,
+	};
+
+	if (write(fuse_session_fd(fs->se), &out, sizeof(out)) < 0)
+		exp_log("answering a request with %s failed: %s", strerror(err), strerror(errno));
+}
+
+static void complete_read(void *cookie, const void *data, size_t len)
+{
+	fuse_reply_buf(cookie, data, len);
+}
+
+static void complete(void *cookie, enum exp_op op, int err, size_t len)
+{
+	if (!err && op == EXP_WRITE)
+		fuse_reply_write(cookie, len);
+	else
+		fuse_reply_err(cookie, err);
+}
+
+const struct exp_ops fs_exp_ops = {
+	.read = read_request,
+	.io_nsid = io_nsid,
+	.dispatch = dispatch,
+	.refuse = refuse,
+	.complete_read = complete_read,
+	.complete = complete,
+};
