@@ -445,6 +445,13 @@ nullb_create() {
 	echo "/dev/$name"
 }
 
+# nullb_remove NAME: removes the null_blk device NAME that nullb_create made, if it is there.
+nullb_remove() {
+	local d=/sys/kernel/config/nullb/$1
+	[[ -d $d ]] || return 0
+	echo 0 >"$d/power" && rmdir "$d"
+}
+
 # random_nguid: 16 random bytes as nvmet's device_nguid takes them (a UUID's shape).
 random_nguid() { cat /proc/sys/kernel/random/uuid; }
 
