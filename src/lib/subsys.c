@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Multipath's subsystem (mpath.c sends the I/O): its paths, each a
- * controller of the same subsystem with the same namespaces, and one
- * multipath queue per I/O queue index.
+ * The subsystem head (mpath.c sends the I/O): its paths, each a controller
+ * of the same subsystem with the same namespaces, and one queue of the
+ * head per I/O queue index.  Every caller's I/O goes through a head; a
+ * mount of one path is a head of one path.
  *
  * Registered memory is per controller (each has its own protection
  * domain): the pools of the first path's queues and the caller's regions
@@ -79,8 +80,12 @@ void nvmefs_subsys_destroy(struct nvmefs_subsys *s)
 	free(s);
 }
 
-int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
-			 struct nvmefs_subsys **subsysp)
+/* A head over @first alone.  A multipath one has its paths give I/O back
+ * when they fail, to go along another or be held here; a lone path's head
+ * passes each call straight to the path's queue, which holds I/O through
+ * an outage itself, as a controller without a multipath head does. */
+static int subsys_new(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy, bool multipath,
+		      struct nvmefs_subsys **subsysp)
 {
 	struct nvmefs_subsys *s;
 	int ret;
@@ -111,8 +116,10 @@ int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
 		if (ret < 0)
 			goto fail;
 		s->mpqs[i].ioqs[0] = first->ioqs[i];
+		s->mpqs[i].lone = multipath ? NULL : first->ioqs[i];
 	}
-	first->failover = true;
+	s->multipath = multipath;
+	first->failover = multipath;
 	s->paths[0] = first;
 	s->nr_paths = 1;
 	*subsysp = s;
@@ -122,6 +129,22 @@ fail:
 	s->nr_paths = 0;
 	nvmefs_subsys_destroy(s);
 	return ret;
+}
+
+int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
+			 struct nvmefs_subsys **subsysp)
+{
+	return subsys_new(first, policy, true, subsysp);
+}
+
+int nvmefs_subsys_create_single(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys **subsysp)
+{
+	return subsys_new(ctrl, NVMEFS_IOPOLICY_NUMA, false, subsysp);
+}
+
+bool nvmefs_subsys_multipath(const struct nvmefs_subsys *s)
+{
+	return s->multipath;
 }
 
 static const char *identity_difference(const struct nvmefs_ns_cache *a,
@@ -221,8 +244,13 @@ int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
 		if (ret < 0)
 			goto fail;
 	}
-	for (i = 0; i < s->nr_mpqs; i++)
+	/* Before any I/O: a lone path's head becomes a multipath one. */
+	for (i = 0; i < s->nr_mpqs; i++) {
 		s->mpqs[i].ioqs[p] = ctrl->ioqs[i];
+		s->mpqs[i].lone = NULL;
+	}
+	s->paths[0]->failover = true;
+	s->multipath = true;
 	ctrl->failover = true;
 	s->paths[p] = ctrl;
 	s->nr_paths = p + 1;
