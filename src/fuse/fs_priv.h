@@ -112,10 +112,8 @@ struct worker {
 	pthread_t thread;
 	int epfd;
 	bool fuse_watched;	/* /dev/fuse is in epfd */
-	/* Its queue: one controller's, or with several paths a multipath one. */
-	struct nvmefs_ioq *q;
+	/* Its queue of the subsystem head, over one path or several. */
 	struct nvmefs_mpq *mpq;
-	struct nvmefs_mr *mr;
 	struct nvmefs_subsys_mr *smr;
 	uint8_t *region;
 	struct freq *freqs;
@@ -146,7 +144,8 @@ struct resv {
 };
 
 struct fs {
-	/* The controller; with several paths, the first, and the paths. */
+	/* The controller (with several paths, the first), and the head over
+	 * its paths, which all I/O goes through. */
 	struct nvmefs_ctrl *ctrl;
 	struct nvmefs_subsys *subsys;
 	struct nvmefs_fs_opts opts;
@@ -226,38 +225,38 @@ bool fs_run_retries(struct worker *w);
 /* The mount's controllers: its one, or each path's. */
 static inline unsigned int fs_nr_ctrls(const struct fs *fs)
 {
-	return fs->subsys ? nvmefs_subsys_path_count(fs->subsys) : 1;
+	return nvmefs_subsys_path_count(fs->subsys);
 }
 
 static inline struct nvmefs_ctrl *fs_ctrl(const struct fs *fs, unsigned int i)
 {
-	return fs->subsys ? nvmefs_subsys_path(fs->subsys, i) : fs->ctrl;
+	return nvmefs_subsys_path(fs->subsys, i);
 }
 
-/* A worker's queue, whichever kind it is. */
+/* A worker's queue of the head. */
 static inline int worker_poll(struct worker *w, int timeout_ms)
 {
-	return w->mpq ? nvmefs_mpq_poll(w->mpq, timeout_ms) : nvmefs_ioq_poll(w->q, timeout_ms);
+	return nvmefs_mpq_poll(w->mpq, timeout_ms);
 }
 
 static inline int worker_arm(struct worker *w)
 {
-	return w->mpq ? nvmefs_mpq_arm(w->mpq) : nvmefs_ioq_arm(w->q);
+	return nvmefs_mpq_arm(w->mpq);
 }
 
 static inline unsigned int worker_inflight(const struct worker *w)
 {
-	return w->mpq ? nvmefs_mpq_inflight(w->mpq) : nvmefs_ioq_inflight(w->q);
+	return nvmefs_mpq_inflight(w->mpq);
 }
 
 static inline int worker_wait_ms(const struct worker *w)
 {
-	return w->mpq ? nvmefs_mpq_wait_ms(w->mpq) : nvmefs_ioq_wait_ms(w->q);
+	return nvmefs_mpq_wait_ms(w->mpq);
 }
 
 static inline int worker_fd(const struct worker *w)
 {
-	return w->mpq ? nvmefs_mpq_fd(w->mpq) : nvmefs_ioq_fd(w->q);
+	return nvmefs_mpq_fd(w->mpq);
 }
 
 /* worker.c */

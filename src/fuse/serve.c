@@ -122,7 +122,6 @@ static void free_workers(struct fs *fs)
 			close(fs->workers[i].epfd);
 		if (fs->workers[i].wake_fd >= 0)
 			close(fs->workers[i].wake_fd);
-		nvmefs_mr_dereg(fs->workers[i].mr);
 		nvmefs_subsys_mr_dereg(fs->workers[i].smr);
 		free(fs->workers[i].region);
 		free(fs->workers[i].freqs);
@@ -160,24 +159,23 @@ static void flush_done(void *arg, int status)
 /* Polls the first worker's queue for up to 100 ms.  The mount is going
  * away: a controller that fails meanwhile is given up, and what it holds
  * fails, rather than waiting out ctrl_loss_tmo. */
-static int flush_poll(struct fs *fs, struct nvmefs_ioq *q, struct nvmefs_mpq *mpq)
+static int flush_poll(struct fs *fs, struct nvmefs_mpq *mpq)
 {
 	fs_stop_reconnecting(fs);
-	return mpq ? nvmefs_mpq_poll(mpq, 100) : nvmefs_ioq_poll(q, 100);
+	return nvmefs_mpq_poll(mpq, 100);
 }
 
 /* Flushes @nsid through the first worker's queue. */
-static int flush_sync(struct fs *fs, struct nvmefs_ioq *q, struct nvmefs_mpq *mpq, uint32_t nsid)
+static int flush_sync(struct fs *fs, struct nvmefs_mpq *mpq, uint32_t nsid)
 {
 	struct flush_wait fw = { 0 };
 	int ret;
 
-	while ((ret = mpq ? nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)
-		: nvmefs_ioq_flush(q, nsid, flush_done, &fw)) == -EAGAIN)
-		if ((ret = flush_poll(fs, q, mpq)) < 0)
+	while ((ret = nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)) == -EAGAIN)
+		if ((ret = flush_poll(fs, mpq)) < 0)
 			return ret;
 	while (ret >= 0 && !fw.done)
-		ret = flush_poll(fs, q, mpq);
+		ret = flush_poll(fs, mpq);
 	/* A poll that failed has run every callback first. */
 	return fw.done ? fw.status : ret;
 }
@@ -185,11 +183,10 @@ static int flush_sync(struct fs *fs, struct nvmefs_ioq *q, struct nvmefs_mpq *mp
 /* Everything written is made durable before the mount goes away. */
 static void flush_all(struct fs *fs)
 {
-	struct nvmefs_ioq *q = fs->subsys ? NULL : nvmefs_ctrl_io_queue(fs->ctrl, 0);
-	struct nvmefs_mpq *mpq = fs->subsys ? nvmefs_subsys_queue(fs->subsys, 0) : NULL;
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(fs->subsys, 0);
 
-	for (unsigned int i = 0; (q || mpq) && i < fs->nr_ns && !fs_failed(fs); i++) {
-		int ret = flush_sync(fs, q, mpq, fs->ns[i].nsid);
+	for (unsigned int i = 0; mpq && i < fs->nr_ns && !fs_failed(fs); i++) {
+		int ret = flush_sync(fs, mpq, fs->ns[i].nsid);
 
 		if (ret)
 			fs_log("flushing %s before unmounting failed: %s", fs->ns[i].name,
@@ -213,7 +210,6 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		  const struct nvmefs_fs_opts *opts)
 {
 	struct fs *fs;
-	struct nvmefs_io_opts io;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char *mount_opts = NULL, fsname[sizeof("fsname=nvmefs:") + 256], max_read[32];
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -235,12 +231,6 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	/* The request, or the blocks around an unaligned read of max_io bytes. */
 	fs->bufsize = opts->max_io + BUF_SLACK;
 
-	nvmefs_fs_io_opts(opts, &io);
-	ret = subsys ? 0 : nvmefs_ctrl_create_io_queues(ctrl, &io);
-	if (ret < 0) {
-		ret = lib_error(ret);
-		goto out;
-	}
 	ret = fs_scan_namespaces(fs);
 	if (ret == 0)
 		ret = fs_build_info(fs);
@@ -333,7 +323,8 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		ret = fs_error(fs_failed(fs), "the controller of %s failed while mounted%s and "
 			       "was not reconnected (%s), so file I/O failed with EIO: check the "
 			       "target and mount again", nvmefs_ctrl_subnqn(ctrl),
-			       subsys ? ", on every path," : "", nvmefs_errmsg());
+			       nvmefs_subsys_multipath(subsys) ? ", on every path," : "",
+			       nvmefs_errmsg());
 out:
 	sig_fs = NULL;
 	if (fs->se)
@@ -341,8 +332,6 @@ out:
 	fuse_opt_free_args(&args);
 	free(mount_opts);
 	free_workers(fs);
-	if (!subsys)
-		nvmefs_ctrl_delete_io_queues(ctrl);
 	if (fs->stop_fd >= 0)
 		close(fs->stop_fd);
 	pthread_mutex_destroy(&fs->resv_lock);

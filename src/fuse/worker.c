@@ -127,7 +127,7 @@ static bool ns_held(void *arg, uint32_t nsid)
 {
 	struct worker *w = arg;
 
-	return w->mpq ? nvmefs_mpq_ns_held(w->mpq, nsid) : nvmefs_ioq_ns_held(w->q, nsid);
+	return nvmefs_mpq_ns_held(w->mpq, nsid);
 }
 
 /* Answers the request at @buf, which libfuse never saw, with @err. */
@@ -203,10 +203,7 @@ int fs_setup_workers(struct fs *fs)
 		if (w->wake_fd < 0)
 			return fs_error(-errno, "creating worker %u's eventfd failed: %s", i,
 					strerror(errno));
-		if (fs->subsys)
-			w->mpq = nvmefs_subsys_queue(fs->subsys, i);
-		else
-			w->q = nvmefs_ctrl_io_queue(fs->ctrl, i);
+		w->mpq = nvmefs_subsys_queue(fs->subsys, i);
 		w->freqs = calloc(fs->opts.depth, sizeof(*w->freqs));
 		w->spare.w = w;
 		w->spare.resv = -1;
@@ -216,8 +213,7 @@ int fs_setup_workers(struct fs *fs)
 					    len >> 20);
 		/* Registered once (on every path): requests arrive here and data
 		 * moves from here. */
-		ret = fs->subsys ? nvmefs_subsys_mr_reg(fs->subsys, w->region, len, &w->smr)
-			: nvmefs_mr_reg(fs->ctrl, w->region, len, &w->mr);
+		ret = nvmefs_subsys_mr_reg(fs->subsys, w->region, len, &w->smr);
 		if (ret < 0)
 			return lib_error(ret);
 		for (unsigned int k = 0; k < fs->opts.depth; k++) {
