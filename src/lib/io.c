@@ -761,9 +761,11 @@ int nvmefs_ioq_wait_ms(const struct nvmefs_ioq *ioq)
 int nvmefs_ioq_ns_held(const struct nvmefs_ioq *ioq, uint32_t nsid)
 {
 	const struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	int failed = atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed);
 
-	return io_gate(ctrl, nvmefs_io_find_ns(ctrl, nsid),
-		       atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed)) == GATE_HOLD;
+	/* Asked of every request a mount reads: while live, one load and no
+	 * look-up of the namespace (a live controller holds nothing). */
+	return failed && io_gate(ctrl, nvmefs_io_find_ns(ctrl, nsid), failed) == GATE_HOLD;
 }
 
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq)
