@@ -54,6 +54,27 @@ static int mpq_watch(struct nvmefs_mpq *mpq, struct nvmefs_ioq *ioq, bool on)
 	return 0;
 }
 
+/* Watches path @ctrl's queue from each of the head's queues; all or none. */
+static int watch_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
+{
+	for (unsigned int i = 0; i < s->nr_mpqs; i++) {
+		int ret = mpq_watch(&s->mpqs[i], ctrl->ioqs[i], true);
+
+		if (ret < 0) {
+			while (i--)
+				mpq_watch(&s->mpqs[i], ctrl->ioqs[i], false);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void unwatch_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
+{
+	for (unsigned int i = 0; i < s->nr_mpqs; i++)
+		mpq_watch(&s->mpqs[i], ctrl->ioqs[i], false);
+}
+
 void nvmefs_subsys_destroy(struct nvmefs_subsys *s)
 {
 	unsigned int p, i;
@@ -111,7 +132,9 @@ static int subsys_new(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy, bo
 	s->nr_mpqs = first->nr_ioqs;
 	for (unsigned int i = 0; i < s->nr_mpqs; i++) {
 		ret = mpq_init(s, &s->mpqs[i], first->ioqs[i]);
-		if (ret == 0)
+		/* A lone path's head sleeps on the path's own descriptor: no
+		 * second one for its completions to wake as well. */
+		if (ret == 0 && multipath)
 			ret = mpq_watch(&s->mpqs[i], first->ioqs[i], true);
 		if (ret < 0)
 			goto fail;
@@ -198,7 +221,8 @@ static int same_namespaces(const struct nvmefs_ctrl *a, const struct nvmefs_ctrl
 int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
 {
 	const struct nvmefs_ctrl *first = s->paths[0];
-	unsigned int p = s->nr_paths, i = 0, watched = 0;
+	unsigned int p = s->nr_paths, i = 0;
+	bool first_watched = false;
 	struct nvmefs_subsys_mr *r;
 	int ret;
 
@@ -239,11 +263,15 @@ int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&s->regions_lock);
 	if (ret < 0)
 		goto fail;
-	for (watched = 0; watched < s->nr_mpqs; watched++) {
-		ret = mpq_watch(&s->mpqs[watched], ctrl->ioqs[watched], true);
+	if (!s->multipath) {
+		ret = watch_path(s, s->paths[0]);
 		if (ret < 0)
 			goto fail;
+		first_watched = true;
 	}
+	ret = watch_path(s, ctrl);
+	if (ret < 0)
+		goto fail;
 	/* Before any I/O: a lone path's head becomes a multipath one. */
 	for (i = 0; i < s->nr_mpqs; i++) {
 		s->mpqs[i].ioqs[p] = ctrl->ioqs[i];
@@ -256,8 +284,8 @@ int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
 	s->nr_paths = p + 1;
 	return 0;
 fail:
-	while (watched--)
-		mpq_watch(&s->mpqs[watched], ctrl->ioqs[watched], false);
+	if (first_watched)
+		unwatch_path(s, s->paths[0]);
 	pthread_mutex_lock(&s->regions_lock);
 	for (r = s->regions; r; r = r->next) {
 		nvmefs_mr_dereg(r->mrs[p]);

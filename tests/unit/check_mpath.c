@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include <check.h>
 #include <nvme/types.h>
@@ -92,9 +93,18 @@ static struct nvmefs_subsys *two_paths_from(enum nvmefs_iopolicy policy, bool fr
 	ck_assert_msg(ret == 0, "add_path: %d: %s", ret, nvmefs_errmsg());
 	ck_assert_uint_eq(nvmefs_subsys_path_count(s), 2);
 	ck_assert(nvmefs_subsys_multipath(s));
-	/* Woken by either path: its own descriptor, not the first path's. */
+	/* Woken by either path: its own descriptor, not the first path's, and
+	 * it watches both (adding one again is refused). */
 	ck_assert_int_ne(nvmefs_mpq_fd(nvmefs_subsys_queue(s, 0)),
 			 nvmefs_ioq_fd(nvmefs_ctrl_io_queue(*a, 0)));
+	for (unsigned int i = 0; i < 2; i++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = nvmefs_ioq_fd(nvmefs_ctrl_io_queue(i ? *b : *a, 0));
+
+		ck_assert_int_eq(epoll_ctl(nvmefs_mpq_fd(nvmefs_subsys_queue(s, 0)), EPOLL_CTL_ADD,
+					   fd, &ev), -1);
+		ck_assert_int_eq(errno, EEXIST);
+	}
 	return s;
 }
 
