@@ -21,6 +21,7 @@
 #ifndef NVMEFS_NVMEFS_H
 #define NVMEFS_NVMEFS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -250,6 +251,12 @@ int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
  * An I/O queue of a controller: its own transport queue (an RDMA queue
  * pair and completion queue) and registered buffers.  One thread at a time drives a queue; queues
  * share no lock on the I/O path, so N threads on N queues scale.
+ *
+ * This is the per-path layer: nvmefs's own mount and perf reach I/O only
+ * through a subsystem head (struct nvmefs_subsys, its queues struct
+ * nvmefs_mpq), with one path or several, which sits on these queues.
+ * The nvmefs_ioq_ functions stay for programs that drive one controller's
+ * queues themselves.
  */
 struct nvmefs_ioq;
 
@@ -583,8 +590,10 @@ int nvmefs_ioq_flush_sync(struct nvmefs_ioq *ioq, uint32_t nsid);
 /* ------------------------------------------------------------------------ */
 
 /**
- * One subsystem reached through several controllers, its paths, as the
- * Linux host's native multipath groups them: each I/O goes along a path
+ * A subsystem head: one subsystem reached through one or more controllers,
+ * its paths, as the Linux host's native multipath groups them.  The face
+ * every I/O of nvmefs's own mount and perf goes through.  A multipath head
+ * (nvmefs_subsys_create(), or any head given a second path): each I/O goes along a path
  * that ANA marks optimized (else non-optimized; never inaccessible, lost
  * or in change), and when a path fails, its I/O goes to another one as
  * soon as the failed path's queues are drained, while the failed path
@@ -594,7 +603,7 @@ int nvmefs_ioq_flush_sync(struct nvmefs_ioq *ioq, uint32_t nsid);
  */
 struct nvmefs_subsys;
 /**
- * One thread's I/O queue over every path: I/O queue @idx of each path's
+ * One thread's I/O queue of a head, over every path: I/O queue @idx of each path's
  * controller.  The rules of struct nvmefs_ioq apply to it.
  */
 struct nvmefs_mpq;
@@ -628,6 +637,19 @@ int nvmefs_iopolicy_parse(const char *name, enum nvmefs_iopolicy *policy);
  */
 int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
 			 struct nvmefs_subsys **subsysp);
+/**
+ * A head with @ctrl, a controller with its I/O queues created, as its one
+ * path, for a program that reaches one controller: it is not multipath.
+ * Its queues pass every call straight to the path's queue, so I/O behaves
+ * as the nvmefs_ioq_ functions say (held while the controller reconnects,
+ * failed past fast_io_fail_tmo or ctrl_loss_tmo, with the controller's own
+ * errors) and costs nothing more; it counts no nvmefs_path_stats.  A path
+ * added with nvmefs_subsys_add_path() makes it multipath.  On success the
+ * head owns @ctrl.
+ */
+int nvmefs_subsys_create_single(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys **subsysp);
+/** Whether the head is multipath: made by nvmefs_subsys_create(), or given a second path. */
+bool nvmefs_subsys_multipath(const struct nvmefs_subsys *subsys);
 /**
  * Add @ctrl as another path, before any I/O: it must be a controller of the
  * same subsystem with as many I/O queues as the first path, and every

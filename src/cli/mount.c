@@ -414,10 +414,17 @@ static int serve(struct mount_args *m)
 	ret = nvmefs_ctrl_connect(&m->conn.opts, &ctrl);
 	connect_args_forget_secrets(&m->conn);
 	if (ret == 0) {
-		why = nvmefs_fs_errmsg;
 		verbose_connected(&m->conn, cmd, ctrl);
 		nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
-		ret = nvmefs_fs_run(ctrl, NULL, &m->fs);
+		/* A head of this one path, which all I/O goes through. */
+		nvmefs_fs_io_opts(&m->fs, &io);
+		ret = nvmefs_ctrl_create_io_queues(ctrl, &io);
+		if (ret == 0)
+			ret = nvmefs_subsys_create_single(ctrl, &subsys);
+	}
+	if (ret == 0) {
+		why = nvmefs_fs_errmsg;
+		ret = nvmefs_fs_run(ctrl, subsys, &m->fs);
 	}
 done:
 	if (ret < 0) {

@@ -175,15 +175,11 @@ static int submit(struct slot *s)
 		verify_fill(s->buf, a->bs, 1u << w->lba_shift, s->offset, w->seed++);
 	s->start_ns = hist_now_ns();
 	s->busy = true;
-	if (s->mpq && s->is_read)
+	if (s->is_read)
 		ret = nvmefs_mpq_read(s->mpq, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
-	else if (s->mpq)
+	else
 		ret = nvmefs_mpq_write(s->mpq, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done,
 				       s);
-	else if (s->is_read)
-		ret = nvmefs_ioq_read(s->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
-	else
-		ret = nvmefs_ioq_write(s->q, a->nsid, s->offset >> w->lba_shift, nlb, s->buf, io_done, s);
 	if (ret < 0) {
 		s->busy = false;
 		if (w->prefill || a->rw == WL_READ || a->rw == WL_WRITE)
@@ -194,26 +190,25 @@ static int submit(struct slot *s)
 	return ret;
 }
 
-/* The worker's queue @k, a path's or a multipath one. */
+/* The worker's queue @k of the subsystem head. */
 static int queue_poll(struct worker *w, unsigned int k, int timeout_ms)
 {
-	return w->mpqs ? nvmefs_mpq_poll(w->mpqs[k], timeout_ms)
-		: nvmefs_ioq_poll(w->queues[k], timeout_ms);
+	return nvmefs_mpq_poll(w->mpqs[k], timeout_ms);
 }
 
 static int queue_arm(struct worker *w, unsigned int k)
 {
-	return w->mpqs ? nvmefs_mpq_arm(w->mpqs[k]) : nvmefs_ioq_arm(w->queues[k]);
+	return nvmefs_mpq_arm(w->mpqs[k]);
 }
 
 static int queue_fd(const struct worker *w, unsigned int k)
 {
-	return w->mpqs ? nvmefs_mpq_fd(w->mpqs[k]) : nvmefs_ioq_fd(w->queues[k]);
+	return nvmefs_mpq_fd(w->mpqs[k]);
 }
 
 static unsigned int queue_inflight(const struct worker *w, unsigned int k)
 {
-	return w->mpqs ? nvmefs_mpq_inflight(w->mpqs[k]) : nvmefs_ioq_inflight(w->queues[k]);
+	return nvmefs_mpq_inflight(w->mpqs[k]);
 }
 
 /* Sleeps until one of the worker's queues has completions (or 100 ms pass),
@@ -351,30 +346,24 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
 			 bool prefill)
 {
 	uint64_t slice = a->size / a->threads / a->bs * a->bs;
+	bool multipath = nvmefs_subsys_multipath(subsys);
 
 	for (unsigned int t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];
 
 		memset(w, 0, sizeof(*w));
 		w->a = a;
-		w->ctrl = subsys ? NULL : ctrl;
-		w->subsys = subsys;
+		w->ctrl = multipath ? NULL : ctrl;
+		w->subsys = multipath ? subsys : NULL;
 		w->nr_queues = (a->queues - t + a->threads - 1) / a->threads;
 		w->nr_slots = a->qd;
-		if (subsys)
-			w->mpqs = calloc(w->nr_queues, sizeof(*w->mpqs));
-		else
-			w->queues = calloc(w->nr_queues, sizeof(*w->queues));
-		if (!w->queues && !w->mpqs) {
+		w->mpqs = calloc(w->nr_queues, sizeof(*w->mpqs));
+		if (!w->mpqs) {
 			fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
 			return -ENOMEM;
 		}
-		for (unsigned int k = 0; k < w->nr_queues; k++) {
-			if (subsys)
-				w->mpqs[k] = nvmefs_subsys_queue(subsys, t + k * a->threads);
-			else
-				w->queues[k] = nvmefs_ctrl_io_queue(ctrl, t + k * a->threads);
-		}
+		for (unsigned int k = 0; k < w->nr_queues; k++)
+			w->mpqs[k] = nvmefs_subsys_queue(subsys, t + k * a->threads);
 		w->lba_shift = lba_shift;
 		w->prefill = prefill;
 		w->rng = 0x2545f4914f6cdd1dull ^ ((uint64_t)(t + 1) << 32) ^ hist_now_ns();
@@ -400,13 +389,8 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
 			struct slot *s = &w->slots[i];
 
 			s->w = w;
-			if (subsys) {
-				s->mpq = w->mpqs[i % w->nr_queues];
-				s->buf = nvmefs_mpq_buf_get(s->mpq);
-			} else {
-				s->q = w->queues[i % w->nr_queues];
-				s->buf = nvmefs_ioq_buf_get(s->q);
-			}
+			s->mpq = w->mpqs[i % w->nr_queues];
+			s->buf = nvmefs_mpq_buf_get(s->mpq);
 			if (!s->buf) {
 				fprintf(stderr, "nvmefs %s: an I/O queue has fewer pool buffers than its "
 					"share of --qd\n", cmd);
@@ -423,14 +407,11 @@ static void free_workers(const struct perf_args *a, struct worker *workers)
 		struct worker *w = &workers[t];
 
 		for (unsigned int i = 0; w->slots && i < w->nr_slots; i++) {
-			if (w->slots[i].buf && w->slots[i].mpq)
+			if (w->slots[i].buf)
 				nvmefs_mpq_buf_put(w->slots[i].mpq, w->slots[i].buf);
-			else if (w->slots[i].buf)
-				nvmefs_ioq_buf_put(w->slots[i].q, w->slots[i].buf);
 		}
 		free(w->slots);
 		free(w->scratch);
-		free(w->queues);
 		free(w->mpqs);
 	}
 }
@@ -590,6 +571,10 @@ int perf_run(struct perf_args *a)
 			ret = EXIT_FAIL;
 			goto out;
 		}
+		/* A head of this one path, which all I/O goes through. */
+		ret = nvmefs_subsys_create_single(ctrl, &subsys);
+		if (ret < 0)
+			goto failed;
 	}
 	ret = EXIT_FAIL;
 	if (nvmefs_ns_info(ctrl, a->nsid, &ns))
@@ -656,7 +641,8 @@ int perf_run(struct perf_args *a)
 	nvmefs_ctrl_status(ctrl, &cs);
 	perf_report(a, nvmefs_ctrl_subnqn(ctrl), workers, elapsed,
 		    cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
-		    cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs, subsys);
+		    cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs,
+		    nvmefs_subsys_multipath(subsys) ? subsys : NULL);
 	ret = EXIT_OK;
 	for (t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];

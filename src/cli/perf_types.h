@@ -48,8 +48,7 @@ struct worker;
 
 struct slot {
 	struct worker *w;
-	/* The queue it uses: a path's, or (with several paths) a multipath one. */
-	struct nvmefs_ioq *q;
+	/* The queue of the subsystem head it uses. */
 	struct nvmefs_mpq *mpq;
 	uint8_t *buf;
 	uint64_t offset;
@@ -60,12 +59,13 @@ struct slot {
 
 struct worker {
 	const struct perf_args *a;
-	struct nvmefs_ctrl *ctrl;	/* with one path */
-	struct nvmefs_subsys *subsys;	/* with several */
+	/* What an outage is given up on after a ^C: the one controller, or
+	 * with several paths (a multipath head) the paths that are down. */
+	struct nvmefs_ctrl *ctrl;
+	struct nvmefs_subsys *subsys;
 	/* The thread's I/Os go round-robin over its queues: rxe serializes the
 	 * work of one queue pair, so one thread gains from spreading its depth. */
-	struct nvmefs_ioq **queues;
-	struct nvmefs_mpq **mpqs;	/* instead, with several paths */
+	struct nvmefs_mpq **mpqs;
 	unsigned int nr_queues;
 	pthread_t thread;
 	struct slot *slots;

@@ -104,12 +104,12 @@ struct exp_opts {
 struct exp;
 
 /*
- * An engine over @ctrl's I/O queues, or with @subsys (several paths, @ctrl
- * the first) its multipath queues, one per worker: buffers allocated and
- * registered, workers not started.  Returns 0 or -errno with exp_errmsg().
+ * An engine over the queues of the subsystem head @head (one path or
+ * several), one per worker: buffers allocated and registered, workers not
+ * started.  Returns 0 or -errno with exp_errmsg().
  */
-int exp_create(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys, const struct exp_opts *opts,
-	       const struct exp_ops *ops, void *arg, struct exp **out);
+int exp_create(struct nvmefs_subsys *head, const struct exp_opts *opts, const struct exp_ops *ops,
+	       void *arg, struct exp **out);
 /* After exp_stop(), or when never started. */
 void exp_destroy(struct exp *e);
 /* Starts the workers, reading requests when @source_fd is readable.  On a

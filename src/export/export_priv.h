@@ -60,10 +60,8 @@ struct exp_worker {
 	pthread_t thread;
 	int epfd;
 	bool source_watched;	/* the source is in epfd */
-	/* Its queue: one controller's, or with several paths a multipath one. */
-	struct nvmefs_ioq *q;
+	/* Its queue of the subsystem head, over one path or several. */
 	struct nvmefs_mpq *mpq;
-	struct nvmefs_mr *mr;
 	struct nvmefs_subsys_mr *smr;
 	uint8_t *region;
 	struct exp_req *reqs;
@@ -94,7 +92,8 @@ struct resv {
 };
 
 struct exp {
-	/* The controller; with several paths, the first, and the paths. */
+	/* The head over the paths, which all I/O goes through, and its first
+	 * path's controller. */
 	struct nvmefs_ctrl *ctrl;
 	struct nvmefs_subsys *subsys;
 	struct exp_opts opts;
@@ -141,30 +140,30 @@ bool exp_run_retries(struct exp_worker *w);
  * front end (a harness comes in here too). */
 void exp_dispatch(struct exp_worker *w, size_t n);
 
-/* A worker's queue, whichever kind it is. */
+/* A worker's queue of the head. */
 static inline int worker_poll(struct exp_worker *w, int timeout_ms)
 {
-	return w->mpq ? nvmefs_mpq_poll(w->mpq, timeout_ms) : nvmefs_ioq_poll(w->q, timeout_ms);
+	return nvmefs_mpq_poll(w->mpq, timeout_ms);
 }
 
 static inline int worker_arm(struct exp_worker *w)
 {
-	return w->mpq ? nvmefs_mpq_arm(w->mpq) : nvmefs_ioq_arm(w->q);
+	return nvmefs_mpq_arm(w->mpq);
 }
 
 static inline unsigned int worker_inflight(const struct exp_worker *w)
 {
-	return w->mpq ? nvmefs_mpq_inflight(w->mpq) : nvmefs_ioq_inflight(w->q);
+	return nvmefs_mpq_inflight(w->mpq);
 }
 
 static inline int worker_wait_ms(const struct exp_worker *w)
 {
-	return w->mpq ? nvmefs_mpq_wait_ms(w->mpq) : nvmefs_ioq_wait_ms(w->q);
+	return nvmefs_mpq_wait_ms(w->mpq);
 }
 
 static inline int worker_fd(const struct exp_worker *w)
 {
-	return w->mpq ? nvmefs_mpq_fd(w->mpq) : nvmefs_ioq_fd(w->q);
+	return nvmefs_mpq_fd(w->mpq);
 }
 
 #endif /* NVMEFS_EXPORT_PRIV_H */

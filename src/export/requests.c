@@ -203,32 +203,25 @@ static void sub_submit(struct exp_req *f, unsigned int i)
 
 	switch (s->kind) {
 	case SUB_READ:
-		ret = w->mpq ? nvmefs_mpq_read(w->mpq, nsid, s->slba, (uint32_t)s->nlb, s->buf,
-					       sub_done, f)
-			: nvmefs_ioq_read(w->q, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
+		ret = nvmefs_mpq_read(w->mpq, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
 		break;
 	case SUB_WRITE:
-		ret = w->mpq ? nvmefs_mpq_write(w->mpq, nsid, s->slba, (uint32_t)s->nlb, s->buf,
-						sub_done, f)
-			: nvmefs_ioq_write(w->q, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
+		ret = nvmefs_mpq_write(w->mpq, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
 		break;
 	case SUB_ZEROES:
-		ret = w->mpq ? nvmefs_mpq_write_zeroes(w->mpq, nsid, s->slba, s->nlb, sub_done, f)
-			: nvmefs_ioq_write_zeroes(w->q, nsid, s->slba, s->nlb, sub_done, f);
+		ret = nvmefs_mpq_write_zeroes(w->mpq, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
 			atomic_fetch_add_explicit(&st->write_zeroes, zeroes_commands(f->ns, s->nlb),
 						  memory_order_relaxed);
 		break;
 	case SUB_PUNCH:
-		ret = w->mpq ? nvmefs_mpq_punch(w->mpq, nsid, s->slba, s->nlb, sub_done, f)
-			: nvmefs_ioq_punch(w->q, nsid, s->slba, s->nlb, sub_done, f);
+		ret = nvmefs_mpq_punch(w->mpq, nsid, s->slba, s->nlb, sub_done, f);
 		if (!ret)
 			atomic_fetch_add_explicit(&st->deallocates, zeroes_commands(f->ns, s->nlb),
 						  memory_order_relaxed);
 		break;
 	default:
-		ret = w->mpq ? nvmefs_mpq_flush(w->mpq, nsid, sub_done, f)
-			: nvmefs_ioq_flush(w->q, nsid, sub_done, f);
+		ret = nvmefs_mpq_flush(w->mpq, nsid, sub_done, f);
 		break;
 	}
 	s->waiting = ret == -EAGAIN;

@@ -138,7 +138,7 @@ char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns,
 	json_uint(&j, "io_failing", cs.io_failing ? 1 : 0);
 	json_uint(&j, "io_queues", cs.io_queues);
 	json_object_end(&j);
-	if (e->subsys)
+	if (nvmefs_subsys_multipath(e->subsys))
 		paths_json(e, ns, nr_ns, &j);
 	json_object_begin(&j, "memory");
 	json_uint(&j, "heap_bytes", heap_in_use());

@@ -19,15 +19,15 @@
 #include "export_priv.h"
 #include "../common/histogram.h"
 
-/* The export's controllers: its one, or each path's. */
+/* The export's controllers: each path's. */
 static unsigned int nr_ctrls(const struct exp *e)
 {
-	return e->subsys ? nvmefs_subsys_path_count(e->subsys) : 1;
+	return nvmefs_subsys_path_count(e->subsys);
 }
 
 static struct nvmefs_ctrl *ctrl_at(const struct exp *e, unsigned int i)
 {
-	return e->subsys ? nvmefs_subsys_path(e->subsys, i) : e->ctrl;
+	return nvmefs_subsys_path(e->subsys, i);
 }
 
 void exp_stop_reconnecting(struct exp *e)
@@ -93,7 +93,7 @@ static bool ns_held(void *arg, uint32_t nsid)
 {
 	struct exp_worker *w = arg;
 
-	return w->mpq ? nvmefs_mpq_ns_held(w->mpq, nsid) : nvmefs_ioq_ns_held(w->q, nsid);
+	return nvmefs_mpq_ns_held(w->mpq, nsid);
 }
 
 /* Copies the I/O request of @n bytes just read at @buf out, onto @l. */
@@ -315,10 +315,7 @@ static int setup_workers(struct exp *e)
 		if (w->wake_fd < 0)
 			return exp_error(-errno, "creating worker %u's eventfd failed: %s", i,
 					 strerror(errno));
-		if (e->subsys)
-			w->mpq = nvmefs_subsys_queue(e->subsys, i);
-		else
-			w->q = nvmefs_ctrl_io_queue(e->ctrl, i);
+		w->mpq = nvmefs_subsys_queue(e->subsys, i);
 		w->reqs = calloc(e->opts.depth, sizeof(*w->reqs));
 		w->spare.w = w;
 		w->spare.resv = -1;
@@ -328,8 +325,7 @@ static int setup_workers(struct exp *e)
 					 len >> 20);
 		/* Registered once (on every path): requests arrive here and data
 		 * moves from here. */
-		ret = e->subsys ? nvmefs_subsys_mr_reg(e->subsys, w->region, len, &w->smr)
-			: nvmefs_mr_reg(e->ctrl, w->region, len, &w->mr);
+		ret = nvmefs_subsys_mr_reg(e->subsys, w->region, len, &w->smr);
 		if (ret < 0)
 			return exp_lib_error(ret);
 		for (unsigned int k = 0; k < e->opts.depth; k++) {
@@ -347,8 +343,8 @@ static int setup_workers(struct exp *e)
 	return 0;
 }
 
-int exp_create(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys, const struct exp_opts *opts,
-	       const struct exp_ops *ops, void *arg, struct exp **out)
+int exp_create(struct nvmefs_subsys *head, const struct exp_opts *opts, const struct exp_ops *ops,
+	       void *arg, struct exp **out)
 {
 	struct exp *e = calloc(1, sizeof(*e));
 	int ret;
@@ -356,8 +352,8 @@ int exp_create(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys, const str
 	*out = NULL;
 	if (!e)
 		return exp_error(-ENOMEM, "out of memory");
-	e->ctrl = ctrl;
-	e->subsys = subsys;
+	e->ctrl = nvmefs_subsys_path(head, 0);
+	e->subsys = head;
 	e->opts = *opts;
 	e->ops = ops;
 	e->arg = arg;
@@ -392,7 +388,6 @@ void exp_destroy(struct exp *e)
 			close(w->epfd);
 		if (w->wake_fd >= 0)
 			close(w->wake_fd);
-		nvmefs_mr_dereg(w->mr);
 		nvmefs_subsys_mr_dereg(w->smr);
 		free(w->region);
 		free(w->reqs);
@@ -480,28 +475,26 @@ static void flush_done(void *arg, int status)
 /* Polls the first worker's queue for up to 100 ms.  The export is going
  * away: a controller that fails meanwhile is given up, and what it holds
  * fails, rather than waiting out ctrl_loss_tmo. */
-static int flush_poll(struct exp *e, struct nvmefs_ioq *q, struct nvmefs_mpq *mpq)
+static int flush_poll(struct exp *e, struct nvmefs_mpq *mpq)
 {
 	exp_stop_reconnecting(e);
-	return mpq ? nvmefs_mpq_poll(mpq, 100) : nvmefs_ioq_poll(q, 100);
+	return nvmefs_mpq_poll(mpq, 100);
 }
 
 int exp_flush_sync(struct exp *e, uint32_t nsid)
 {
-	struct nvmefs_ioq *q = e->workers[0].q;
 	struct nvmefs_mpq *mpq = e->workers[0].mpq;
 	struct flush_wait fw = { 0 };
 	int ret;
 
 	/* No queue: nothing went through one. */
-	if (!q && !mpq)
+	if (!mpq)
 		return 0;
-	while ((ret = mpq ? nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)
-		: nvmefs_ioq_flush(q, nsid, flush_done, &fw)) == -EAGAIN)
-		if ((ret = flush_poll(e, q, mpq)) < 0)
+	while ((ret = nvmefs_mpq_flush(mpq, nsid, flush_done, &fw)) == -EAGAIN)
+		if ((ret = flush_poll(e, mpq)) < 0)
 			return ret;
 	while (ret >= 0 && !fw.done)
-		ret = flush_poll(e, q, mpq);
+		ret = flush_poll(e, mpq);
 	/* A poll that failed has run every callback first. */
 	return fw.done ? fw.status : ret;
 }

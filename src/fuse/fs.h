@@ -40,17 +40,17 @@ struct nvmefs_fs_opts {
  * Call it before connecting, whose own registrations would fail first. */
 int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts);
 
-/* The I/O queues a mount with @opts needs: nvmefs_fs_run() creates them on
- * a single controller; a caller with several paths creates them on each. */
+/* The I/O queues a mount with @opts needs, which the caller creates on each
+ * path before it makes the subsystem head. */
 void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts *io);
 
 /*
  * Serve @ctrl's namespaces at opts->mountpoint until unmounted or a
- * SIGINT/SIGTERM: create the I/O queues, mount, run the workers, and on
- * the way out finish the I/O in flight, flush every namespace and unmount.
- * With @subsys (several paths, their I/O queues created, @ctrl the first),
- * the workers drive its multipath queues instead.  The caller disconnects
- * @ctrl (or destroys @subsys) afterwards.  Returns 0, or -errno with
+ * SIGINT/SIGTERM: mount, run the workers, and on the way out finish the
+ * I/O in flight, flush every namespace and unmount.  All I/O goes through
+ * @subsys, the head over @ctrl alone (nvmefs_subsys_create_single()) or
+ * over several paths, @ctrl the first, their I/O queues created
+ * (nvmefs_fs_io_opts()).  The caller destroys @subsys afterwards.  Returns 0, or -errno with
  * nvmefs_fs_errmsg() set, also when the controller (every path) failed
  * while mounted.
  */

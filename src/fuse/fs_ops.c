@@ -518,7 +518,7 @@ int fs_build_info(struct fs *fs)
 	json_string(&j, "hostnqn", nvmefs_ctrl_hostnqn(fs->ctrl));
 	json_uint(&j, "io_queues", fs->opts.workers);
 	json_string(&j, "mode", fs->opts.cached ? "cached" : "direct");
-	if (fs->subsys) {
+	if (nvmefs_subsys_multipath(fs->subsys)) {
 		json_string(&j, "iopolicy", nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(fs->subsys)));
 		json_array_begin(&j, "paths");
 		for (unsigned int i = 0; i < nvmefs_subsys_path_count(fs->subsys); i++) {

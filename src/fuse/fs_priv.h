@@ -29,7 +29,8 @@
 #define INO_NS_BASE 16
 
 struct fs {
-	/* The controller; with several paths, the first, and the paths. */
+	/* The controller (with several paths, the first), and the head over
+	 * its paths, which all I/O goes through. */
 	struct nvmefs_ctrl *ctrl;
 	struct nvmefs_subsys *subsys;
 	struct nvmefs_fs_opts opts;

@@ -124,7 +124,6 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		  const struct nvmefs_fs_opts *opts)
 {
 	struct fs *fs;
-	struct nvmefs_io_opts io;
 	struct sigaction sa = { .sa_handler = on_signal };
 	char *mount_opts = NULL, fsname[sizeof("fsname=nvmefs:") + 256], max_read[32];
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -143,12 +142,6 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	fs->mounted = time(NULL);
 	fs->stop_fd = -1;
 
-	nvmefs_fs_io_opts(opts, &io);
-	ret = subsys ? 0 : nvmefs_ctrl_create_io_queues(ctrl, &io);
-	if (ret < 0) {
-		ret = exp_lib_error(ret);
-		goto out;
-	}
 	ret = fs_scan_namespaces(fs);
 	if (ret == 0)
 		ret = fs_build_info(fs);
@@ -159,7 +152,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		ret = exp_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = exp_create(ctrl, subsys, &eo, &fs_exp_ops, fs, &fs->exp);
+	ret = exp_create(subsys, &eo, &fs_exp_ops, fs, &fs->exp);
 	if (ret < 0)
 		goto out;
 
@@ -222,7 +215,8 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		ret = exp_error(exp_failed(fs->exp), "the controller of %s failed while mounted%s and "
 				"was not reconnected (%s), so file I/O failed with EIO: check the "
 				"target and mount again", nvmefs_ctrl_subnqn(ctrl),
-				subsys ? ", on every path," : "", nvmefs_errmsg());
+				nvmefs_subsys_multipath(subsys) ? ", on every path," : "",
+				nvmefs_errmsg());
 out:
 	sig_fs = NULL;
 	if (fs->se)
@@ -230,8 +224,6 @@ out:
 	fuse_opt_free_args(&args);
 	free(mount_opts);
 	exp_destroy(fs->exp);
-	if (!subsys)
-		nvmefs_ctrl_delete_io_queues(ctrl);
 	if (fs->stop_fd >= 0)
 		close(fs->stop_fd);
 	free(fs->ns);

@@ -376,33 +376,59 @@ static bool ioq_deleted(const struct nvmefs_ctrl *ctrl)
 	return st.state == NVMEFS_CTRL_DELETED;
 }
 
+/* What a new I/O to @ns (NULL: not active) meets while the controller's
+ * failure is @failed (0: live).  io_submit() acts on it and
+ * nvmefs_ioq_ns_held() tells it: one rule for both. */
+enum io_gate { GATE_SEND, GATE_HOLD, GATE_GIVE_BACK, GATE_FAIL, GATE_NO_NS, GATE_NS_GONE };
+
+static enum io_gate io_gate(const struct nvmefs_ctrl *ctrl, const struct nvmefs_ns_cache *ns,
+			    int failed)
+{
+	/* A path of a multipath head gives its I/O back rather than hold it. */
+	if (failed && ctrl->failover)
+		return GATE_GIVE_BACK;
+	if (failed && atomic_load(&((struct nvmefs_ctrl *)ctrl)->io_failing))
+		return GATE_FAIL;
+	if (!ns)
+		return GATE_NO_NS;
+	if (atomic_load_explicit(&ns->gone, memory_order_relaxed))
+		return GATE_NS_GONE;
+	/* Held through the outage, and sent once reconnected. */
+	return failed ? GATE_HOLD : GATE_SEND;
+}
+
 static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
 		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
 {
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
-	const struct nvmefs_ns_cache *ns;
+	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(ctrl, nsid);
 	struct nvmefs_ioq *host;
 	struct nvmefs_mr *mr;
 	struct nvmefs_io *io;
 	int failed = atomic_load(&ctrl->failed);
+	enum io_gate gate = io_gate(ctrl, ns, failed);
 	int ret;
 
-	if (failed && ctrl->failover)
+	switch (gate) {
+	case GATE_GIVE_BACK:
 		return nvmefs_error(-ENOLINK, "the path through %s is down (%s)",
 				    nvmefs_ctrl_where(ctrl), ctrl->fail_msg);
-	if (failed && atomic_load(&ctrl->io_failing))
+	case GATE_FAIL:
 		return nvmefs_error(failed, "the controller failed (%s) and %s", ctrl->fail_msg,
 				    ioq_deleted(ctrl) ? "is deleted" : "I/O fails while it "
 				    "reconnects (fast_io_fail_tmo)");
-	ns = nvmefs_io_find_ns(ctrl, nsid);
-	if (!ns)
+	case GATE_NO_NS:
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s", nsid, ctrl->subnqn);
-	if (atomic_load_explicit(&ns->gone, memory_order_relaxed))
+	case GATE_NS_GONE:
 		return ns->unusable ? nvmefs_error(-ENODEV, "namespace %u of %s cannot be used: %s",
 						   nsid, ctrl->subnqn, ns->unusable)
 			: nvmefs_error(-ENODEV, "namespace %u of %s is gone or was replaced by another "
 				       "during an outage: nothing more is written to it", nsid,
 				       ctrl->subnqn);
+	case GATE_SEND:
+	case GATE_HOLD:
+		break;
+	}
 	if (op != IO_FLUSH && !nlb)
 		return nvmefs_error(-EINVAL, "an I/O of 0 blocks");
 	if ((op == IO_READ || op == IO_WRITE) && !(ctrl->max_xfer >> ns->lba_shift))
@@ -448,7 +474,7 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	}
 	if (io_writes(io))
 		flush_order_write_start(&ioq->order, &io->order);
-	if (failed) {
+	if (gate == GATE_HOLD) {
 		/* Held through the outage, and sent once reconnected.  Until the
 		 * controller is live again the queue is its thread's, which
 		 * connects it: not a slot of it is touched here. */
@@ -735,13 +761,11 @@ int nvmefs_ioq_wait_ms(const struct nvmefs_ioq *ioq)
 int nvmefs_ioq_ns_held(const struct nvmefs_ioq *ioq, uint32_t nsid)
 {
 	const struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	int failed = atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed);
 
-	/* As io_submit() decides: a path of a multipath set gives its I/O back
-	 * instead, and a namespace that is gone fails its I/O at once. */
-	if (!atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed) || ctrl->failover ||
-	    atomic_load(&((struct nvmefs_ctrl *)ctrl)->io_failing))
-		return 0;
-	return !ns_gone(ctrl, nsid);
+	/* Asked of every request a mount reads: while live, one load and no
+	 * look-up of the namespace (a live controller holds nothing). */
+	return failed && io_gate(ctrl, nvmefs_io_find_ns(ctrl, nsid), failed) == GATE_HOLD;
 }
 
 unsigned int nvmefs_ioq_inflight(const struct nvmefs_ioq *ioq)

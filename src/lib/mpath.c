@@ -1,9 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Multipath: one subsystem through several controllers, as the Linux host's
- * native multipath (drivers/nvme/host/multipath.c) does it.
+ * The subsystem head's I/O: one subsystem through one or more controllers,
+ * its paths, as the Linux host's native multipath
+ * (drivers/nvme/host/multipath.c) does it.  Every caller's I/O comes here.
  *
- * A multipath queue is one thread's: it drives I/O queue idx of every path
+ * A head that is not multipath (nvmefs_subsys_create_single()) has one
+ * path and passes each call straight to that path's queue (io.c), which
+ * holds I/O through an outage and fails it past fast_io_fail_tmo or
+ * ctrl_loss_tmo itself, as a Linux controller without a multipath head
+ * keeps its requests in its quiesced queues: no record, no second
+ * descriptor, nothing per I/O but the test for it.
+ *
+ * A multipath head's queue is one thread's: it drives I/O queue idx of every path
  * and keeps a record per caller's I/O, so that an I/O a path gives back
  * can be sent again along another.  A path gives I/O back (-ENOLINK, from
  * io.c in failover mode) when its controller fails, only once its queue is
@@ -87,6 +95,17 @@ static bool path_may_return(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 		return true;
 	ns = nvmefs_io_find_ns(ctrl, nsid);
 	return ns && !atomic_load(&ns->gone);
+}
+
+/* The multipath head's one rule for I/O of @nsid that no path takes now:
+ * held while some path may come back, failed once none can.  Both sending
+ * and nvmefs_mpq_ns_held() ask it. */
+static bool ns_may_come_back(const struct nvmefs_subsys *s, uint32_t nsid)
+{
+	for (unsigned int p = 0; p < s->nr_paths; p++)
+		if (path_may_return(s->paths[p], nsid))
+			return true;
+	return false;
 }
 
 /* The path for @nsid's next I/O, not one in @skip: optimized ones first,
@@ -197,10 +216,7 @@ static int mp_send(struct nvmefs_mpq *mpq, struct mp_io *io)
 			return ret;
 		skip |= 1u << p;
 	}
-	for (unsigned int i = 0; i < mpq->subsys->nr_paths; i++)
-		if (path_may_return(mpq->subsys->paths[i], io->nsid))
-			return MP_HELD;
-	return no_path(mpq, io->nsid);
+	return ns_may_come_back(mpq->subsys, io->nsid) ? MP_HELD : no_path(mpq, io->nsid);
 }
 
 static void hold(struct nvmefs_mpq *mpq, struct mp_io *io)
@@ -349,35 +365,47 @@ static int mp_submit(struct nvmefs_mpq *mpq, enum mp_op op, uint32_t nsid, uint6
 int nvmefs_mpq_read(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		    void *buf, nvmefs_io_cb cb, void *arg)
 {
+	if (mpq->lone)
+		return nvmefs_ioq_read(mpq->lone, nsid, slba, nlb, buf, cb, arg);
 	return mp_submit(mpq, MP_READ, nsid, slba, nlb, buf, cb, arg);
 }
 
 int nvmefs_mpq_write(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		     const void *buf, nvmefs_io_cb cb, void *arg)
 {
+	if (mpq->lone)
+		return nvmefs_ioq_write(mpq->lone, nsid, slba, nlb, buf, cb, arg);
 	return mp_submit(mpq, MP_WRITE, nsid, slba, nlb, (void *)buf, cb, arg);
 }
 
 int nvmefs_mpq_flush(struct nvmefs_mpq *mpq, uint32_t nsid, nvmefs_io_cb cb, void *arg)
 {
+	if (mpq->lone)
+		return nvmefs_ioq_flush(mpq->lone, nsid, cb, arg);
 	return mp_submit(mpq, MP_FLUSH, nsid, 0, 0, NULL, cb, arg);
 }
 
 int nvmefs_mpq_write_zeroes(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			    nvmefs_io_cb cb, void *arg)
 {
+	if (mpq->lone)
+		return nvmefs_ioq_write_zeroes(mpq->lone, nsid, slba, nlb, cb, arg);
 	return mp_submit(mpq, MP_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
 }
 
 int nvmefs_mpq_punch(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 		     nvmefs_io_cb cb, void *arg)
 {
+	if (mpq->lone)
+		return nvmefs_ioq_punch(mpq->lone, nsid, slba, nlb, cb, arg);
 	return mp_submit(mpq, MP_PUNCH, nsid, slba, nlb, NULL, cb, arg);
 }
 
 int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			  nvmefs_io_cb cb, void *arg)
 {
+	if (mpq->lone)
+		return nvmefs_ioq_deallocate(mpq->lone, nsid, slba, nlb, cb, arg);
 	return mp_submit(mpq, MP_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
 }
 
@@ -395,16 +423,11 @@ static bool path_usable(const struct nvmefs_subsys *s, uint32_t nsid)
 
 int nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
 {
-	const struct nvmefs_subsys *s = mpq->subsys;
-
+	if (mpq->lone)
+		return nvmefs_ioq_ns_held(mpq->lone, nsid);
 	/* What is held for a namespace with a usable path goes at the next
 	 * poll: new I/O then waits only behind it. */
-	if (path_usable(s, nsid))
-		return 0;
-	for (unsigned int p = 0; p < s->nr_paths; p++)
-		if (path_may_return(s->paths[p], nsid))
-			return 1;
-	return 0;
+	return !path_usable(mpq->subsys, nsid) && ns_may_come_back(mpq->subsys, nsid);
 }
 
 /* Whether any path may carry I/O now or later. */
@@ -422,6 +445,8 @@ int nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms)
 	int64_t start = timeout_ms > 0 ? nvmefs_now_ms() : 0;
 	struct epoll_event ev;
 
+	if (mpq->lone)
+		return nvmefs_ioq_poll(mpq->lone, timeout_ms);
 	for (;;) {
 		int wait = 100;
 
@@ -450,12 +475,16 @@ int nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms)
 
 int nvmefs_mpq_fd(const struct nvmefs_mpq *mpq)
 {
-	return mpq->epfd;
+	/* A lone path's descriptor itself: no nested epoll to wake through. */
+	return mpq->lone ? nvmefs_ioq_fd(mpq->lone) : mpq->epfd;
 }
 
 int nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
 {
 	int n = 0;
+
+	if (mpq->lone)
+		return nvmefs_ioq_arm(mpq->lone);
 
 	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
 		int ret = nvmefs_ioq_arm(mpq->ioqs[p]);
@@ -479,6 +508,8 @@ int nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq)
 {
 	int wait = -1;
 
+	if (mpq->lone)
+		return nvmefs_ioq_wait_ms(mpq->lone);
 	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
 		int w = nvmefs_ioq_wait_ms(mpq->ioqs[p]);
 
@@ -492,6 +523,8 @@ unsigned int nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq)
 {
 	unsigned int n = mpq->inflight;
 
+	if (mpq->lone)
+		return nvmefs_ioq_inflight(mpq->lone);
 	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++)
 		n += mpq->ioqs[p]->nr_carried;
 	return n;

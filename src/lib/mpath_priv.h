@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The multipath queue's and subsystem's insides, shared by mpath.c (the
+ * The subsystem head's and its queues' insides, shared by mpath.c (the
  * I/O along the paths) and subsys.c (the subsystem and its paths).
  */
 #ifndef NVMEFS_MPATH_PRIV_H
@@ -36,6 +36,9 @@ struct path_counts {
 
 struct nvmefs_mpq {
 	struct nvmefs_subsys *subsys;
+	/* The one path's queue, which every call goes straight to, in a head
+	 * that is not multipath; else NULL. */
+	struct nvmefs_ioq *lone;
 	struct nvmefs_ioq *ioqs[NVMEFS_MAX_PATHS];
 	/* Watches every path's queue descriptor. */
 	int epfd;
@@ -60,6 +63,8 @@ struct nvmefs_subsys_mr {
 
 struct nvmefs_subsys {
 	enum nvmefs_iopolicy policy;
+	/* Paths give failed I/O back to the head (nvmefs_subsys_multipath()). */
+	bool multipath;
 	struct nvmefs_ctrl *paths[NVMEFS_MAX_PATHS];
 	unsigned int nr_paths;
 	struct nvmefs_mpq *mpqs;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Multipath's subsystem (mpath.c sends the I/O): its paths, each a
- * controller of the same subsystem with the same namespaces, and one
- * multipath queue per I/O queue index.
+ * The subsystem head (mpath.c sends the I/O): its paths, each a controller
+ * of the same subsystem with the same namespaces, and one queue of the
+ * head per I/O queue index.  Every caller's I/O goes through a head; a
+ * mount of one path is a head of one path.
  *
  * Registered memory is per controller (each has its own protection
  * domain): the pools of the first path's queues and the caller's regions
@@ -53,6 +54,27 @@ static int mpq_watch(struct nvmefs_mpq *mpq, struct nvmefs_ioq *ioq, bool on)
 	return 0;
 }
 
+/* Watches path @ctrl's queue from each of the head's queues; all or none. */
+static int watch_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
+{
+	for (unsigned int i = 0; i < s->nr_mpqs; i++) {
+		int ret = mpq_watch(&s->mpqs[i], ctrl->ioqs[i], true);
+
+		if (ret < 0) {
+			while (i--)
+				mpq_watch(&s->mpqs[i], ctrl->ioqs[i], false);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void unwatch_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
+{
+	for (unsigned int i = 0; i < s->nr_mpqs; i++)
+		mpq_watch(&s->mpqs[i], ctrl->ioqs[i], false);
+}
+
 void nvmefs_subsys_destroy(struct nvmefs_subsys *s)
 {
 	unsigned int p, i;
@@ -79,8 +101,12 @@ void nvmefs_subsys_destroy(struct nvmefs_subsys *s)
 	free(s);
 }
 
-int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
-			 struct nvmefs_subsys **subsysp)
+/* A head over @first alone.  A multipath one has its paths give I/O back
+ * when they fail, to go along another or be held here; a lone path's head
+ * passes each call straight to the path's queue, which holds I/O through
+ * an outage itself, as a controller without a multipath head does. */
+static int subsys_new(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy, bool multipath,
+		      struct nvmefs_subsys **subsysp)
 {
 	struct nvmefs_subsys *s;
 	int ret;
@@ -106,13 +132,17 @@ int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
 	s->nr_mpqs = first->nr_ioqs;
 	for (unsigned int i = 0; i < s->nr_mpqs; i++) {
 		ret = mpq_init(s, &s->mpqs[i], first->ioqs[i]);
-		if (ret == 0)
+		/* A lone path's head sleeps on the path's own descriptor: no
+		 * second one for its completions to wake as well. */
+		if (ret == 0 && multipath)
 			ret = mpq_watch(&s->mpqs[i], first->ioqs[i], true);
 		if (ret < 0)
 			goto fail;
 		s->mpqs[i].ioqs[0] = first->ioqs[i];
+		s->mpqs[i].lone = multipath ? NULL : first->ioqs[i];
 	}
-	first->failover = true;
+	s->multipath = multipath;
+	first->failover = multipath;
 	s->paths[0] = first;
 	s->nr_paths = 1;
 	*subsysp = s;
@@ -122,6 +152,22 @@ fail:
 	s->nr_paths = 0;
 	nvmefs_subsys_destroy(s);
 	return ret;
+}
+
+int nvmefs_subsys_create(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy,
+			 struct nvmefs_subsys **subsysp)
+{
+	return subsys_new(first, policy, true, subsysp);
+}
+
+int nvmefs_subsys_create_single(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys **subsysp)
+{
+	return subsys_new(ctrl, NVMEFS_IOPOLICY_NUMA, false, subsysp);
+}
+
+bool nvmefs_subsys_multipath(const struct nvmefs_subsys *s)
+{
+	return s->multipath;
 }
 
 static const char *identity_difference(const struct nvmefs_ns_cache *a,
@@ -175,7 +221,8 @@ static int same_namespaces(const struct nvmefs_ctrl *a, const struct nvmefs_ctrl
 int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
 {
 	const struct nvmefs_ctrl *first = s->paths[0];
-	unsigned int p = s->nr_paths, i = 0, watched = 0;
+	unsigned int p = s->nr_paths, i = 0;
+	bool first_watched = false;
 	struct nvmefs_subsys_mr *r;
 	int ret;
 
@@ -216,20 +263,29 @@ int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&s->regions_lock);
 	if (ret < 0)
 		goto fail;
-	for (watched = 0; watched < s->nr_mpqs; watched++) {
-		ret = mpq_watch(&s->mpqs[watched], ctrl->ioqs[watched], true);
+	if (!s->multipath) {
+		ret = watch_path(s, s->paths[0]);
 		if (ret < 0)
 			goto fail;
+		first_watched = true;
 	}
-	for (i = 0; i < s->nr_mpqs; i++)
+	ret = watch_path(s, ctrl);
+	if (ret < 0)
+		goto fail;
+	/* Before any I/O: a lone path's head becomes a multipath one. */
+	for (i = 0; i < s->nr_mpqs; i++) {
 		s->mpqs[i].ioqs[p] = ctrl->ioqs[i];
+		s->mpqs[i].lone = NULL;
+	}
+	s->paths[0]->failover = true;
+	s->multipath = true;
 	ctrl->failover = true;
 	s->paths[p] = ctrl;
 	s->nr_paths = p + 1;
 	return 0;
 fail:
-	while (watched--)
-		mpq_watch(&s->mpqs[watched], ctrl->ioqs[watched], false);
+	if (first_watched)
+		unwatch_path(s, s->paths[0]);
 	pthread_mutex_lock(&s->regions_lock);
 	for (r = s->regions; r; r = r->next) {
 		nvmefs_mr_dereg(r->mrs[p]);

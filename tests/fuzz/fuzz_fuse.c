@@ -1102,8 +1102,8 @@ static void poll_round(void)
 	for (unsigned int i = 0; i < fz.fs->opts.workers; i++) {
 		struct exp_worker *w = &fz.fs->exp->workers[i];
 
-		if (w->busy || nvmefs_ioq_inflight(w->q))
-			nvmefs_ioq_poll(w->q, 0);
+		if (w->busy || worker_inflight(w))
+			worker_poll(w, 0);
 		if (w->retry_head)
 			exp_run_retries(w);
 	}
@@ -1376,8 +1376,8 @@ static void run_op(void)
 
 		fz.budget = 1 + in8() % 4;
 		fz.order = in8();
-		if (w->busy || nvmefs_ioq_inflight(w->q))
-			nvmefs_ioq_poll(w->q, 0);
+		if (w->busy || worker_inflight(w))
+			worker_poll(w, 0);
 		if (w->retry_head)
 			exp_run_retries(w);
 		fz.budget = 0;
@@ -1481,17 +1481,19 @@ static struct fs *setup_fs(struct nvmefs_ctrl *ctrl, uint8_t h0, uint8_t h2, uin
 	io.buf_size = 4096;
 	io.timeout_ms = 0;
 	CHECK(nvmefs_ctrl_create_io_queues(ctrl, &io) == 0);
+	/* As the mount has it: all I/O through a head of this one path. */
+	CHECK(nvmefs_subsys_create_single(ctrl, &fs->subsys) == 0);
 	CHECK(fs_scan_namespaces(fs) == 0 && fs->nr_ns == fz.nr_ns);
 	CHECK(fs_build_info(fs) == 0);
 	/* As the mount sets them up: the worker's buffers, registered once. */
 	eo.workers = fs->opts.workers;
 	eo.depth = fs->opts.depth;
 	eo.max_io = fs->opts.max_io;
-	CHECK(exp_create(ctrl, NULL, &eo, &fs_exp_ops, fs, &fs->exp) == 0);
+	CHECK(exp_create(fs->subsys, &eo, &fs_exp_ops, fs, &fs->exp) == 0);
 	return fs;
 }
 
-static void teardown(struct nvmefs_ctrl *ctrl)
+static void teardown(void)
 {
 	struct fs *fs = fz.fs;
 
@@ -1507,11 +1509,11 @@ static void teardown(struct nvmefs_ctrl *ctrl)
 	for (unsigned int i = 0; i < fs->exp->nr_resv; i++)
 		CHECK(!fs->exp->resv[i].used);
 	exp_destroy(fs->exp);
-	nvmefs_ctrl_delete_io_queues(ctrl);
+	/* The head owns the controller: destroying it disconnects. */
+	nvmefs_subsys_destroy(fs->subsys);
 	free(fs->ns);
 	free(fs->info);
 	free(fs);
-	nvmefs_ctrl_disconnect(ctrl);
 	for (unsigned int i = 0; i < fz.nr_reqs; i++)
 		free(fz.reqs[i].payload);
 	for (unsigned int i = 0; i < fz.nr_ns; i++) {
@@ -1555,6 +1557,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drain();
 	CHECK(all_replied());
 	check_images();
-	teardown(ctrl);
+	teardown();
 	return 0;
 }

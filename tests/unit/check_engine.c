@@ -61,6 +61,8 @@ static struct {
 	struct exp_ns ns;
 	int sock[2];
 	struct nvmefs_ctrl *ctrl;
+	/* The head of that one path, which the engine sends through. */
+	struct nvmefs_subsys *head;
 	struct exp *e;
 } t;
 
@@ -197,6 +199,8 @@ static void connect_with(uint8_t mdts, int ctrl_loss_s)
 	fake_script_io_queues(1, 32, CNTLID, default_ns, 1);
 	ret = nvmefs_ctrl_create_io_queues(t.ctrl, &io);
 	ck_assert_msg(ret == 0, "create_io_queues: %d: %s", ret, nvmefs_errmsg());
+	ret = nvmefs_subsys_create_single(t.ctrl, &t.head);
+	ck_assert_msg(ret == 0, "subsys_create_single: %d: %s", ret, nvmefs_errmsg());
 }
 
 /* One worker with @depth buffers over the one I/O queue. */
@@ -205,7 +209,7 @@ static void engine_create(unsigned int depth)
 	struct exp_opts o = { .workers = 1, .depth = depth, .max_io = MAX_IO };
 	int ret;
 
-	ret = exp_create(t.ctrl, NULL, &o, &t_ops, &t.sock[0], &t.e);
+	ret = exp_create(t.head, &o, &t_ops, &t.sock[0], &t.e);
 	ck_assert_msg(ret == 0, "exp_create: %d: %s", ret, exp_errmsg());
 }
 
@@ -232,7 +236,7 @@ static void finish(void)
 	exp_destroy(t.e);
 	fake_expect_destroy();
 	fake_script_disconnect();
-	nvmefs_ctrl_disconnect(t.ctrl);
+	nvmefs_subsys_destroy(t.head);
 	fake_assert_done();
 }
 

@@ -2222,6 +2222,76 @@ START_TEST(test_outage_ns_held)
 }
 END_TEST
 
+/*
+ * A head of one path (as a mount or perf of one path makes) behaves as the
+ * path's queue: a read in flight when the connection drops is held, the
+ * head says the namespace's I/O is held, and the read goes again once
+ * reconnected; the head sleeps on the path's own descriptor.  Once the
+ * controller is given up, what is in flight fails and new I/O fails with
+ * the controller's own message, not a multipath one.
+ */
+START_TEST(test_outage_single_head_holds)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_subsys *s = NULL;
+	struct cb_rec a = { 0 }, b = { 0 };
+	struct nvmefs_mpq *mpq;
+	struct nvme_id_ns id;
+	struct fake_step *step;
+	bool seen_held = false;
+	int64_t end;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ck_assert_int_eq(nvmefs_subsys_create_single(ctrl, &s), 0);
+	ck_assert(!nvmefs_subsys_multipath(s));
+	ck_assert_uint_eq(nvmefs_subsys_path_count(s), 1);
+	mpq = nvmefs_subsys_queue(s, 0);
+	ck_assert_int_eq(nvmefs_mpq_fd(mpq), nvmefs_ioq_fd(nvmefs_ctrl_io_queue(ctrl, 0)));
+	buf = nvmefs_mpq_buf_get(mpq);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
+	step = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	step->hold = true;
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	script_reconnect(32, &id);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 0, 8, buf, on_io, &a), 0);
+	fake_disconnect(1);
+	for (end = now_ms() + 5000; !a.calls && now_ms() < end; usleep(1000)) {
+		nvmefs_mpq_poll(mpq, 0);
+		if (!a.calls && nvmefs_mpq_ns_held(mpq, 1))
+			seen_held = true;
+	}
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_msg(seen_held, "I/O was never said to be held while the controller reconnected");
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), 0);
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 0);
+
+	/* Given up: the read in flight fails, and so does what comes after. */
+	step = fake_expect_rw(1, nvme_cmd_read, 1, 8, 8, 4096);
+	step->hold = true;
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 8, 8, buf, on_io, &b), 0);
+	nvmefs_ctrl_stop_reconnect(ctrl);
+	fake_disconnect(1);
+	for (end = now_ms() + 5000; !b.calls && now_ms() < end;)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_uint_eq(b.calls, 1);
+	ck_assert_int_lt(b.status, 0);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
+	ck_assert_int_lt(nvmefs_mpq_read(mpq, 1, 0, 8, buf, on_io, &b), 0);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "the controller failed") &&
+		      strstr(nvmefs_errmsg(), "is deleted"), "message: %s", nvmefs_errmsg());
+	ck_assert_int_lt(nvmefs_mpq_poll(mpq, 0), 0);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "I/O queue 1 failed"), "message: %s",
+		      nvmefs_errmsg());
+	nvmefs_mpq_buf_put(mpq, buf);
+	nvmefs_subsys_destroy(s);
+}
+END_TEST
+
 static void count_failed_attempts(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
 {
 	(void)st;
@@ -3148,6 +3218,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_outage_device_removed);
 	tcase_add_test(tc, test_outage_failed_attempt_lets_go);
 	tcase_add_test(tc, test_outage_ns_held);
+	tcase_add_test(tc, test_outage_single_head_holds);
 	tcase_add_test(tc, test_outage_refused_probed_soon);
 	tcase_add_test(tc, test_outage_fewer_queues_shared);
 	tcase_add_test(tc, test_outage_disconnect_noticed);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include <check.h>
 #include <nvme/types.h>
@@ -73,22 +74,44 @@ static struct nvmefs_ctrl *path(const char *traddr, uint16_t cntlid, const char 
 	return ctrl;
 }
 
-/* Paths A then B in a subsystem with @policy.  B is connected first, so
- * that the fake's queue 1 (for fake_disconnect()) is A's. */
-static struct nvmefs_subsys *two_paths(enum nvmefs_iopolicy policy, struct nvmefs_ctrl **a,
-				       struct nvmefs_ctrl **b)
+/* Paths A then B in a subsystem with @policy, or (@from_single) in a
+ * head made for A alone that B joins.  B is connected first, so that the
+ * fake's queue 1 (for fake_disconnect()) is A's. */
+static struct nvmefs_subsys *two_paths_from(enum nvmefs_iopolicy policy, bool from_single,
+					    struct nvmefs_ctrl **a, struct nvmefs_ctrl **b)
 {
 	struct nvmefs_subsys *s = NULL;
 	int ret;
 
 	*b = path(TRADDR_B, CNTLID_B, SUBNQN, ns512, 1);
 	*a = path(TRADDR_A, CNTLID_A, SUBNQN, ns512, 1);
-	ret = nvmefs_subsys_create(*a, policy, &s);
+	ret = from_single ? nvmefs_subsys_create_single(*a, &s)
+		: nvmefs_subsys_create(*a, policy, &s);
 	ck_assert_msg(ret == 0, "subsys_create: %d: %s", ret, nvmefs_errmsg());
+	ck_assert(nvmefs_subsys_multipath(s) == !from_single);
 	ret = nvmefs_subsys_add_path(s, *b);
 	ck_assert_msg(ret == 0, "add_path: %d: %s", ret, nvmefs_errmsg());
 	ck_assert_uint_eq(nvmefs_subsys_path_count(s), 2);
+	ck_assert(nvmefs_subsys_multipath(s));
+	/* Woken by either path: its own descriptor, not the first path's, and
+	 * it watches both (adding one again is refused). */
+	ck_assert_int_ne(nvmefs_mpq_fd(nvmefs_subsys_queue(s, 0)),
+			 nvmefs_ioq_fd(nvmefs_ctrl_io_queue(*a, 0)));
+	for (unsigned int i = 0; i < 2; i++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+		int fd = nvmefs_ioq_fd(nvmefs_ctrl_io_queue(i ? *b : *a, 0));
+
+		ck_assert_int_eq(epoll_ctl(nvmefs_mpq_fd(nvmefs_subsys_queue(s, 0)), EPOLL_CTL_ADD,
+					   fd, &ev), -1);
+		ck_assert_int_eq(errno, EEXIST);
+	}
 	return s;
+}
+
+static struct nvmefs_subsys *two_paths(enum nvmefs_iopolicy policy, struct nvmefs_ctrl **a,
+				       struct nvmefs_ctrl **b)
+{
+	return two_paths_from(policy, false, a, b);
 }
 
 /* Tear down: @live paths shut down in order, the others (failed) just go. */
@@ -206,10 +229,12 @@ START_TEST(test_queue_depth)
 }
 END_TEST
 
+/* Also in a head of one path that a second path joined: it fails over as
+ * one made multipath does. */
 START_TEST(test_ana_status_fails_over)
 {
 	struct nvmefs_ctrl *a, *b;
-	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_NUMA, &a, &b);
+	struct nvmefs_subsys *s = two_paths_from(NVMEFS_IOPOLICY_NUMA, _i, &a, &b);
 	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
 	void *buf = nvmefs_mpq_buf_get(mpq);
 	struct fake_step *on_a, *on_b;
@@ -728,7 +753,7 @@ static Suite *mpath_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_policies, 0, 2);
 	tcase_add_test(tc, test_queue_depth);
-	tcase_add_test(tc, test_ana_status_fails_over);
+	tcase_add_loop_test(tc, test_ana_status_fails_over, 0, 2);
 	tcase_add_test(tc, test_path_error_dnr_is_final);
 	tcase_add_test(tc, test_failed_path_hands_over_after_stop);
 	tcase_add_test(tc, test_held_without_usable_path);
