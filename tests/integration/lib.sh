@@ -430,6 +430,12 @@ target_rebuild() {
 	rm -rf "$saved"
 }
 
+# The null_blk devices nullb_create made, and the namespaces ns_replace changed (configfs directory,
+# then its device path, NGUID and UUID as they were), for ns_replace_undo: in files, as both are
+# called in command substitutions, whose variables die with them.
+undo_nullbs=/tmp/nvmefs-undo-nullbs
+undo_ns=/tmp/nvmefs-undo-ns
+
 # nullb_create NAME BYTES BLOCK_SIZE: a new memory-backed null_blk device /dev/NAME (as the
 # testbed's own backing); prints its path.
 nullb_create() {
@@ -437,6 +443,7 @@ nullb_create() {
 	((bytes % (1 << 20) == 0)) || fail "nullb_create: null_blk sizes are whole MiB, not $bytes bytes"
 	modprobe null_blk nr_devices=0 2>/dev/null || true
 	mkdir "$d" || fail "nullb_create: creating null_blk $name failed"
+	echo "$name" >>"$undo_nullbs"
 	echo $((bytes >> 20)) >"$d/size"
 	echo "$bs" >"$d/blocksize"
 	echo 1 >"$d/memory_backed"
@@ -445,11 +452,38 @@ nullb_create() {
 	echo "/dev/$name"
 }
 
-# nullb_remove NAME: removes the null_blk device NAME that nullb_create made, if it is there.
-nullb_remove() {
-	local d=/sys/kernel/config/nullb/$1
-	[[ -d $d ]] || return 0
-	echo 0 >"$d/power" && rmdir "$d"
+# ns_save NS_DIR: remembers the nvmet namespace NS_DIR's backing and identity (once), for
+# ns_replace_undo; ns_replace calls it, a test that changes the identity itself calls it first.
+ns_save() {
+	local ns=$1
+	grep -qF "$ns|" "$undo_ns" 2>/dev/null && return 0
+	echo "$ns|$(<"$ns/device_path")|$(<"$ns/device_nguid")|$(<"$ns/device_uuid")" >>"$undo_ns"
+}
+
+# ns_replace_undo: puts every namespace ns_save remembered back on its own backing and identity,
+# and removes the null_blk devices nullb_create made, so that the next test (or the next run in
+# the same boot) finds the target as it was. For a test's EXIT trap.
+ns_replace_undo() {
+	local ns dev nguid uuid name d
+	if [[ -f $undo_ns ]]; then
+		while IFS='|' read -r ns dev nguid uuid; do
+			echo 0 >"$ns/enable"
+			echo "$dev" >"$ns/device_path"
+			echo "$nguid" >"$ns/device_nguid"
+			echo "$uuid" >"$ns/device_uuid"
+			echo 1 >"$ns/enable"
+		done <"$undo_ns"
+		rm -f "$undo_ns"
+	fi
+	if [[ -f $undo_nullbs ]]; then
+		while read -r name; do
+			d=/sys/kernel/config/nullb/$name
+			[[ -d $d ]] || continue
+			echo 0 >"$d/power"
+			rmdir "$d"
+		done <"$undo_nullbs"
+		rm -f "$undo_nullbs"
+	fi
 }
 
 # random_nguid: 16 random bytes as nvmet's device_nguid takes them (a UUID's shape).
@@ -462,6 +496,7 @@ ns_replace() {
 	local nqn=$1 nsid=$2 dev=$3 nguid
 	local ns=$NVMEFS_TEST_NVMET/subsystems/$nqn/namespaces/$nsid
 	[[ -d $ns ]] || fail "ns_replace: $nqn has no namespace $nsid"
+	ns_save "$ns"
 	nguid=$(random_nguid)
 	echo 0 >"$ns/enable" || fail "ns_replace: disabling $ns failed"
 	echo "$dev" >"$ns/device_path" || fail "ns_replace: setting $ns to $dev failed"

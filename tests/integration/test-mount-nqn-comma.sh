@@ -14,6 +14,7 @@ cleanup() {
 	rm -f "$port"
 	[[ ! -d $sub/namespaces/1 ]] || { echo 0 >"$sub/namespaces/1/enable"; rmdir "$sub/namespaces/1"; }
 	[[ ! -d $sub ]] || rmdir "$sub"
+	ns_replace_undo
 }
 trap cleanup EXIT
 

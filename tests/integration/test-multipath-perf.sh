@@ -16,7 +16,7 @@ require_nvmefs
 syslog_start
 nqn=${subnqns[0]}
 multipath_setup "$nqn"
-trap 'load_cleanup; multipath_restore' EXIT
+trap 'load_cleanup; multipath_restore; ns_replace_undo 2>/dev/null' EXIT
 
 # mp_perf NAME SECONDS [OPTIONS...]: perf_load_start over both paths.
 mp_perf() {

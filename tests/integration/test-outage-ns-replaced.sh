@@ -14,20 +14,11 @@ sub=$NVMEFS_TEST_NVMET/subsystems/$nqn
 ns=$sub/namespaces/1
 link=$NVMEFS_TEST_NVMET/ports/1/subsystems/$nqn
 [[ -d $ns && -L $link ]] || fail "$ns or $link is missing: cannot reconfigure the target"
-old_dev=$(<"$ns/device_path") old_nguid_cfg=$(<"$ns/device_nguid") old_uuid_cfg=$(<"$ns/device_uuid")
-# The target as it was, so that the next test (or the next run in one boot) finds namespace 1 on
-# its own backing.
-ns_restore() {
-	echo 0 >"$ns/enable"
-	echo "$old_dev" >"$ns/device_path"
-	echo "$old_nguid_cfg" >"$ns/device_nguid"
-	echo "$old_uuid_cfg" >"$ns/device_uuid"
-	echo 1 >"$ns/enable"
-	nullb_remove nullb_replacement
-}
-trap 'load_cleanup; nvmefs_cleanup; ns_restore 2>/dev/null; [[ -L $link ]] || port_link "$nqn" 2>/dev/null || true; rm -f /tmp/nsrep-*' EXIT
+trap 'load_cleanup; nvmefs_cleanup; ns_replace_undo 2>/dev/null; [[ -L $link ]] || port_link "$nqn" 2>/dev/null || true; rm -f /tmp/nsrep-*' EXIT
 cd /tmp
 
+ns_save "$ns"
+old_dev=$(<"$ns/device_path")
 [[ -b $old_dev ]] || fail "the backing of namespace 1, $old_dev, is not a block device"
 size=$(blockdev --getsize64 "$old_dev")
 bs=$(blockdev --getss "$old_dev")
