@@ -612,6 +612,101 @@ START_TEST(test_create_twice_and_again)
 }
 END_TEST
 
+/* Two queues of 32 entries asked for and granted, no namespace; queue 1
+ * created and connected. */
+static void script_first_of_two(void)
+{
+	struct fake_step *s;
+
+	fake_expect_set_nr_queues(2, 0x00010001);
+	fake_expect_identify(0x02, 0, NULL, 0);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, 31, CNTLID);
+}
+
+/* Queue 2's Connect, answered Command Sequence Error (status 0x0c, DNR,
+ * as nvmet answers a qid still installed) @times times in a row, each on a
+ * transport of its own that goes again; with @then_ok, the next one gets
+ * through. */
+static void script_qid2_held(unsigned int times, bool then_ok)
+{
+	struct fake_step *s;
+
+	script_first_of_two();
+	for (unsigned int i = 0; i < times; i++) {
+		s = fake_expect_create(NULL, NULL);
+		s->qid = 2;
+		fake_step_status(fake_expect_io_connect(2, 31, CNTLID), NVME_SCT_GENERIC,
+				 NVME_SC_CMD_SEQ_ERROR, true);
+		fake_expect_destroy();
+	}
+	if (then_ok) {
+		s = fake_expect_create(NULL, NULL);
+		s->qid = 2;
+		fake_expect_io_connect(2, 31, CNTLID);
+	}
+}
+
+/*
+ * Queues deleted and created again at once: Linux's target lets go of a
+ * disconnected queue from a work item, and until then answers a Connect
+ * for its qid with Command Sequence Error.  The Connect goes again after a
+ * pause, on a new transport, until the qid is free.
+ */
+START_TEST(test_create_qid_still_held)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+
+	create_ioqs(ctrl, 2, 32, 0);
+	fake_expect_destroy();
+	fake_expect_destroy();
+	nvmefs_ctrl_delete_io_queues(ctrl);
+
+	script_qid2_held(2, true);
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 2;
+	o.queue_size = 32;
+	ck_assert_msg(nvmefs_ctrl_create_io_queues(ctrl, &o) == 0, "create: %s", nvmefs_errmsg());
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 2);
+	disconnect_io(ctrl, 2, false);
+}
+END_TEST
+
+/* A qid the controller never lets go of: the Connect goes again for as
+ * long as the Connect timeout (100 ms: at 0, 10, 30, 70 and 150 ms, the
+ * pause doubling from 10 ms), then the creation fails saying why, with
+ * nothing left behind. */
+START_TEST(test_create_qid_held_for_good)
+{
+	struct fake_target t = {
+		.cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400, .mdts = MDTS_1M, .io = true,
+	};
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_io_opts o;
+
+	fake_opts(&opts, TRADDR, 100);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = 0;
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+
+	script_qid2_held(5, false);
+	fake_expect_destroy();
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 2;
+	o.queue_size = 32;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EADDRINUSE);
+	assert_msg_has("Connect of queue 2 to " SUBNQN " at " TRADDR ":4420 failed: the controller "
+		       "still has a queue 2 (Command Sequence Error) 150 ms later");
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	ck_assert_uint_eq(fake_stats.mr_regs, fake_stats.mr_deregs);
+	disconnect_io(ctrl, 0, false);
+}
+END_TEST
+
 START_TEST(test_create_fails_midway)
 {
 	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
@@ -619,11 +714,7 @@ START_TEST(test_create_fails_midway)
 	struct fake_step *s;
 
 	/* Queue 2 cannot be created: queue 1, made already, goes again. */
-	fake_expect_set_nr_queues(2, 0x00010001);
-	fake_expect_identify(0x02, 0, NULL, 0);
-	s = fake_expect_create(NULL, NULL);
-	s->qid = 1;
-	fake_expect_io_connect(1, 31, CNTLID);
+	script_first_of_two();
 	s = fake_expect_create(NULL, NULL);
 	s->qid = 2;
 	s->create_ret = -ECONNREFUSED;
@@ -3160,6 +3251,8 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_namespace_identify_fails);
 	tcase_add_test(tc, test_create_twice_and_again);
 	tcase_add_test(tc, test_create_fails_midway);
+	tcase_add_test(tc, test_create_qid_still_held);
+	tcase_add_test(tc, test_create_qid_held_for_good);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("split");
