@@ -315,6 +315,27 @@ static unsigned int auto_queue_size(const struct nvmefs_ctrl *ctrl,
 	return size > mqes ? mqes : (unsigned int)size;
 }
 
+/* Whether @nr I/O queues can be asked for: the count is set before the
+ * first queue is created. */
+static int may_ask(const struct nvmefs_ctrl *ctrl, unsigned int nr)
+{
+	if (ctrl->discovery)
+		return nvmefs_error(-EINVAL, "%s is a discovery controller: it has no I/O queues",
+				    ctrl->subnqn);
+	if (ctrl->nr_ioqs)
+		return nvmefs_error(-EBUSY, "the controller already has %u I/O queues", ctrl->nr_ioqs);
+	if (!nr || nr > MAX_IO_QUEUES)
+		return nvmefs_error(-EINVAL, "%u I/O queues: ask for 1 to %d", nr, MAX_IO_QUEUES);
+	return 0;
+}
+
+int nvmefs_ctrl_ask_io_queues(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int *granted)
+{
+	int ret = may_ask(ctrl, nr);
+
+	return ret < 0 ? ret : set_nr_queues(ctrl, nr, granted);
+}
+
 int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_io_opts *given)
 {
 	unsigned int mqes = (unsigned int)NVME_CAP_MQES(ctrl->cap) + 1;
@@ -323,14 +344,9 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	unsigned int i, nr = 0;
 	int ret;
 
-	if (ctrl->discovery)
-		return nvmefs_error(-EINVAL, "%s is a discovery controller: it has no I/O queues",
-				    ctrl->subnqn);
-	if (ctrl->nr_ioqs)
-		return nvmefs_error(-EBUSY, "the controller already has %u I/O queues", ctrl->nr_ioqs);
-	if (!opts->nr_queues || opts->nr_queues > MAX_IO_QUEUES)
-		return nvmefs_error(-EINVAL, "%u I/O queues: ask for 1 to %d", opts->nr_queues,
-				    MAX_IO_QUEUES);
+	ret = may_ask(ctrl, opts->nr_queues);
+	if (ret < 0)
+		return ret;
 	ctrl->max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
 	if (opts->queue_size == NVMEFS_IO_QUEUE_SIZE_AUTO && opts->buf_size)
 		opts->queue_size = auto_queue_size(ctrl, opts, mqes);

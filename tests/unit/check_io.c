@@ -363,6 +363,56 @@ START_TEST(test_create_take_fewer)
 END_TEST
 
 /*
+ * Asking first, as Linux does: Set Features Number of Queues alone, no
+ * queue created, so a caller sizes each queue's share for what is granted
+ * and creates those once (perf did create, delete and create again, and
+ * the target could answer the second Connect of a qid it had not yet let
+ * go of with Command Sequence Error).
+ */
+START_TEST(test_ask_io_queues)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	unsigned int creates = fake_stats.creates, granted = 0, submits;
+
+	/* 2 submission and 4 completion queues: 2 can be used. */
+	fake_expect_set_nr_queues(4, 0x00030001);
+	ck_assert_msg(nvmefs_ctrl_ask_io_queues(ctrl, 4, &granted) == 0, "ask: %s", nvmefs_errmsg());
+	ck_assert_uint_eq(granted, 2);
+	/* More than asked for (nvmet grants its qid_max whatever is asked):
+	 * what was asked for. */
+	fake_expect_set_nr_queues(4, 0x007f007f);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 4, &granted), 0);
+	ck_assert_uint_eq(granted, 4);
+	ck_assert_uint_eq(fake_stats.creates, creates);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+
+	fake_step_status(fake_expect_set_nr_queues(2, 0), 0, 0x02, true);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 2, &granted), -EIO);
+	assert_msg_has("asking " SUBNQN " for 2 I/O queues failed");
+
+	/* Refused before any command: out of range, or with queues already
+	 * (the count is set before the first queue is created). */
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 0, &granted), -EINVAL);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 257, &granted), -EINVAL);
+	assert_msg_has("257 I/O queues: ask for 1 to 256");
+	ck_assert_uint_eq(fake_stats.submits, submits);
+	create_ioqs(ctrl, 1, 32, 0);
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 2, &granted), -EBUSY);
+	assert_msg_has("already has 1 I/O queues");
+	ck_assert_uint_eq(fake_stats.submits, submits);
+	disconnect_io(ctrl, 1, false);
+
+	ctrl = fake_connect(TRADDR, NULL, 0);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 1, &granted), -EINVAL);
+	assert_msg_has("discovery controller");
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/*
  * NVMEFS_IO_QUEUE_SIZE_AUTO: entries for every pool buffer's I/O whole, as
  * many commands each as the controller's largest transfer (MDTS) cuts it
  * into, plus the one a full queue keeps free; within CAP.MQES.  The size
@@ -3244,6 +3294,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_create_sequence);
 	tcase_add_test(tc, test_create_granted_fewer);
 	tcase_add_test(tc, test_create_take_fewer);
+	tcase_add_test(tc, test_ask_io_queues);
 	tcase_add_test(tc, test_create_auto_queue_size);
 	tcase_add_test(tc, test_create_bad_opts);
 	tcase_add_test(tc, test_create_bad_lba_format);
