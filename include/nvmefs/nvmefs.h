@@ -305,6 +305,14 @@ void nvmefs_io_opts_init(struct nvmefs_io_opts *opts);
  */
 int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl,
 				 const struct nvmefs_io_opts *opts);
+/**
+ * Ask the controller for @nr I/O queues (Set Features, Number of Queues)
+ * and store in @granted how many it grants, at most @nr, creating none:
+ * for a caller that sizes each queue by how many there are, so it creates
+ * what is granted once (with nr_queues set to it) rather than creating,
+ * deleting and creating again.  Fails if I/O queues already exist.
+ */
+int nvmefs_ctrl_ask_io_queues(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int *granted);
 /** Tear the I/O queues down; they can then be created again. */
 void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl);
 /** How many I/O queues the controller has. */

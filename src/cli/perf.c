@@ -492,32 +492,34 @@ static void setup_path(struct nvmefs_ctrl *ctrl, void *arg)
 /*
  * The I/O queues of a single path.  A count perf chose is a wish: if the
  * controller grants fewer, the thread's depth is spread over those, whose
- * pools are then made again for their larger share.  Returns 0, -1 with
- * the library's message, or 1 having said why itself.
+ * pools are made for their larger share.  The grant is asked first, as
+ * Linux does, so each queue is created once: deleted and created again at
+ * once, a queue's Connect could find the target not yet rid of the old
+ * one.  Returns 0, -1 with the library's message, or 1 having said why
+ * itself.
  */
 static int create_queues(struct perf_args *a, struct nvmefs_ctrl *ctrl, struct nvmefs_io_opts *io)
 {
 	unsigned int granted;
 
-	io->take_fewer = a->queues_chosen;
-	if (nvmefs_ctrl_create_io_queues(ctrl, io))
-		return -1;
-	granted = nvmefs_ctrl_io_queue_count(ctrl);
-	if (granted == a->queues)
-		return 0;
-	nvmefs_ctrl_delete_io_queues(ctrl);
-	if (granted < a->threads) {
-		fprintf(stderr, "nvmefs %s: %s grants %u I/O queue%s, fewer than the %u threads: "
-			"lower --threads\n", cmd, a->conn.opts.subnqn, granted, granted == 1 ? "" : "s",
-			a->threads);
-		return 1;
+	if (a->queues_chosen) {
+		if (nvmefs_ctrl_ask_io_queues(ctrl, a->queues, &granted))
+			return -1;
+		if (granted < a->threads) {
+			fprintf(stderr, "nvmefs %s: %s grants %u I/O queue%s, fewer than the %u threads: "
+				"lower --threads\n", cmd, a->conn.opts.subnqn, granted,
+				granted == 1 ? "" : "s", a->threads);
+			return 1;
+		}
+		if (granted < a->queues) {
+			verbose(&a->conn, cmd, "the controller grants %u I/O queue%s, not the %u chosen: "
+				"--qd %u goes over those", granted, granted == 1 ? "" : "s", a->queues,
+				a->qd);
+			a->queues = granted;
+			io->nr_queues = granted;
+			io->bufs_per_queue = perf_queue_depth_most(a);
+		}
 	}
-	verbose(&a->conn, cmd, "the controller grants %u I/O queue%s, not the %u chosen: --qd %u "
-		"goes over those", granted, granted == 1 ? "" : "s", a->queues, a->qd);
-	a->queues = granted;
-	io->nr_queues = granted;
-	io->bufs_per_queue = perf_queue_depth_most(a);
-	io->take_fewer = 0;
 	return nvmefs_ctrl_create_io_queues(ctrl, io) ? -1 : 0;
 }
 

@@ -122,6 +122,13 @@ static int connect_error(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 			break;
 		}
 	}
+	/* A Connect for a queue the controller still has (ioq_connect_first()
+	 * waits for it to let go). */
+	if (q->qid && nvmefs_cqe_sct(cqe) == NVME_SCT_GENERIC &&
+	    nvmefs_cqe_sc(cqe) == NVME_SC_CMD_SEQ_ERROR)
+		return nvmefs_error(-EADDRINUSE, "Connect of queue %u to %s at %s failed: the "
+				    "controller still has a queue %u (Command Sequence Error)",
+				    q->qid, ctrl->subnqn, nvmefs_ctrl_where(ctrl), q->qid);
 	return nvmefs_error(-ECONNREFUSED, "Connect of queue %u to %s at %s failed: %s "
 			    "(status %#x%s%s): check the subsystem NQN and host NQN",
 			    q->qid, ctrl->subnqn, nvmefs_ctrl_where(ctrl),

@@ -22,6 +22,9 @@
 /* A keyed SGL describes at most 2^24 - 1 bytes: stay at a power of two. */
 #define SGL_MAX_XFER (8u << 20)
 #define MAX_IO_QUEUES 256
+/* Pauses before a Connect goes again for a qid the controller still has. */
+#define HELD_FIRST_PAUSE_MS 10
+#define HELD_MAX_PAUSE_MS 500
 
 void nvmefs_io_opts_init(struct nvmefs_io_opts *opts)
 {
@@ -91,6 +94,35 @@ static int ioq_connect(struct nvmefs_ioq *ioq)
 	return ret;
 }
 
+/*
+ * ioq_connect() for a queue being created.  Its qid may be one the
+ * controller has not let go of yet, if the queues were deleted a moment
+ * ago: Linux's target releases a disconnected queue from a work item and
+ * until then answers a Connect for its qid with Command Sequence Error.
+ * The Connect goes again, on a new transport, after pauses that add up to
+ * at most the Connect timeout.  (A reconnect's Connect goes to a new
+ * controller, whose qids are all free.)
+ */
+static int ioq_connect_first(struct nvmefs_ioq *ioq)
+{
+	const struct nvmefs_ctrl *ctrl = ioq->ctrl;
+	unsigned int waited = 0, pause = HELD_FIRST_PAUSE_MS;
+	int ret;
+
+	while ((ret = ioq_connect(ioq)) == -EADDRINUSE && waited < ctrl->opts.timeout_ms) {
+		usleep(pause * 1000);
+		waited += pause;
+		pause = pause * 2 < HELD_MAX_PAUSE_MS ? pause * 2 : HELD_MAX_PAUSE_MS;
+	}
+	if (ret == -EADDRINUSE && waited)
+		return nvmefs_error(ret, "Connect of queue %u to %s at %s failed: the controller still "
+				    "has a queue %u (Command Sequence Error) %u ms later: it has not "
+				    "let go of an earlier connection's; try again later",
+				    ioq->q.qid, ctrl->subnqn, nvmefs_ctrl_where(ctrl), ioq->q.qid,
+				    waited);
+	return ret;
+}
+
 static void ioq_destroy(struct nvmefs_ioq *ioq)
 {
 	if (!ioq)
@@ -141,7 +173,7 @@ static int ioq_create(struct nvmefs_ctrl *ctrl, uint16_t qid, const struct nvmef
 	ret = nvmefs_queue_init(&ioq->q, ctrl, &params);
 	if (ret < 0)
 		goto fail;
-	ret = ioq_connect(ioq);
+	ret = ioq_connect_first(ioq);
 	if (ret < 0)
 		goto fail;
 	ioq->q.timeout_ms = opts->timeout_ms;
@@ -283,6 +315,27 @@ static unsigned int auto_queue_size(const struct nvmefs_ctrl *ctrl,
 	return size > mqes ? mqes : (unsigned int)size;
 }
 
+/* Whether @nr I/O queues can be asked for: the count is set before the
+ * first queue is created. */
+static int may_ask(const struct nvmefs_ctrl *ctrl, unsigned int nr)
+{
+	if (ctrl->discovery)
+		return nvmefs_error(-EINVAL, "%s is a discovery controller: it has no I/O queues",
+				    ctrl->subnqn);
+	if (ctrl->nr_ioqs)
+		return nvmefs_error(-EBUSY, "the controller already has %u I/O queues", ctrl->nr_ioqs);
+	if (!nr || nr > MAX_IO_QUEUES)
+		return nvmefs_error(-EINVAL, "%u I/O queues: ask for 1 to %d", nr, MAX_IO_QUEUES);
+	return 0;
+}
+
+int nvmefs_ctrl_ask_io_queues(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int *granted)
+{
+	int ret = may_ask(ctrl, nr);
+
+	return ret < 0 ? ret : set_nr_queues(ctrl, nr, granted);
+}
+
 int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_io_opts *given)
 {
 	unsigned int mqes = (unsigned int)NVME_CAP_MQES(ctrl->cap) + 1;
@@ -291,14 +344,9 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	unsigned int i, nr = 0;
 	int ret;
 
-	if (ctrl->discovery)
-		return nvmefs_error(-EINVAL, "%s is a discovery controller: it has no I/O queues",
-				    ctrl->subnqn);
-	if (ctrl->nr_ioqs)
-		return nvmefs_error(-EBUSY, "the controller already has %u I/O queues", ctrl->nr_ioqs);
-	if (!opts->nr_queues || opts->nr_queues > MAX_IO_QUEUES)
-		return nvmefs_error(-EINVAL, "%u I/O queues: ask for 1 to %d", opts->nr_queues,
-				    MAX_IO_QUEUES);
+	ret = may_ask(ctrl, opts->nr_queues);
+	if (ret < 0)
+		return ret;
 	ctrl->max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
 	if (opts->queue_size == NVMEFS_IO_QUEUE_SIZE_AUTO && opts->buf_size)
 		opts->queue_size = auto_queue_size(ctrl, opts, mqes);

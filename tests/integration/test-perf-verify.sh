@@ -63,7 +63,19 @@ qid_max=$NVMEFS_TEST_NVMET/subsystems/$nqn/attr_qid_max
 [[ -w $qid_max ]] || fail "$qid_max is missing: this nvmet has no attr_qid_max"
 old_qid_max=$(cat "$qid_max")
 echo 2 >"$qid_max"
+# Each granted queue is connected once: perf asks for the count before creating any, as Linux does.
+# It used to create 2, delete them and create them again at once, and nvmet, which lets go of a
+# queue from a work item, now and then answered the new Connect with Command Sequence Error. nvmet
+# says "adding queue N" at each Connect that gets through, with its debug messages on.
+dyndbg=/sys/kernel/debug/dynamic_debug/control
+mountpoint -q /sys/kernel/debug || mount -t debugfs debugfs /sys/kernel/debug ||
+	fail "mounting debugfs for nvmet's debug messages failed"
+echo 'file drivers/nvme/target/fabrics-cmd.c +p' >"$dyndbg" || fail "turning nvmet's debug messages on failed"
+added=$(dmesg | grep -c "nvmet: adding queue" || true)
 layout ".job.queues == 2 and .job.qd == 32"
+connects=$(dmesg | grep "nvmet: adding queue" | tail -n +$((added + 1)) | sed 's/.*adding queue \([0-9]*\).*/\1/' | sort -n | tr '\n' ' ' || true)
+echo 'file drivers/nvme/target/fabrics-cmd.c -p' >"$dyndbg"
+[[ $connects == "1 2 " ]] || fail "perf on a controller granting 2 of 4 queues connected queues ${connects:-none}, not 1 and 2 once each"
 grep -q "the controller grants 2 I/O queues, not the 4 chosen" /tmp/pv-err || fail "-v does not say the controller granted fewer: $(cat /tmp/pv-err)"
 perf --queues 4 --time 1 >/tmp/pv-out 2>/tmp/pv-err && fail "perf --queues 4 ran on a controller granting 2: $(cat /tmp/pv-out)"
 grep -q "grants only 2 I/O queues, fewer than the 4 asked for" /tmp/pv-err || fail "perf --queues 4 with 2 granted: $(cat /tmp/pv-err)"

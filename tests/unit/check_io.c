@@ -363,6 +363,56 @@ START_TEST(test_create_take_fewer)
 END_TEST
 
 /*
+ * Asking first, as Linux does: Set Features Number of Queues alone, no
+ * queue created, so a caller sizes each queue's share for what is granted
+ * and creates those once (perf did create, delete and create again, and
+ * the target could answer the second Connect of a qid it had not yet let
+ * go of with Command Sequence Error).
+ */
+START_TEST(test_ask_io_queues)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	unsigned int creates = fake_stats.creates, granted = 0, submits;
+
+	/* 2 submission and 4 completion queues: 2 can be used. */
+	fake_expect_set_nr_queues(4, 0x00030001);
+	ck_assert_msg(nvmefs_ctrl_ask_io_queues(ctrl, 4, &granted) == 0, "ask: %s", nvmefs_errmsg());
+	ck_assert_uint_eq(granted, 2);
+	/* More than asked for (nvmet grants its qid_max whatever is asked):
+	 * what was asked for. */
+	fake_expect_set_nr_queues(4, 0x007f007f);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 4, &granted), 0);
+	ck_assert_uint_eq(granted, 4);
+	ck_assert_uint_eq(fake_stats.creates, creates);
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+
+	fake_step_status(fake_expect_set_nr_queues(2, 0), 0, 0x02, true);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 2, &granted), -EIO);
+	assert_msg_has("asking " SUBNQN " for 2 I/O queues failed");
+
+	/* Refused before any command: out of range, or with queues already
+	 * (the count is set before the first queue is created). */
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 0, &granted), -EINVAL);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 257, &granted), -EINVAL);
+	assert_msg_has("257 I/O queues: ask for 1 to 256");
+	ck_assert_uint_eq(fake_stats.submits, submits);
+	create_ioqs(ctrl, 1, 32, 0);
+	submits = fake_stats.submits;
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 2, &granted), -EBUSY);
+	assert_msg_has("already has 1 I/O queues");
+	ck_assert_uint_eq(fake_stats.submits, submits);
+	disconnect_io(ctrl, 1, false);
+
+	ctrl = fake_connect(TRADDR, NULL, 0);
+	ck_assert_int_eq(nvmefs_ctrl_ask_io_queues(ctrl, 1, &granted), -EINVAL);
+	assert_msg_has("discovery controller");
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/*
  * NVMEFS_IO_QUEUE_SIZE_AUTO: entries for every pool buffer's I/O whole, as
  * many commands each as the controller's largest transfer (MDTS) cuts it
  * into, plus the one a full queue keeps free; within CAP.MQES.  The size
@@ -612,6 +662,101 @@ START_TEST(test_create_twice_and_again)
 }
 END_TEST
 
+/* Two queues of 32 entries asked for and granted, no namespace; queue 1
+ * created and connected. */
+static void script_first_of_two(void)
+{
+	struct fake_step *s;
+
+	fake_expect_set_nr_queues(2, 0x00010001);
+	fake_expect_identify(0x02, 0, NULL, 0);
+	s = fake_expect_create(NULL, NULL);
+	s->qid = 1;
+	fake_expect_io_connect(1, 31, CNTLID);
+}
+
+/* Queue 2's Connect, answered Command Sequence Error (status 0x0c, DNR,
+ * as nvmet answers a qid still installed) @times times in a row, each on a
+ * transport of its own that goes again; with @then_ok, the next one gets
+ * through. */
+static void script_qid2_held(unsigned int times, bool then_ok)
+{
+	struct fake_step *s;
+
+	script_first_of_two();
+	for (unsigned int i = 0; i < times; i++) {
+		s = fake_expect_create(NULL, NULL);
+		s->qid = 2;
+		fake_step_status(fake_expect_io_connect(2, 31, CNTLID), NVME_SCT_GENERIC,
+				 NVME_SC_CMD_SEQ_ERROR, true);
+		fake_expect_destroy();
+	}
+	if (then_ok) {
+		s = fake_expect_create(NULL, NULL);
+		s->qid = 2;
+		fake_expect_io_connect(2, 31, CNTLID);
+	}
+}
+
+/*
+ * Queues deleted and created again at once: Linux's target lets go of a
+ * disconnected queue from a work item, and until then answers a Connect
+ * for its qid with Command Sequence Error.  The Connect goes again after a
+ * pause, on a new transport, until the qid is free.
+ */
+START_TEST(test_create_qid_still_held)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct nvmefs_io_opts o;
+
+	create_ioqs(ctrl, 2, 32, 0);
+	fake_expect_destroy();
+	fake_expect_destroy();
+	nvmefs_ctrl_delete_io_queues(ctrl);
+
+	script_qid2_held(2, true);
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 2;
+	o.queue_size = 32;
+	ck_assert_msg(nvmefs_ctrl_create_io_queues(ctrl, &o) == 0, "create: %s", nvmefs_errmsg());
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 2);
+	disconnect_io(ctrl, 2, false);
+}
+END_TEST
+
+/* A qid the controller never lets go of: the Connect goes again for as
+ * long as the Connect timeout (100 ms: at 0, 10, 30, 70 and 150 ms, the
+ * pause doubling from 10 ms), then the creation fails saying why, with
+ * nothing left behind. */
+START_TEST(test_create_qid_held_for_good)
+{
+	struct fake_target t = {
+		.cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400, .mdts = MDTS_1M, .io = true,
+	};
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_io_opts o;
+
+	fake_opts(&opts, TRADDR, 100);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = 0;
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+
+	script_qid2_held(5, false);
+	fake_expect_destroy();
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 2;
+	o.queue_size = 32;
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -EADDRINUSE);
+	assert_msg_has("Connect of queue 2 to " SUBNQN " at " TRADDR ":4420 failed: the controller "
+		       "still has a queue 2 (Command Sequence Error) 150 ms later");
+	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
+	ck_assert_uint_eq(fake_stats.mr_regs, fake_stats.mr_deregs);
+	disconnect_io(ctrl, 0, false);
+}
+END_TEST
+
 START_TEST(test_create_fails_midway)
 {
 	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
@@ -619,11 +764,7 @@ START_TEST(test_create_fails_midway)
 	struct fake_step *s;
 
 	/* Queue 2 cannot be created: queue 1, made already, goes again. */
-	fake_expect_set_nr_queues(2, 0x00010001);
-	fake_expect_identify(0x02, 0, NULL, 0);
-	s = fake_expect_create(NULL, NULL);
-	s->qid = 1;
-	fake_expect_io_connect(1, 31, CNTLID);
+	script_first_of_two();
 	s = fake_expect_create(NULL, NULL);
 	s->qid = 2;
 	s->create_ret = -ECONNREFUSED;
@@ -3153,6 +3294,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_create_sequence);
 	tcase_add_test(tc, test_create_granted_fewer);
 	tcase_add_test(tc, test_create_take_fewer);
+	tcase_add_test(tc, test_ask_io_queues);
 	tcase_add_test(tc, test_create_auto_queue_size);
 	tcase_add_test(tc, test_create_bad_opts);
 	tcase_add_test(tc, test_create_bad_lba_format);
@@ -3160,6 +3302,8 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_namespace_identify_fails);
 	tcase_add_test(tc, test_create_twice_and_again);
 	tcase_add_test(tc, test_create_fails_midway);
+	tcase_add_test(tc, test_create_qid_still_held);
+	tcase_add_test(tc, test_create_qid_held_for_good);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("split");
