@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,9 @@ struct fake_queue {
 	int efd;			/* queue_fd: an eventfd */
 	bool armed;			/* queue_arm'ed: signal the next event */
 	int cm_efd;			/* queue_event_fd: an eventfd */
-	int cm_error;			/* fake_disconnect(): what queue_check says */
+	/* fake_disconnect(): what queue_check says; set by the test's thread,
+	 * read by the queue's owner (an engine worker). */
+	_Atomic int cm_error;
 	bool stopped;
 	uint16_t qid;
 	/* fake_defer_posts: events of commands not handed to the device yet. */
@@ -983,15 +986,16 @@ static void sleep_ms(int ms)
 static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 {
 	struct fake_queue *fq = q->tp;
-	int n = 0, ret;
+	int n = 0, ret, cm_error;
 
 	stat_inc(&fake_stats.process_calls);
 	ck_assert_ptr_nonnull(fq);
 	ck_assert_int_ge(timeout_ms, 0);
 	post_all(q, fq);
 	/* As rdma.c: connection events are read only when it waits. */
-	if (fq->cm_error && timeout_ms > 0)
-		return nvmefs_error(fq->cm_error, "queue %u: the target closed it (scripted)", q->qid);
+	cm_error = atomic_load(&fq->cm_error);
+	if (cm_error && timeout_ms > 0)
+		return nvmefs_error(cm_error, "queue %u: the target closed it (scripted)", q->qid);
 	if (fq->ev_head == fq->nr_ev) {
 		/* Nothing will come: a controller that does not answer. */
 		if (timeout_ms > 0)
@@ -1112,12 +1116,14 @@ static int fake_queue_check(struct nvmefs_queue *q)
 {
 	struct fake_queue *fq = q->tp;
 	uint64_t count;
+	int cm_error;
 
 	ck_assert_ptr_nonnull(fq);
 	if (read(fq->cm_efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		ck_abort_msg("reading the queue's event eventfd: %s", strerror(errno));
-	if (fq->cm_error)
-		return nvmefs_error(fq->cm_error, "queue %u: the target closed it (scripted)", q->qid);
+	cm_error = atomic_load(&fq->cm_error);
+	if (cm_error)
+		return nvmefs_error(cm_error, "queue %u: the target closed it (scripted)", q->qid);
 	return 0;
 }
 
@@ -1134,7 +1140,7 @@ static void cm_event(uint16_t qid, int err)
 	uint64_t one = 1;
 
 	ck_assert_msg(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u for a CM event", qid);
-	queues[qid]->cm_error = err;
+	atomic_store(&queues[qid]->cm_error, err);
 	ck_assert_int_eq(write(queues[qid]->cm_efd, &one, sizeof(one)), (int)sizeof(one));
 }
 
