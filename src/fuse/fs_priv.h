@@ -56,9 +56,9 @@ struct fs {
 	size_t info_len;
 };
 
-/* fs_ops.c: the FUSE operations; the stats file's text and the info file. */
+/* fs_ops.c: the FUSE operations and the info file (the stats file's text is
+ * the engine's exp_stats_json()). */
 extern const struct fuse_lowlevel_ops fs_lowlevel_ops;
-char *fs_stats_json(struct fs *fs, size_t *len);
 int fs_build_info(struct fs *fs);
 
 /* adapter.c: what the engine calls, turning its cookies back into FUSE
