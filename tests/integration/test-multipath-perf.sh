@@ -119,6 +119,9 @@ port_link "$nqn" 2
 
 log "a path on which namespace 2 is another disk is refused"
 require_io_tool
+# A fresh pair each run: a GO left by an earlier run in the same boot let the second path join
+# before the namespace was replaced.
+rm -f /tmp/join.ready /tmp/join.go
 io_tool "$nqn" join "${ports[1]}" /tmp/join.ready /tmp/join.go >/tmp/join.out 2>/tmp/join.err &
 join_pid=$!
 wait_until 30000 test -e /tmp/join.ready || fail "io-tool join did not connect the first path: $(cat /tmp/join.err)"
