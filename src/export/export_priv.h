@@ -60,6 +60,10 @@ struct exp_worker {
 	pthread_t thread;
 	int epfd;
 	bool source_watched;	/* the source is in epfd */
+	/* epoll said the source is readable, or the last read from it found a
+	 * request: reading it may find one.  A read that finds it empty ends
+	 * that, so an idle pass costs no system call on the source. */
+	bool source_ready;
 	/* Its queue of the subsystem head, over one path or several. */
 	struct nvmefs_mpq *mpq;
 	struct nvmefs_subsys_mr *smr;
@@ -106,6 +110,11 @@ struct exp {
 	atomic_bool serve_done;
 	/* The source said it ended: nothing more comes. */
 	atomic_bool source_ended;
+	/* A worker stopped reading the source (no buffer, no room) before it
+	 * found it empty: one epoll wake-up may have been all the others get
+	 * for what is left, so they read it on their own.  Ended by a read
+	 * that finds it empty. */
+	atomic_bool source_unread;
 	/* Workers still with I/O of their own at the end: until none is, every
 	 * worker keeps polling its queue, which may carry another's I/O while
 	 * the target grants fewer queues. */

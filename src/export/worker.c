@@ -178,8 +178,11 @@ static bool receive(struct exp_worker *w)
 	if (n <= 0) {
 		if (n == -ENODEV)
 			atomic_store(&e->source_ended, true);
+		w->source_ready = false;
+		atomic_store_explicit(&e->source_unread, false, memory_order_relaxed);
 		return false;
 	}
+	w->source_ready = true;
 	nsid = e->ops->io_nsid(e->arg, f->buf, (size_t)n);
 	if (nsid && ns_held(w, nsid) && park_room(&e->parked_bytes))
 		park(w, &w->held, nsid, f->buf, (size_t)n);
@@ -188,6 +191,14 @@ static bool receive(struct exp_worker *w)
 	else
 		dispatch(w, f, (size_t)n);
 	return true;
+}
+
+/* Whether a read of the source may find a request: not after one found it
+ * empty, until epoll says otherwise. */
+static bool may_be_readable(const struct exp_worker *w)
+{
+	return w->source_ready ||
+	       atomic_load_explicit(&w->e->source_unread, memory_order_relaxed);
 }
 
 /*
@@ -224,8 +235,11 @@ static void *worker_main(void *arg)
 		if ((w->ready.head || w->held.head) && unpark(w, false))
 			busy = true;
 		/* Take what has queued up. */
-		while (!atomic_load(&e->source_ended) && reads_source(w) && receive(w))
+		while (!atomic_load(&e->source_ended) && may_be_readable(w) && reads_source(w) &&
+		       receive(w))
 			busy = true;
+		if (w->source_ready && !atomic_load(&e->source_ended))
+			atomic_store_explicit(&e->source_unread, true, memory_order_relaxed);
 		watch_source(w);
 		if (busy)
 			continue;
@@ -251,6 +265,8 @@ static void *worker_main(void *arg)
 
 			if (ev[i].data.u32 == WORKER_EV_WAKE)
 				eventfd_read(w->wake_fd, &v);
+			else if (ev[i].data.u32 == WORKER_EV_SOURCE)
+				w->source_ready = true;
 		}
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
@@ -311,6 +327,7 @@ static int setup_workers(struct exp *e)
 
 		w->e = e;
 		w->idx = i;
+		w->source_ready = true;
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (w->wake_fd < 0)
 			return exp_error(-errno, "creating worker %u's eventfd failed: %s", i,
