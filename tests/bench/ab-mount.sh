@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): an A/B of two nvmefs builds' mounts in one testbed boot, interleaved run
-# by run, so that a change on the FUSE path is compared under the same conditions.  Each run
-# mounts the namespace with one build (default options: 2 workers), runs fio (libaio, O_DIRECT,
-# one job) on the file for --time seconds after a 1 s ramp, and unmounts; prints IOPS, MiB/s and
-# mean latency per run, then B's ratio to A per workload (the mean of the runs' ratios).
-# The workloads: 4k random reads (or --rw randwrite) at QD1 and QD32, or those of --workloads,
-# each RW:BS:QD (fio's --rw, --bs and --iodepth), e.g.
+# by run (A first in odd runs, B first in even ones), so that a change on the FUSE path is
+# compared under the same conditions.  Each run mounts the namespace with one build (default
+# options: 2 workers), runs fio (libaio, O_DIRECT, one job) on the file for --time seconds after
+# a 1 s ramp, and unmounts; prints IOPS, MiB/s and mean latency per run, then B's ratio to A per
+# workload (the median of the runs' ratios).  The workloads: 4k random reads (or --rw randwrite)
+# at QD1 and QD32, or those of --workloads, each RW:BS:QD (fio's --rw, --bs and --iodepth), e.g.
 # --workloads "randread:4k:1 randread:4k:32 randwrite:4k:32 read:128k:16 write:128k:16".
 #
 #   tests/bench/ab-mount.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N] [--rw randread|randwrite]
@@ -55,8 +55,14 @@ declare -A ratios
 for w in $workloads; do
 	IFS=: read -r wrw bs qd <<<"$w"
 	for ((i = 1; i <= runs; i++)); do
-		ra=$(run "$a" "$wrw" "$bs" "$qd")
-		rb=$(run "$b" "$wrw" "$bs" "$qd")
+		# Which goes first alternates: neither always runs right after the other's unmount.
+		if ((i % 2)); then
+			ra=$(run "$a" "$wrw" "$bs" "$qd")
+			rb=$(run "$b" "$wrw" "$bs" "$qd")
+		else
+			rb=$(run "$b" "$wrw" "$bs" "$qd")
+			ra=$(run "$a" "$wrw" "$bs" "$qd")
+		fi
 		for r in A B; do
 			v=$ra
 			[[ $r == B ]] && v=$rb
@@ -68,10 +74,12 @@ for w in $workloads; do
 	done
 done
 echo
-printf '%-16s  %s\n' workload "B/A: IOPS (MiB/s alike), mean latency (mean of the runs' ratios)"
+printf '%-17s  %s\n' workload "B/A: IOPS (MiB/s alike), mean latency: the median of the runs' ratios"
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2fx", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for w in $workloads; do
 	IFS=: read -r wrw bs qd <<<"$w"
-	awk -v name="$wrw-$bs-qd$qd" 'NF == 6 && $1 > 0 && $3 > 0 { n++; i += $4 / $1; l += $6 / $3 }
-		END { if (n) printf "%-16s  %.2fx  %.2fx  (%d runs)\n", name, i / n, l / n, n
-		      else printf "%-16s  no runs\n", name }' <<<"${ratios[$w]}"
+	r=$(awk 'NF == 6 && $1 > 0 && $3 > 0 { print $4 / $1, $6 / $3 }' <<<"${ratios[$w]}")
+	printf '%-17s  %s  %s  (%d runs; IOPS ratios %s)\n' "$wrw-$bs-qd$qd" "$(cut -d' ' -f1 <<<"$r" | median)" \
+		"$(cut -d' ' -f2 <<<"$r" | median)" "$(grep -c . <<<"$r")" \
+		"$(cut -d' ' -f1 <<<"$r" | xargs printf '%.2f ' | sed 's/ $//')"
 done
