@@ -328,6 +328,15 @@ struct nvmefs_ioq *nvmefs_ctrl_io_queue(struct nvmefs_ctrl *ctrl, unsigned int i
  */
 int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl);
 
+/**
+ * The bytes of memory the controller has registered with its RDMA device
+ * now, which the kernel pins (VmPin in /proc/PID/status): its queues'
+ * commands, responses and buffer pools, and every region registered
+ * through it, each rounded out to whole pages.  What a locked-memory limit
+ * has to cover.
+ */
+uint64_t nvmefs_ctrl_pinned_bytes(const struct nvmefs_ctrl *ctrl);
+
 /** A controller's state, as Linux names them in sysfs. */
 enum nvmefs_ctrl_state {
 	/** Connected; I/O flows. */

@@ -2,7 +2,7 @@
 /*
  * The export's statistics as JSON (the mount's stats file): each worker's
  * counters and latencies and their sum, the controller's state, with
- * several paths each path's, and the heap in use.
+ * several paths each path's, the heap in use and the memory pinned.
  */
 #include "config.h"
 
@@ -58,6 +58,7 @@ static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_n
 		json_uint(j, "ios", ps.ios);
 		json_uint(j, "errors", ps.errors);
 		json_uint(j, "failovers", ps.failovers);
+		json_uint(j, "pinned_bytes", nvmefs_ctrl_pinned_bytes(ctrl));
 		json_array_begin(j, "ana");
 		for (unsigned int k = 0; k < nr_ns; k++) {
 			json_object_begin(j, NULL);
@@ -82,6 +83,16 @@ static uint64_t heap_in_use(void)
 	struct mallinfo2 mi = mallinfo2();
 
 	return (uint64_t)mi.uordblks + mi.hblkhd;
+}
+
+/* What every path registered (the request buffers are registered on each). */
+static uint64_t pinned(struct exp *e)
+{
+	uint64_t sum = 0;
+
+	for (unsigned int i = 0; i < nvmefs_subsys_path_count(e->subsys); i++)
+		sum += nvmefs_ctrl_pinned_bytes(nvmefs_subsys_path(e->subsys, i));
+	return sum;
 }
 
 char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns, size_t *len)
@@ -142,6 +153,7 @@ char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns,
 		paths_json(e, ns, nr_ns, &j);
 	json_object_begin(&j, "memory");
 	json_uint(&j, "heap_bytes", heap_in_use());
+	json_uint(&j, "pinned_bytes", pinned(e));
 	json_object_end(&j);
 	json_object_end(&j);
 	fputc('\n', out);

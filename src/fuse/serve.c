@@ -77,7 +77,7 @@ int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts)
 	    rl.rlim_cur >= need + (1u << 20))
 		return 0;
 	return exp_error(-ENOMEM, "the request buffers need %zu KiB of locked memory (%u queues x "
-			 "--depth %u x max_io %zu KiB), more than RLIMIT_MEMLOCK allows (%llu KiB): "
+			 "--depth %u x (max_io %zu KiB + 16 KiB)), more than RLIMIT_MEMLOCK allows (%llu KiB): "
 			 "raise it ('ulimit -l %zu'; in a container, --ulimit memlock=%zu) or use fewer "
 			 "or smaller buffers (-i, --depth, -o max_io)", need >> 10, opts->workers,
 			 opts->depth, opts->max_io >> 10, (unsigned long long)rl.rlim_cur >> 10,

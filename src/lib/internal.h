@@ -391,9 +391,16 @@ struct nvmefs_ctrl {
 	struct nvmefs_mr *regions;
 	bool regions_released;
 	struct nvmefs_mr *retired;
+	/* The bytes the transport's registrations pin now (whole pages, as the
+	 * kernel counts them in VmPin): queues' buffers and every region. */
+	atomic_uint_fast64_t pinned_bytes;
 };
 
 /* mr.c */
+/* The bytes a registration of @len bytes at @addr pins: the pages it touches. */
+size_t nvmefs_pinned_span(uintptr_t addr, size_t len, size_t page);
+/* A transport registered (@pin) or deregistered @len bytes at @addr for @ctrl. */
+void nvmefs_ctrl_count_pin(struct nvmefs_ctrl *ctrl, const void *addr, size_t len, bool pin);
 /* Register @addr/@len without publishing it for lookup (a queue's pool);
  * while the device is released, it is registered at the reconnect. */
 int nvmefs_mr_new(struct nvmefs_ctrl *ctrl, void *addr, size_t len, struct nvmefs_mr **mrp);

@@ -13,8 +13,32 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "internal.h"
+
+size_t nvmefs_pinned_span(uintptr_t addr, size_t len, size_t page)
+{
+	uintptr_t first = addr & ~(uintptr_t)(page - 1);
+	uintptr_t end = (addr + len + page - 1) & ~(uintptr_t)(page - 1);
+
+	return len ? end - first : 0;
+}
+
+void nvmefs_ctrl_count_pin(struct nvmefs_ctrl *ctrl, const void *addr, size_t len, bool pin)
+{
+	size_t bytes = nvmefs_pinned_span((uintptr_t)addr, len, (size_t)sysconf(_SC_PAGESIZE));
+
+	if (pin)
+		atomic_fetch_add(&ctrl->pinned_bytes, bytes);
+	else
+		atomic_fetch_sub(&ctrl->pinned_bytes, bytes);
+}
+
+uint64_t nvmefs_ctrl_pinned_bytes(const struct nvmefs_ctrl *ctrl)
+{
+	return atomic_load(&((struct nvmefs_ctrl *)ctrl)->pinned_bytes);
+}
 
 static void region_link(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 {

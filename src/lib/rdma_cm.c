@@ -304,12 +304,22 @@ static void free_windows(struct nvmefs_queue *q)
 	}
 }
 
-static int reg(struct ibv_pd *pd, void *buf, size_t len, int access, struct ibv_mr **mrp)
+static int reg(struct nvmefs_queue *q, struct ibv_pd *pd, void *buf, size_t len, int access,
+	       struct ibv_mr **mrp)
 {
 	*mrp = ibv_reg_mr(pd, buf, len, access);
 	if (!*mrp)
 		return memlock_error(len, errno ? -errno : -ENOMEM);
+	nvmefs_ctrl_count_pin(q->ctrl, buf, len, true);
 	return 0;
+}
+
+static void dereg(struct nvmefs_queue *q, struct ibv_mr *mr)
+{
+	if (!mr)
+		return;
+	nvmefs_ctrl_count_pin(q->ctrl, mr->addr, mr->length, false);
+	ibv_dereg_mr(mr);
 }
 
 static int alloc_buffers(struct nvmefs_queue *q, struct ibv_pd *pd, uint32_t data_slot_size)
@@ -329,15 +339,15 @@ static int alloc_buffers(struct nvmefs_queue *q, struct ibv_pd *pd, uint32_t dat
 		return nvmefs_error(-ENOMEM, "out of memory for the buffers of queue %u", q->qid);
 	memset(rq->capsules, 0, capsules_len);
 	memset(rq->rsps, 0, rsps_len);
-	ret = reg(pd, rq->capsules, capsules_len, 0, &rq->capsule_mr);
+	ret = reg(q, pd, rq->capsules, capsules_len, 0, &rq->capsule_mr);
 	if (ret < 0)
 		return ret;
-	ret = reg(pd, rq->rsps, rsps_len, IBV_ACCESS_LOCAL_WRITE, &rq->rsp_mr);
+	ret = reg(q, pd, rq->rsps, rsps_len, IBV_ACCESS_LOCAL_WRITE, &rq->rsp_mr);
 	if (ret < 0)
 		return ret;
 	if (rq->data_len) {
 		memset(rq->data, 0, rq->data_len);
-		ret = reg(pd, rq->data, rq->data_len, region_access(rq->windows), &rq->data_mr);
+		ret = reg(q, pd, rq->data, rq->data_len, region_access(rq->windows), &rq->data_mr);
 		if (ret < 0)
 			return ret;
 	}
@@ -421,12 +431,9 @@ static void rdma_queue_destroy(struct nvmefs_queue *q)
 	free_windows(q);
 	if (rq->qp_created)
 		rdma_destroy_qp(rq->id);
-	if (rq->data_mr)
-		ibv_dereg_mr(rq->data_mr);
-	if (rq->rsp_mr)
-		ibv_dereg_mr(rq->rsp_mr);
-	if (rq->capsule_mr)
-		ibv_dereg_mr(rq->capsule_mr);
+	dereg(q, rq->data_mr);
+	dereg(q, rq->rsp_mr);
+	dereg(q, rq->capsule_mr);
 	if (rq->cq) {
 		if (rq->unacked_events)
 			ibv_ack_cq_events(rq->cq, rq->unacked_events);
@@ -609,6 +616,7 @@ static int rdma_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 	imr = ibv_reg_mr(rc->pd, mr->addr, mr->len, region_access(rc->windows));
 	if (!imr)
 		return memlock_error(mr->len, errno ? -errno : -ENOMEM);
+	nvmefs_ctrl_count_pin(ctrl, mr->addr, mr->len, true);
 	mr->tp = imr;
 	mr->lkey = imr->lkey;
 	/* No standing key goes on the wire with per-I/O keys. */
@@ -618,6 +626,7 @@ static int rdma_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 
 static void rdma_mr_dereg(struct nvmefs_mr *mr)
 {
+	nvmefs_ctrl_count_pin(mr->ctrl, mr->addr, mr->len, false);
 	ibv_dereg_mr(mr->tp);
 }
 

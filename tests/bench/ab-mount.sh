@@ -1,49 +1,85 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): an A/B of two nvmefs builds' mounts in one testbed boot, interleaved run
-# by run, so that a change on the FUSE path is compared under the same conditions.  Each run
-# mounts the namespace with one build (default options: 2 workers), runs fio (libaio, O_DIRECT,
-# one job) on the file for --time seconds after a 1 s ramp at QD1 and QD32 (4k random reads, or --rw randwrite),
-# and unmounts; prints IOPS and mean latency per run.
+# by run (A first in odd runs, B first in even ones), so that a change on the FUSE path is
+# compared under the same conditions.  Each run mounts the namespace with one build (default
+# options: 2 workers), runs fio (libaio, O_DIRECT, one job) on the file for --time seconds after
+# a 1 s ramp, and unmounts; prints IOPS, MiB/s and mean latency per run, then B's ratio to A per
+# workload (the median of the runs' ratios).  The workloads: 4k random reads (or --rw randwrite)
+# at QD1 and QD32, or those of --workloads, each RW:BS:QD (fio's --rw, --bs and --iodepth), e.g.
+# --workloads "randread:4k:1 randread:4k:32 randwrite:4k:32 read:128k:16 write:128k:16".
 #
 #   tests/bench/ab-mount.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N] [--rw randread|randwrite]
+#                           [--workloads "RW:BS:QD ..."]
 # The two nvmefs binaries must lie under a directory the testbed guest sees (the working
 # directory, or /work).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-(($# >= 2)) || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+(($# >= 2)) || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 a=$(readlink -f "$1") b=$(readlink -f "$2")
 shift 2
-time_s=3 runs=3 rw=randread
+time_s=3 runs=3 rw=randread workloads=
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
 	--rw) rw=$2; shift 2 ;;
+	--workloads) workloads=$2; shift 2 ;;
 	*) echo "ab-mount.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
+[[ -n $workloads ]] || workloads="$rw:4k:1 $rw:4k:32"
+for w in $workloads; do
+	[[ $w =~ ^[a-z]+:[0-9]+[kKmM]?:[0-9]+$ ]] ||
+		{ echo "ab-mount.sh: workload '$w' is not RW:BS:QD (e.g. randread:4k:32)" >&2; exit 2; }
+done
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
-		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs" --rw "$rw"
+		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs" --workloads "$workloads"
 fi
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 mnt=/tmp/nvmefs-ab
 mkdir -p "$mnt"
 trap 'fusermount3 -u "$mnt" 2>/dev/null || true' EXIT
-run() { # nvmefs qd -> "N IOPS, mean X us"
+run() { # nvmefs rw bs qd -> "IOPS MiB/s mean_us"
 	"$1" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$mnt" >/dev/null ||
 		{ echo "mount failed"; return; }
-	fio --name=b --filename="$mnt/n1" --ioengine=libaio --direct=1 --rw="$rw" --bs=4k \
-		--iodepth="$2" --time_based --runtime="$time_s" --ramp_time=1 --norandommap --randrepeat=0 \
+	fio --name=b --filename="$mnt/n1" --ioengine=libaio --direct=1 --rw="$2" --bs="$3" \
+		--iodepth="$4" --time_based --runtime="$time_s" --ramp_time=1 --norandommap --randrepeat=0 \
 		--output-format=json 2>/dev/null |
-		jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end) | "\(.iops | floor) IOPS, mean \(.lat_ns.mean / 1000 | floor) us"' ||
+		jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end) | "\(.iops | floor) \(.bw / 1024 | floor) \(.lat_ns.mean / 1000 | floor)"' ||
 		echo "failed"
 	fusermount3 -u "$mnt"
 }
-for qd in 1 32; do
+declare -A ratios
+for w in $workloads; do
+	IFS=: read -r wrw bs qd <<<"$w"
 	for ((i = 1; i <= runs; i++)); do
-		printf 'qd%-3s run %d  A %s\n' "$qd" "$i" "$(run "$a" "$qd")"
-		printf 'qd%-3s run %d  B %s\n' "$qd" "$i" "$(run "$b" "$qd")"
+		# Which goes first alternates: neither always runs right after the other's unmount.
+		if ((i % 2)); then
+			ra=$(run "$a" "$wrw" "$bs" "$qd")
+			rb=$(run "$b" "$wrw" "$bs" "$qd")
+		else
+			rb=$(run "$b" "$wrw" "$bs" "$qd")
+			ra=$(run "$a" "$wrw" "$bs" "$qd")
+		fi
+		for r in A B; do
+			v=$ra
+			[[ $r == B ]] && v=$rb
+			read -r iops mibs lat <<<"$v"
+			printf '%-16s run %d  %s %s IOPS, %s MiB/s, mean %s us\n' "$wrw-$bs-qd$qd" "$i" "$r" \
+				"$iops" "${mibs:-}" "${lat:-}"
+		done
+		ratios[$w]+="$ra $rb"$'\n'
 	done
+done
+echo
+printf '%-17s  %s\n' workload "B/A: IOPS (MiB/s alike), mean latency: the median of the runs' ratios"
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2fx", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+for w in $workloads; do
+	IFS=: read -r wrw bs qd <<<"$w"
+	r=$(awk 'NF == 6 && $1 > 0 && $3 > 0 { print $4 / $1, $6 / $3 }' <<<"${ratios[$w]}")
+	printf '%-17s  %s  %s  (%d runs; IOPS ratios %s)\n' "$wrw-$bs-qd$qd" "$(cut -d' ' -f1 <<<"$r" | median)" \
+		"$(cut -d' ' -f2 <<<"$r" | median)" "$(grep -c . <<<"$r")" \
+		"$(cut -d' ' -f1 <<<"$r" | xargs printf '%.2f ' | sed 's/ $//')"
 done

@@ -4,10 +4,13 @@
 # depth on one queue, then spread over --spread queues, then with no tuning flags at all: the
 # layout it chooses) and against the same fio job on the file that `nvmefs mount` serves, for the
 # workloads of doc/PERFORMANCE.md.  Prints three tables (IOPS, MiB/s, mean latency); ratios to the
-# kernel are what count (everything in the guest is emulated).
+# kernel are what count (everything in the guest is emulated).  With --floor, the same fio job
+# also runs on tests/bench/fuse-null's file (a FUSE server with no backend: FUSE's own round
+# trip), and issue #26's table follows: the mount, that floor and nvmefs perf against the kernel
+# (`make bench-mount`).  The testbed boots the kernel NVMEFS_TESTBED_KERNEL names, if set.
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
-#                            [--mtu BYTES] [--rkey-per-io auto|on|off]
+#                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor]
 # Each cell is the best (or the median) of N runs.  nvmefs perf runs pinned to CPU (default 0;
 # 'none' leaves it unpinned); the kernel's cell is the better of fio unpinned and fio pinned to
 # the same CPU.  nvmefs perf polls at queue depth 1 and sleeps on completion events at higher
@@ -16,7 +19,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto
+time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto floor=0
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -26,7 +29,8 @@ while (($#)); do
 	--stat) stat=$2; shift 2 ;;
 	--mtu) mtu=$2; shift 2 ;;
 	--rkey-per-io) rkey=$2; shift 2 ;;
-	-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--floor) floor=1; shift ;;
+	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -35,9 +39,13 @@ done
 
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
+	((!floor)) || [[ -x $top/tests/bench/fuse-null ]] ||
+		{ echo "vs-kernel.sh: --floor needs tests/bench/fuse-null: build first (make)" >&2; exit 1; }
+	floor_arg=()
+	((floor)) && floor_arg=(--floor)
 	exec "$top/contrib/nvmefs-testbed" ${mtu:+--mtu "$mtu"} --ns-size 1G --memory 3072 --timeout 3600 -- \
 		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread" --cpu "$cpu" --stat "$stat" \
-		--rkey-per-io "$rkey"
+		--rkey-per-io "$rkey" "${floor_arg[@]}"
 fi
 
 nvmefs=$top/src/cli/nvmefs
@@ -66,7 +74,19 @@ done
 mnt=/tmp/nvmefs-bench
 mkdir -p "$mnt"
 "$nvmefs" mount -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o rkey_per_io="$rkey" "$mnt"
-trap 'fusermount3 -u "$mnt" 2>/dev/null; nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+nullmnt=/tmp/nvmefs-bench-null
+trap 'fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
+	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+if ((floor)); then
+	# The same size as the namespace, requests of the mount's default max_io.
+	mkdir -p "$nullmnt"
+	"$top/tests/bench/fuse-null" "$nullmnt" "$(($(blockdev --getsize64 "$dev") >> 20))" 128 &
+	for ((i = 0; i < 100; i++)); do
+		[[ -e $nullmnt/n1 ]] && break
+		sleep 0.1
+	done
+	[[ -e $nullmnt/n1 ]] || { echo "vs-kernel.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
+fi
 
 # fio JSON: .jobs[0].read|write: iops, bw (KiB/s), lat_ns.mean
 fio_run() { # file rw bs qd [fio options] -> "iops mibs lat_us"
@@ -108,7 +128,7 @@ better() { printf '%s\n%s\n' "$1" "$2" | sort -n -k1,1 | tail -n 1; }
 declare -A res
 for w in "${workloads[@]}"; do
 	read -r name rw bs qd <<<"$w"
-	k= kp= p1= pn= pd= f=
+	k= kp= p1= pn= pd= f= z=
 	spreads=$((qd >= spread && qd % spread == 0))
 	for ((r = 0; r < runs; r++)); do
 		k+=$(fio_run "$dev" "$rw" "$bs" "$qd")$'\n'
@@ -117,6 +137,7 @@ for w in "${workloads[@]}"; do
 		((spreads)) && pn+=$(nvmefs_run "$rw" "$bs" "$qd" "$spread")$'\n'
 		pd+=$(nvmefs_defaults "$rw" "$bs" "$qd")$'\n'
 		f+=$(fio_run "$mnt/n1" "$rw" "$bs" "$qd")$'\n'
+		((floor)) && z+=$(fio_run "$nullmnt/n1" "$rw" "$bs" "$qd")$'\n'
 	done
 	res[$name k]=$(pick <<<"$k")
 	[[ $cpu == none ]] || res[$name k]=$(better "${res[$name k]}" "$(pick <<<"$kp")")
@@ -125,24 +146,31 @@ for w in "${workloads[@]}"; do
 	((spreads)) && res[$name pn]=$(pick <<<"$pn")
 	res[$name pd]=$(pick <<<"$pd")
 	res[$name f]=$(pick <<<"$f")
+	res[$name z]=-
+	((floor)) && res[$name z]=$(pick <<<"$z")
 done
 
 # table TITLE FIELD FORMAT: FIELD 1 IOPS, 2 MiB/s, 3 mean latency (us)
 table() {
-	printf '\n%-18s | %9s | %9s %6s | %9s %6s | %9s %6s | %9s %6s\n' "$1" kernel perf ratio \
+	printf '\n%-18s | %9s | %9s %6s | %9s %6s | %9s %6s | %9s %6s' "$1" kernel perf ratio \
 		"perf/${spread}q" ratio defaults ratio fuse ratio
+	((floor)) && printf ' | %9s %6s' null ratio
+	echo
 	for w in "${workloads[@]}"; do
 		read -r name _ <<<"$w"
 		awk -v name="$name" -v f="$2" -v fmt="$3" -v k="${res[$name k]}" -v p1="${res[$name p1]}" \
-			-v pn="${res[$name pn]}" -v pd="${res[$name pd]}" -v fu="${res[$name f]}" 'function cell(v, kv) {
+			-v pn="${res[$name pn]}" -v pd="${res[$name pd]}" -v fu="${res[$name f]}" \
+			-v z="${res[$name z]}" -v floor="$floor" 'function cell(v, kv) {
 				if (v == "-") return sprintf(" %9s %6s", "-", "")
 				split(v, a, " ")
 				return sprintf(" " fmt " %5.2fx", a[f], a[f] / kv)
 			}
 			BEGIN {
 				split(k, ka, " ")
-				printf "%-18s | " fmt " |%s |%s |%s |%s\n", name, ka[f], cell(p1, ka[f]),
+				printf "%-18s | " fmt " |%s |%s |%s |%s", name, ka[f], cell(p1, ka[f]),
 					cell(pn, ka[f]), cell(pd, ka[f]), cell(fu, ka[f])
+				if (floor) printf " |%s", cell(z, ka[f])
+				printf "\n"
 			}'
 	done
 }
@@ -160,6 +188,42 @@ echo "--rw, --bs and --qd (the layout it chooses: nvmefs-perf(1)); fuse: the fio
 echo "the nvmefs mount's file n1 (its default queues and workers).  nvmefs perf polls at depth 1,"
 echo "sleeps on events otherwise.  Ratios are to the kernel: for IOPS and MiB/s higher is better,"
 echo "for latency lower."
+((floor)) && echo "null: the fio job on tests/bench/fuse-null's file (no backend: zeros, success)."
 echo "Remote keys: --rkey-per-io=$rkey."
 echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\
- (RDMA MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2 }'))."
+ (RDMA MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2 }')); kernel $(uname -r)."
+((floor)) || exit 0
+
+# Issue #26's table: one column of it, this boot's kernel, with the floor beside the mount.
+# row LABEL WORKLOAD FIELD FORMAT GOAL: FIELD 1 IOPS, 2 MiB/s, 3 mean latency (us)
+row() {
+	awk -v label="$1" -v f="$3" -v fmt="$4" -v goal="$5" -v k="${res[$2 k]}" -v fu="${res[$2 f]}" \
+		-v z="${res[$2 z]}" -v p="${res[$2 p1]}" 'BEGIN {
+			split(k, ka, " "); split(fu, fa, " "); split(z, za, " "); split(p, pa, " ")
+			printf "| %-29s | " fmt " | %5.2fx | %-5s | %5.2fx | %5.2fx |\n", label, ka[f],
+				fa[f] / ka[f], goal, za[f] / ka[f], pa[f] / ka[f]
+		}'
+}
+echo
+echo "Issue #26, kernel $(uname -r): through the mounted file, as a ratio to the kernel initiator's"
+echo "block device in this boot; beside it the floor: FUSE with no backend (null) and nvmefs perf."
+echo
+echo "| through the mounted file      |    kernel | mount  | goal  | null   | perf   |"
+echo "|---|---|---|---|---|---|"
+row "4k randread QD1 mean latency" 4k-randread-qd1 3 '%6.0f us' '<=1.0'
+row "4k randread QD32 IOPS" 4k-randread-qd32 1 '%9.0f' '>=0.9'
+row "4k randwrite QD32 IOPS" 4k-randwrite-qd32 1 '%9.0f' '>=0.9'
+row "128k read QD16 bandwidth" 128k-read-qd16 2 '%3.0f MiB/s' '>=1.0'
+row "128k write QD16 bandwidth" 128k-write-qd16 2 '%3.0f MiB/s' '>=1.0'
+echo
+awk -v k="${res[4k-randread-qd1 k]}" -v fu="${res[4k-randread-qd1 f]}" -v z="${res[4k-randread-qd1 z]}" \
+	-v p="${res[4k-randread-qd1 p1]}" 'BEGIN {
+		split(k, ka, " "); split(fu, fa, " "); split(z, za, " "); split(p, pa, " ")
+		printf "QD1: FUSE'"'"'s round trip (null, %.0f us) + the NVMe path (perf, %.0f us) = %.0f us, %.2fx the\n",
+			za[3], pa[3], za[3] + pa[3], (za[3] + pa[3]) / ka[3]
+		printf "kernel'"'"'s %.0f us; the mount took %.0f us, %.2fx that sum.\n", ka[3], fa[3],
+			fa[3] / (za[3] + pa[3])
+	}'
+echo "mount: nvmefs mount's defaults; null: tests/bench/fuse-null (libfuse's multi-threaded loop,"
+echo "direct I/O, requests of up to 128 KiB); perf: nvmefs perf, one thread, one queue (polling at"
+echo "QD1).  Goals are the mount's (issue #26)."

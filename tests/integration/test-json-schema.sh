@@ -207,22 +207,27 @@ dd if=/dev/urandom of="$mnt/n1" bs=64k count=16 oflag=direct status=none || fail
 dd if="$mnt/n1" of=/dev/null bs=64k count=16 iflag=direct status=none || fail "reading through the mount failed"
 cat "$mnt/info" >mount-info.json || fail "reading $mnt/info failed"
 cat "$mnt/stats" >mount-stats.json || fail "reading $mnt/stats failed"
+vmpin=$(awk '/^VmPin:/ {print $2 * 1024}' "/proc/$(nvmefs_pid "$mnt")/status")
 nvmefs_unmount "$mnt"
 check mount-info mount-info.json
 check mount-stats mount-stats.json
 has mount-info.json ".namespaces | length == $NVMEFS_TEST_NAMESPACES" "$NVMEFS_TEST_NAMESPACES namespaces"
 has mount-stats.json '.total.writes > 0 and .total.reads > 0' "the I/O just done"
+has mount-stats.json ".memory.pinned_bytes == $vmpin" "the daemon's VmPin ($vmpin bytes) as pinned_bytes"
 
 log "mount: info and stats, two paths"
 nvmefs_mount "$nqn" "$mnt" --path "$addr:${ports[1]}"
 dd if=/dev/urandom of="$mnt/n1" bs=64k count=16 oflag=direct status=none || fail "writing through the mount failed"
 cat "$mnt/info" >mount-info-paths.json || fail "reading $mnt/info failed"
 cat "$mnt/stats" >mount-stats-paths.json || fail "reading $mnt/stats failed"
+vmpin=$(awk '/^VmPin:/ {print $2 * 1024}' "/proc/$(nvmefs_pid "$mnt")/status")
 nvmefs_unmount "$mnt"
 check mount-info mount-info-paths.json
 check mount-stats mount-stats-paths.json
 has mount-info-paths.json '(.paths | length) == 2' "2 paths"
 has mount-stats-paths.json "(.paths | length) == 2 and (.paths[0].ana | length) == $NVMEFS_TEST_NAMESPACES" "2 paths with the ANA state of each namespace"
+has mount-stats-paths.json "([.paths[].pinned_bytes] | min) > 0 and ([.paths[].pinned_bytes] | add) == .memory.pinned_bytes and .memory.pinned_bytes == $vmpin" \
+	"each path's pinned bytes, summing to the daemon's VmPin ($vmpin bytes)"
 cd / || fail "cannot leave $work"
 rm -rf "$work"
 echo "PASS: every JSON output (discover, identify, perf, the mount's info and stats) matches its schema in doc/json, and each schema rejects altered documents"

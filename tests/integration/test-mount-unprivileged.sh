@@ -6,11 +6,13 @@
 # with chmod, as a udev rule or group would) and a locked-memory limit that covers the buffers
 # nvmefs registers with the RDMA device.
 #
-# Those buffers, with the default options (2 I/O queues, --depth 16, -o max_io=1M): per queue,
+# Those buffers, with the default options (2 I/O queues, --depth 16, -o max_io=128k): per queue,
 # 16 requests of max_io + 16 KiB (FUSE header slack and two blocks for read-modify-write),
-# 2 x 16 x 1040 KiB = 32.5 MiB, plus a few KiB per queue for the library (VmPin of the daemon:
-# 33532 kB): more than the kernel's default RLIMIT_MEMLOCK of 8 MiB. So: with 8 MiB, the default options fail and say why;
-# --depth 4 -o max_io=256k (2 x 4 x 272 KiB = 2.1 MiB) fits in 8 MiB; with 48 MiB the defaults fit.
+# 2 x 16 x 144 KiB = 4.5 MiB, plus some 250 KiB for the library's queues; the mount asks for
+# 1 MiB of room beyond the buffers. So: with 4 MiB, the default options fail and say why;
+# --depth 4 (2 x 4 x 144 KiB = 1.1 MiB) fits in 4 MiB; with 8 MiB the defaults fit. Each time the
+# stats file's memory.pinned_bytes is what the kernel counts pinned for the daemon (VmPin), holds
+# the request buffers, and stays within the 16 MiB a mount may pin at default options.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 user='nvmefs-test'
@@ -40,13 +42,28 @@ mount_as_user() {
 	as_user "$lim" timeout 60 "$nvmefs" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" \
 		-n "${subnqns[0]}" --pidfile "$mnt.pid" "$@" "$mnt"
 }
-# use_and_unmount: as $user, write and read back through the file, then fusermount3 -u.
+# check_pinned PID DEPTH: the stats' pinned bytes are the daemon's VmPin, and hold the request
+# buffers of its queues, DEPTH each, and no more than 16 MiB in all.
+check_pinned() {
+	local stats pinned vmpin queues buffers
+	stats=$(as_user $((8 << 20)) cat "$mnt/stats") || fail "$user cannot read $mnt/stats"
+	pinned=$(jq -r .memory.pinned_bytes <<<"$stats")
+	queues=$(jq -r '.queues | length' <<<"$stats")
+	vmpin=$(awk '/^VmPin:/ {print $2 * 1024}' "/proc/$1/status")
+	buffers=$((queues * $2 * (128 + 16) * 1024))
+	log "stats: pinned_bytes $pinned ($queues queues, their request buffers $buffers); VmPin $vmpin"
+	[[ $pinned == "$vmpin" ]] || fail "the stats say $pinned bytes pinned, the kernel $vmpin (VmPin)"
+	((pinned >= buffers)) || fail "$pinned bytes pinned, fewer than the $buffers of the request buffers"
+	((pinned <= 16 << 20)) || fail "$pinned bytes pinned, more than 16 MiB"
+}
+# use_and_unmount DEPTH: as $user, write and read back through the file, then fusermount3 -u.
 use_and_unmount() {
 	local pid
 	[[ $(findmnt -n -o FSTYPE --mountpoint "$mnt") == fuse.nvmefs ]] || fail "$mnt is not an nvmefs mount"
 	pid=$(cat "$mnt.pid") || fail "no pidfile"
 	[[ $(stat -c %U "/proc/$pid") == "$user" ]] || fail "the daemon runs as $(stat -c %U "/proc/$pid"), not $user"
 	log "the daemon (PID $pid, user $user) has $(awk '/VmPin/ {print $2, $3}' "/proc/$pid/status") pinned"
+	check_pinned "$pid" "$1"
 	[[ $(as_user $((8 << 20)) stat -c '%U %a' "$mnt/n1") == "$user 660" ]] ||
 		fail "$mnt/n1 is '$(as_user $((8 << 20)) stat -c '%U %a' "$mnt/n1")', not owned by $user with mode 660"
 	head -c 1048576 /dev/urandom >/tmp/user-data
@@ -64,17 +81,17 @@ use_and_unmount() {
 	[[ ! -e $mnt.pid ]] || fail "the daemon left its pidfile"
 }
 
-log "memlock 8 MiB, default options: refused, and told why"
-out=$(mount_as_user $((8 << 20)) 2>&1) && fail "nvmefs mount registered 32.5 MiB under an 8 MiB memlock limit?"
+log "memlock 4 MiB, default options: refused, and told why"
+out=$(mount_as_user $((4 << 20)) 2>&1) && fail "nvmefs mount registered 4.5 MiB under a 4 MiB memlock limit?"
 ! mountpoint -q "$mnt" || fail "the mount failed but $mnt is mounted"
 log "it said: $out"
-[[ $out =~ RLIMIT_MEMLOCK.*8192\ KiB ]] || fail "a memlock limit too low is not explained: $out"
+[[ $out =~ RLIMIT_MEMLOCK.*4096\ KiB ]] || fail "a memlock limit too low is not explained: $out"
 
-log "memlock 8 MiB, --depth 4 -o max_io=256k"
-out=$(mount_as_user $((8 << 20)) --depth 4 -o max_io=256k 2>&1) || fail "mount as $user with 8 MiB of memlock and small buffers failed: $out"
-use_and_unmount
+log "memlock 4 MiB, --depth 4"
+out=$(mount_as_user $((4 << 20)) --depth 4 2>&1) || fail "mount as $user with 4 MiB of memlock and fewer buffers failed: $out"
+use_and_unmount 4
 
-log "memlock 48 MiB, default options"
-out=$(mount_as_user $((48 << 20)) 2>&1) || fail "mount as $user with 48 MiB of memlock and default options failed: $out"
-use_and_unmount
+log "memlock 8 MiB, default options"
+out=$(mount_as_user $((8 << 20)) 2>&1) || fail "mount as $user with 8 MiB of memlock and default options failed: $out"
+use_and_unmount 16
 echo "PASS: $user mounts, writes, reads and unmounts without privileges; the memlock limit is explained"

@@ -515,6 +515,45 @@ START_TEST(test_held_namespace_parks)
 }
 END_TEST
 
+/* The number after "@key": in the stats' JSON @text. */
+static uint64_t json_number(const char *text, const char *key)
+{
+	char quoted[64];
+	const char *at;
+	unsigned long long v;
+
+	snprintf(quoted, sizeof(quoted), "\"%s\":", key);
+	at = strstr(text, quoted);
+	ck_assert_msg(at, "no %s in %s", key, text);
+	ck_assert_int_eq(sscanf(at + strlen(quoted), " %llu", &v), 1);
+	return v;
+}
+
+/*
+ * The stats' pinned_bytes: what the controller registered before the
+ * export (its queues' pools), plus the export's request buffers, depth x
+ * (max_io + header slack + two edge blocks), registered once.
+ */
+START_TEST(test_stats_pinned_bytes)
+{
+	uint64_t before;
+	size_t len;
+	char *text;
+
+	connect_with(MDTS_1M, 0);
+	before = nvmefs_ctrl_pinned_bytes(t.ctrl);
+	engine_create(3);
+	text = exp_stats_json(t.e, &t.ns, 1, &len);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_uint_eq(json_number(text, "pinned_bytes"),
+			  before + 3 * (MAX_IO + EXP_BUF_SLACK + 2 * EXP_MAX_LBA_SIZE));
+	ck_assert_uint_eq(json_number(text, "pinned_bytes"), nvmefs_ctrl_pinned_bytes(t.ctrl));
+	free(text);
+	engine_start();
+	finish();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -528,6 +567,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_dnr_status_fails);
 	tcase_add_test(tc, test_flush_after_writes);
 	tcase_add_test(tc, test_held_namespace_parks);
+	tcase_add_test(tc, test_stats_pinned_bytes);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <check.h>
 
@@ -93,6 +94,47 @@ START_TEST(test_lookup_while_churning)
 }
 END_TEST
 
+/* What a registration pins is the pages it touches, as the kernel counts
+ * them (ib_umem_get): 4 KiB pages here. */
+START_TEST(test_pinned_span)
+{
+	ck_assert_uint_eq(nvmefs_pinned_span(0x10000, 0, 4096), 0);
+	ck_assert_uint_eq(nvmefs_pinned_span(0x10000, 1, 4096), 4096);
+	ck_assert_uint_eq(nvmefs_pinned_span(0x10000, 4096, 4096), 4096);
+	ck_assert_uint_eq(nvmefs_pinned_span(0x10000, 4097, 4096), 8192);
+	ck_assert_uint_eq(nvmefs_pinned_span(0x10fff, 2, 4096), 8192);
+	ck_assert_uint_eq(nvmefs_pinned_span(0x10800, 4096, 4096), 8192);
+	ck_assert_uint_eq(nvmefs_pinned_span(0x10000, 147456 * 16, 4096), 147456 * 16);
+}
+END_TEST
+
+/* A controller's pinned bytes follow its regions: up by each region's
+ * pages as it is registered, down as it goes, back where they were. */
+START_TEST(test_pinned_follows_regions)
+{
+	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", NULL, 0);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *buf = aligned_alloc(page, 4 * page);
+	struct nvmefs_mr *whole, *odd;
+	uint64_t base;
+
+	ck_assert_ptr_nonnull(buf);
+	base = nvmefs_ctrl_pinned_bytes(ctrl);
+	ck_assert_int_eq(nvmefs_mr_reg(ctrl, buf, 2 * page, &whole), 0);
+	ck_assert_uint_eq(nvmefs_ctrl_pinned_bytes(ctrl), base + 2 * page);
+	/* Two bytes across a page boundary pin both pages. */
+	ck_assert_int_eq(nvmefs_mr_reg(ctrl, buf + 3 * page - 1, 2, &odd), 0);
+	ck_assert_uint_eq(nvmefs_ctrl_pinned_bytes(ctrl), base + 4 * page);
+	nvmefs_mr_dereg(whole);
+	ck_assert_uint_eq(nvmefs_ctrl_pinned_bytes(ctrl), base + 2 * page);
+	nvmefs_mr_dereg(odd);
+	ck_assert_uint_eq(nvmefs_ctrl_pinned_bytes(ctrl), base);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+	free(buf);
+}
+END_TEST
+
 static void fake_setup(void)
 {
 	fake_reset();
@@ -112,6 +154,8 @@ static Suite *mr_suite(void)
 	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_lookup_while_churning);
+	tcase_add_test(tc, test_pinned_span);
+	tcase_add_test(tc, test_pinned_follows_regions);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1044,7 +1044,6 @@ static void fake_ctrl_release(struct nvmefs_ctrl *ctrl)
 /* Keys that tell registrations apart: lkey 0x1000 + n, rkey 0x2000 + n. */
 static int fake_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 {
-	(void)ctrl;
 	ck_assert_ptr_nonnull(mr->addr);
 	ck_assert_uint_gt(mr->len, 0);
 	if (fake_mr_fail < 0)
@@ -1055,6 +1054,7 @@ static int fake_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 	mr->rkey = 0x2000 + mr_serial;
 	fake_stats.mr_regs++;
 	pthread_mutex_unlock(&fake_lock);
+	nvmefs_ctrl_count_pin(ctrl, mr->addr, mr->len, true);
 	mr->tp = (void *)&fake_ops;
 	return 0;
 }
@@ -1063,6 +1063,7 @@ static void fake_mr_dereg(struct nvmefs_mr *mr)
 {
 	ck_assert_msg(mr->tp == (void *)&fake_ops, "deregistering memory this transport did not "
 		      "register (or twice)");
+	nvmefs_ctrl_count_pin(mr->ctrl, mr->addr, mr->len, false);
 	mr->tp = NULL;
 	stat_inc(&fake_stats.mr_deregs);
 }
