@@ -44,6 +44,7 @@ src_cli_nvmefs_SOURCES = \
 	src/export/log.c \
 	src/export/stats.c \
 	src/export/worker.c \
+	src/export/post.c \
 	src/export/parking.c \
 	src/export/parking.h \
 	src/fuse/serve.c \
