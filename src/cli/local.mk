@@ -38,6 +38,7 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/mount.c \
 	src/fuse/fs_ops.c \
 	src/fuse/adapter.c \
+	src/fuse/ring.c \
 	src/export/engine.h \
 	src/export/export_priv.h \
 	src/export/requests.c \
