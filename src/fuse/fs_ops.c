@@ -259,6 +259,12 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* O_TRUNC is ignored, as a block device ignores it: the size is fixed. */
 	fi->direct_io = !fs->opts.cached;
 	fi->keep_cache = fs->opts.cached;
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 15)
+	/* Direct writes to one file need not wait for each other on the
+	 * inode's lock: the engine keeps overlapping ones apart (its write
+	 * reservations), as a block device's queue does not serialize them. */
+	fi->parallel_direct_writes = !fs->opts.cached;
+#endif
 	fuse_reply_open(req, fi);
 }
 
