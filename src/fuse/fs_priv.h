@@ -84,7 +84,9 @@ int fs_ring_started(struct fs *fs);
 void fs_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
 	       const void *data);
 /* After the workers stopped, before the session goes (it frees the
- * ring's buffers). */
+ * rings' buffers): their registrations are released. */
+void fs_ring_close(struct fs *fs);
+/* After the session went: no ring thread is left to look at the slots. */
 void fs_ring_destroy(struct fs *fs);
 
 /* namespaces.c */

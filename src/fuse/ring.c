@@ -204,6 +204,21 @@ void fs_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, 
 	exp_post(fs->exp, &s->post);
 }
 
+void fs_ring_close(struct fs *fs)
+{
+	struct fs_ring *r = fs->ring;
+
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->closed = true;
+	pthread_mutex_unlock(&r->lock);
+	for (size_t i = 0; i < r->nr_slots; i++) {
+		nvmefs_subsys_mr_dereg(r->slots[i].mr);
+		r->slots[i].mr = NULL;
+	}
+}
+
 void fs_ring_destroy(struct fs *fs)
 {
 	struct fs_ring *r = fs->ring;
@@ -214,11 +229,6 @@ void fs_ring_destroy(struct fs *fs)
 	}
 	if (!r)
 		return;
-	pthread_mutex_lock(&r->lock);
-	r->closed = true;
-	pthread_mutex_unlock(&r->lock);
-	for (size_t i = 0; i < r->nr_slots; i++)
-		nvmefs_subsys_mr_dereg(r->slots[i].mr);
 	pthread_mutex_destroy(&r->lock);
 	free(r->slots);
 	free(r);
@@ -254,6 +264,11 @@ void fs_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, 
 	       const void *data)
 {
 	exp_submit(req, ns, op, off, size, data);
+}
+
+void fs_ring_close(struct fs *fs)
+{
+	(void)fs;
 }
 
 void fs_ring_destroy(struct fs *fs)

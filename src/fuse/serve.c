@@ -222,9 +222,10 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 				nvmefs_errmsg());
 out:
 	sig_fs = NULL;
-	fs_ring_destroy(fs);
+	fs_ring_close(fs);
 	if (fs->se)
 		fuse_session_destroy(fs->se);
+	fs_ring_destroy(fs);
 	fuse_opt_free_args(&args);
 	free(mount_opts);
 	exp_destroy(fs->exp);

@@ -6,13 +6,17 @@
 # flight at once (writes_inflight_max), and fio's verify pass finds every block it wrote. With an
 # older libfuse the kernel holds the inode's lock through each write's round trip: exactly one at a
 # time, which the test then expects, so that it shows the difference either way.
-# Also: -o io_uring=on fails with one line on a kernel without FUSE over io_uring, and the stats
-# say "io_uring": false there.
+# Also FUSE over io_uring: where the kernel offers it and nvmefs has libfuse >= 3.18, the mount
+# takes it by default (the stats say "io_uring": true, libfuse's fuse-ring-N threads run); where
+# the kernel does not, the stats say false and -o io_uring=on fails with one line.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 trap nvmefs_cleanup EXIT
 mnt=/tmp/nvmefs-pw
 cd /tmp
+
+# Whether the kernel offers FUSE over io_uring (a bool parameter: Y or N).
+ring_kernel() { [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]]; }
 
 # The libfuse nvmefs runs with, from the file the loader resolves (libfuse3.so.3.14.0, ...).
 lib=$(ldd "$NVMEFS" | awk '/libfuse3\.so/ { print $3 }')
@@ -21,7 +25,7 @@ ver=$(readlink -f "$lib" | sed -n 's/.*libfuse3\.so\.\([0-9]*\.[0-9]*\).*/\1/p')
 minor=${ver#3.}
 log "nvmefs runs with libfuse $ver ($lib)"
 
-if ! grep -q 1 /sys/module/fuse/parameters/enable_uring 2>/dev/null; then
+if ! ring_kernel; then
 	log "-o io_uring=on where the kernel does not offer FUSE over io_uring"
 	mkdir -p "$mnt.on"
 	rc=0
@@ -36,8 +40,12 @@ fi
 
 nvmefs_mount "${subnqns[0]}" "$mnt"
 ring=$(nvmefs_stats "$mnt" .io_uring)
-if grep -q 1 /sys/module/fuse/parameters/enable_uring 2>/dev/null && ((minor >= 18)); then
+if ring_kernel && ((minor >= 18)); then
 	[[ $ring == true ]] || fail "the kernel and libfuse offer FUSE over io_uring, the stats say io_uring $ring"
+	# libfuse's ring threads, which take the requests now.
+	rings=$(grep -l '^fuse-ring-' /proc/"$(nvmefs_pid "$mnt")"/task/*/comm 2>/dev/null | wc -l)
+	((rings > 0)) || fail "the stats say io_uring true but the daemon has no fuse-ring-N thread"
+	log "FUSE over io_uring: $rings ring threads"
 else
 	[[ $ring == false ]] || fail "FUSE over io_uring cannot be had here, the stats say io_uring $ring"
 fi
