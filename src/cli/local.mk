@@ -38,12 +38,14 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/mount.c \
 	src/fuse/fs_ops.c \
 	src/fuse/adapter.c \
+	src/fuse/ring.c \
 	src/export/engine.h \
 	src/export/export_priv.h \
 	src/export/requests.c \
 	src/export/log.c \
 	src/export/stats.c \
 	src/export/worker.c \
+	src/export/post.c \
 	src/export/parking.c \
 	src/export/parking.h \
 	src/fuse/serve.c \

@@ -83,7 +83,9 @@ static void help(void)
 	       "      --pidfile=FILE        write the daemon's PID to FILE once the mount is live\n"
 	       "  -o OPTIONS                comma-separated mount options: max_io=SIZE (largest\n"
 	       "                            read or write, default 128k), cached (page cache) or\n"
-	       "                            direct (the default), uid=N and gid=N (the files'\n"
+	       "                            direct (the default), io_uring=auto|on|off (FUSE over\n"
+	       "                            io_uring: when offered, the default; or fail; or\n"
+	       "                            /dev/fuse), uid=N and gid=N (the files'\n"
 	       "                            owner), allow_other, allow_root and other FUSE\n"
 	       "                            options; and, for /etc/fstab, traddr=, trsvcid=,\n"
 	       "                            host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
@@ -227,6 +229,17 @@ static int mount_option(struct mount_args *m, char *opt)
 	}
 	if (!strcmp(opt, "cached") || !strcmp(opt, "direct")) {
 		m->fs.cached = !strcmp(opt, "cached");
+		return EXIT_OK;
+	}
+	if (!strcmp(opt, "io_uring")) {
+		if (!value || !strcmp(value, "on"))
+			m->fs.io_uring = NVMEFS_FS_RING_ON;
+		else if (!strcmp(value, "auto"))
+			m->fs.io_uring = NVMEFS_FS_RING_AUTO;
+		else if (!strcmp(value, "off"))
+			m->fs.io_uring = NVMEFS_FS_RING_OFF;
+		else
+			return usage_error(cmd, "-o io_uring=%s: give auto, on or off", value);
 		return EXIT_OK;
 	}
 	/* FUSE's max_read is ours to set, from max_io: another one makes the

@@ -168,6 +168,14 @@ void json_uint(struct json *j, const char *key, uint64_t v)
 	fprintf(j->out, "%" PRIu64, v);
 }
 
+void json_bool(struct json *j, const char *key, bool v)
+{
+	if (j->error)
+		return;
+	member(j, key);
+	fputs(v ? "true" : "false", j->out);
+}
+
 /* "%.3f" with a point, whatever the locale's decimal point (a comma in
  * de_DE, which main()'s setlocale() takes from the user). */
 static const char *json_number_text(double v, char *buf, size_t size)

@@ -45,6 +45,7 @@ void json_array_end(struct json *j);
 void json_string(struct json *j, const char *key, const char *s);
 void json_int(struct json *j, const char *key, int64_t v);
 void json_uint(struct json *j, const char *key, uint64_t v);
+void json_bool(struct json *j, const char *key, bool v);
 /* A measurement, with three decimals (nvme-cli prints none: this is ours). */
 void json_double(struct json *j, const char *key, double v);
 /* A 128-bit little-endian integer, as a decimal string (JSON numbers lose

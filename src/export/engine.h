@@ -129,6 +129,40 @@ void exp_stop(struct exp *e);
 void exp_submit(void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
 		const void *data);
 
+/*
+ * A request that came in elsewhere than the engine's source (FUSE over
+ * io_uring: libfuse's ring threads), in memory the front end owns until
+ * the request is completed through ops with @cookie, as exp_submit()'s.
+ */
+struct exp_post {
+	void *cookie;
+	struct exp_ns *ns;
+	enum exp_op op;
+	uint64_t off;
+	size_t size;
+	/* A write's payload (@size bytes); registered (nvmefs_subsys_mr_reg())
+	 * unless @copy. */
+	const void *data;
+	/* Where a read's blocks go when it starts on a block (registered, of
+	 * @read_room bytes): completed from its first byte.  Else, or NULL,
+	 * the worker's own buffer. */
+	void *read_buf;
+	size_t read_room;
+	/* @data is not registered: copied into the worker's buffer first. */
+	bool copy;
+	uint64_t start_ns;
+	struct exp_post *next;
+};
+
+/*
+ * From any thread: hands @p to a worker, which owns its queue, and wakes it.
+ * The worker takes it as it takes a request it read, when it has a buffer
+ * free.  Once the workers are stopped, @p is completed at once, with ENODEV.
+ */
+void exp_post(struct exp *e, struct exp_post *p);
+/* The front end takes requests from an io_uring (the stats say so). */
+void exp_set_io_uring(struct exp *e, bool on);
+
 /* Flushes @nsid through the first worker's queue, waiting for it (workers
  * stopped): 0, an NVMe status, or -errno. */
 int exp_flush_sync(struct exp *e, uint32_t nsid);

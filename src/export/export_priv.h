@@ -33,6 +33,7 @@ struct exp_req {
 	struct exp_worker *w;
 	void *cookie;
 	uint8_t *buf;		/* the request as received; a read's data after */
+	uint8_t *rbuf;		/* where a read's blocks go: buf, or a posted read's own */
 	uint8_t *edge;		/* two blocks for read-modify-write */
 	struct exp_ns *ns;
 	uint8_t op;		/* enum exp_op */
@@ -86,6 +87,12 @@ struct exp_worker {
 	 * it takes no buffer until it can go. */
 	struct park_list held;
 	uint64_t held_checked_ns;
+	/* Requests posted from other threads (exp_post()), oldest first;
+	 * inbox_closed once the worker has left. */
+	pthread_mutex_t inbox_lock;
+	struct exp_post *inbox_head, *inbox_tail;
+	atomic_uint inbox_len;	/* looked at without the lock */
+	bool inbox_closed;
 	struct exp_stats stats;
 };
 
@@ -132,6 +139,12 @@ struct exp {
 	pthread_mutex_t resv_lock;
 	struct resv *resv;
 	unsigned int nr_resv;
+	/* exp_post()'s next worker. */
+	atomic_uint post_next;
+	/* The front end takes requests from an io_uring. */
+	atomic_bool io_uring;
+	/* Writes in flight in all workers, and the most there were at once. */
+	atomic_uint writes_inflight, writes_inflight_max;
 	/* Statuses already logged: each is logged once. */
 	pthread_mutex_t log_lock;
 	int logged[32];
@@ -144,7 +157,22 @@ extern _Thread_local struct exp_req *exp_cur_req;
 /* Writes and sub-I/Os that waited: whether any of them got on. */
 bool exp_run_retries(struct exp_worker *w);
 
+/* Starts the request in @f, which the worker took from its free list,
+ * as exp_submit() does, its read's blocks going to @rbuf (NULL: f->buf). */
+void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,
+		   uint64_t off, size_t size, const void *data, uint8_t *rbuf);
+
+/* post.c */
+/* Starts the posted requests @w has buffers for: whether any started. */
+bool exp_inbox_run(struct exp_worker *w);
+/* The worker leaves: what is posted from now on is answered at once. */
+void exp_inbox_close(struct exp_worker *w);
+/* Answers what is still posted to @w with @err (its queue failed). */
+void exp_inbox_fail(struct exp_worker *w, int err);
+
 /* worker.c */
+/* Takes a free buffer of @w for a request, as reading one does. */
+struct exp_req *exp_req_take(struct exp_worker *w);
 /* Hands the request of @n bytes just read into w->free's buffer to the
  * front end (a harness comes in here too). */
 void exp_dispatch(struct exp_worker *w, size_t n);

@@ -175,8 +175,10 @@ static void finish(struct exp_req *f)
 	release_resv(w->e, f->resv);
 	f->resv = -1;
 	count_done(w, f);
+	if (f->op == EXP_WRITE)
+		atomic_fetch_sub_explicit(&w->e->writes_inflight, 1, memory_order_relaxed);
 	if (!f->error && f->op == EXP_READ)
-		ops->complete_read(f->cookie, f->buf + (f->off & (f->ns->lba_size - 1)), f->size);
+		ops->complete_read(f->cookie, f->rbuf + (f->off & (f->ns->lba_size - 1)), f->size);
 	else
 		ops->complete(f->cookie, (enum exp_op)f->op, f->error,
 			      !f->error && f->op == EXP_WRITE ? f->size : 0);
@@ -387,10 +389,28 @@ bool exp_run_retries(struct exp_worker *w)
 	return moved || w->busy != before;
 }
 
+/* The most writes in flight at once: whether writes to one file overlap
+ * (FUSE's parallel direct writes) shows in the stats. */
+static void count_write_start(struct exp *e)
+{
+	unsigned int n = atomic_fetch_add_explicit(&e->writes_inflight, 1, memory_order_relaxed) + 1;
+	unsigned int max = atomic_load_explicit(&e->writes_inflight_max, memory_order_relaxed);
+
+	while (n > max && !atomic_compare_exchange_weak_explicit(&e->writes_inflight_max, &max, n,
+								 memory_order_relaxed,
+								 memory_order_relaxed))
+		;
+}
+
 void exp_submit(void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
 		const void *data)
 {
-	struct exp_req *f = exp_cur_req;
+	exp_start_req(exp_cur_req, cookie, ns, op, off, size, data, NULL);
+}
+
+void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,
+		   uint64_t off, size_t size, const void *data, uint8_t *rbuf)
+{
 	uint64_t first, last;
 
 	f->busy = true;
@@ -406,12 +426,15 @@ void exp_submit(void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off, s
 	f->error = 0;
 	f->phase = 0;
 	f->resv = -1;
+	f->rbuf = rbuf ? rbuf : f->buf;
 	memset(f->sub, 0, sizeof(f->sub));
+	if (op == EXP_WRITE)
+		count_write_start(f->w->e);
 	switch (op) {
 	case EXP_READ:
 		first = off >> ns->lba_shift;
 		last = (off + size - 1) >> ns->lba_shift;
-		sub_add(f, 0, SUB_READ, first, (uint32_t)(last - first + 1), f->buf);
+		sub_add(f, 0, SUB_READ, first, (uint32_t)(last - first + 1), f->rbuf);
 		step(f);
 		break;
 	case EXP_FLUSH:

@@ -151,6 +151,9 @@ char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns,
 	json_object_end(&j);
 	if (nvmefs_subsys_multipath(e->subsys))
 		paths_json(e, ns, nr_ns, &j);
+	/* How the front end takes requests, and whether writes overlapped. */
+	json_bool(&j, "io_uring", atomic_load(&e->io_uring));
+	json_uint(&j, "writes_inflight_max", atomic_load(&e->writes_inflight_max));
 	json_object_begin(&j, "memory");
 	json_uint(&j, "heap_bytes", heap_in_use());
 	json_uint(&j, "pinned_bytes", pinned(e));

@@ -52,18 +52,25 @@ int exp_failed(const struct exp *e)
 	return err;
 }
 
+struct exp_req *exp_req_take(struct exp_worker *w)
+{
+	struct exp_req *f = w->free;
+
+	w->free = f->next;
+	w->busy++;
+	if (!w->free)
+		atomic_fetch_sub(&w->e->workers_with_free, 1);
+	return f;
+}
+
 /* Hands the request of @n bytes in @f's buffer to the front end. */
 static void dispatch(struct exp_worker *w, struct exp_req *f, size_t n)
 {
 	struct exp *e = w->e;
 	bool spare = f == &w->spare;
 
-	if (!spare) {
-		w->free = f->next;
-		w->busy++;
-		if (!w->free)
-			atomic_fetch_sub(&e->workers_with_free, 1);
-	}
+	if (!spare)
+		exp_req_take(w);
 	f->busy = false;
 	f->taken = false;
 	f->start_ns = hist_now_ns();
@@ -234,6 +241,8 @@ static void *worker_main(void *arg)
 			busy = true;
 		if ((w->ready.head || w->held.head) && unpark(w, false))
 			busy = true;
+		if (exp_inbox_run(w))
+			busy = true;
 		/* Take what has queued up. */
 		while (!atomic_load(&e->source_ended) && may_be_readable(w) && reads_source(w) &&
 		       receive(w))
@@ -271,11 +280,13 @@ static void *worker_main(void *arg)
 	}
 	/* Let what is in flight finish; a dead target fails it within the I/O
 	 * timeout, and I/O held by an outage fails as the export goes. */
-	while (w->busy || w->ready.head || w->held.head || worker_inflight(w) ||
-	       atomic_load(&e->workers_left)) {
+	exp_inbox_close(w);
+	while (w->busy || w->ready.head || w->held.head || atomic_load(&w->inbox_len) ||
+	       worker_inflight(w) || atomic_load(&e->workers_left)) {
 		int ret;
 
 		unpark(w, true);
+		exp_inbox_run(w);
 		if (!w->busy && !worker_inflight(w) && !w->drained) {
 			w->drained = true;
 			atomic_fetch_sub(&e->workers_left, 1);
@@ -301,6 +312,7 @@ static void *worker_main(void *arg)
 		e->ops->refuse(e->arg, p->bytes, EIO);
 		park_free(p, &e->parked_bytes);
 	}
+	exp_inbox_fail(w, EIO);
 	if (!w->drained)
 		atomic_fetch_sub(&e->workers_left, 1);
 	return NULL;
@@ -328,6 +340,7 @@ static int setup_workers(struct exp *e)
 		w->e = e;
 		w->idx = i;
 		w->source_ready = true;
+		pthread_mutex_init(&w->inbox_lock, NULL);
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (w->wake_fd < 0)
 			return exp_error(-errno, "creating worker %u's eventfd failed: %s", i,
@@ -406,6 +419,8 @@ void exp_destroy(struct exp *e)
 		if (w->wake_fd >= 0)
 			close(w->wake_fd);
 		nvmefs_subsys_mr_dereg(w->smr);
+		if (w->e)
+			pthread_mutex_destroy(&w->inbox_lock);
 		free(w->region);
 		free(w->reqs);
 		free(w->spare.buf);

@@ -64,10 +64,13 @@ static void init_answered(struct fs *fs)
 {
 	if (atomic_exchange(&fs->ready_told, true))
 		return;
-	if (fuse_session_exited(fs->se)) {
+	if (!fs->init_error && !fuse_session_exited(fs->se))
+		fs->init_error = fs_ring_started(fs);
+	else if (!fs->init_error)
 		fs->init_error = exp_error(-EPROTO, "FUSE refused the mount when the kernel started "
 					   "it (INIT): a -o option it cannot meet; mount without the "
 					   "FUSE options added, or see the system log");
+	if (fs->init_error) {
 		atomic_store(&fs->stopping, true);
 		eventfd_write(fs->stop_fd, 1);
 		return;

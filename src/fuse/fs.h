@@ -13,6 +13,13 @@
 
 #include <nvmefs/nvmefs.h>
 
+/* Whether FUSE requests come from an io_uring (FUSE over io_uring). */
+enum nvmefs_fs_ring {
+	NVMEFS_FS_RING_AUTO,	/* when the kernel and libfuse offer it */
+	NVMEFS_FS_RING_ON,	/* or the mount fails */
+	NVMEFS_FS_RING_OFF,	/* /dev/fuse only */
+};
+
 struct nvmefs_fs_opts {
 	const char *mountpoint;
 	/* Workers, each with its own I/O queue. */
@@ -26,6 +33,7 @@ struct nvmefs_fs_opts {
 	unsigned int io_timeout_ms;
 	/* Page cache instead of direct I/O. */
 	bool cached;
+	enum nvmefs_fs_ring io_uring;
 	/* The files' owner; -1: whoever mounts. */
 	int64_t uid, gid;
 	/* Further mount options for the kernel and fusermount3 (allow_other, ...), or NULL. */

@@ -112,6 +112,7 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	 * max_user_bgreq at most. */
 	conn->max_background = UINT16_MAX;
 	conn->congestion_threshold = inflight * 3 / 4;
+	fs_ring_init(fs, conn);
 }
 
 static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -258,6 +259,12 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* O_TRUNC is ignored, as a block device ignores it: the size is fixed. */
 	fi->direct_io = !fs->opts.cached;
 	fi->keep_cache = fs->opts.cached;
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 15)
+	/* Direct writes to one file need not wait for each other on the
+	 * inode's lock: the engine keeps overlapping ones apart (its write
+	 * reservations), as a block device's queue does not serialize them. */
+	fi->parallel_direct_writes = !fs->opts.cached;
+#endif
 	fuse_reply_open(req, fi);
 }
 
@@ -303,7 +310,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > ns->size - (uint64_t)off)
 		size = ns->size - (uint64_t)off;
-	exp_submit(req, ns, EXP_READ, (uint64_t)off, size, NULL);
+	fs_submit(req, ns, EXP_READ, (uint64_t)off, size, NULL);
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -327,7 +334,7 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		return;
 	}
 	/* The payload lies in the engine's registered buffer: sent from there. */
-	exp_submit(req, ns, EXP_WRITE, (uint64_t)off, size, buf);
+	fs_submit(req, ns, EXP_WRITE, (uint64_t)off, size, buf);
 }
 
 static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -342,7 +349,7 @@ static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		return;
 	}
 	/* Always sent: the target's volatile write cache is not ours to judge. */
-	exp_submit(req, ns, EXP_FLUSH, 0, 0, NULL);
+	fs_submit(req, ns, EXP_FLUSH, 0, 0, NULL);
 }
 
 static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
@@ -376,7 +383,7 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		fuse_reply_err(req, len <= 0 ? EINVAL : ENOSPC);
 		return;
 	}
-	exp_submit(req, ns, op, (uint64_t)off, (size_t)len, NULL);
+	fs_submit(req, ns, op, (uint64_t)off, (size_t)len, NULL);
 }
 
 static void fs_statfs(fuse_req_t req, fuse_ino_t ino)

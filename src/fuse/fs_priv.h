@@ -45,6 +45,10 @@ struct fs {
 	atomic_bool init_called;
 	atomic_bool ready_told;
 	int init_error;
+	/* FUSE over io_uring: asked of libfuse at INIT, and whether libfuse
+	 * said starting it failed; ring.c's registrations. */
+	atomic_bool ring_asked, ring_failed;
+	struct fs_ring *ring;
 	/* Room for NVMEFS_MAX_NAMESPACES: a namespace added on the target gets
 	 * its file at the end while the workers read the array. */
 	struct exp_ns *ns;
@@ -64,6 +68,26 @@ int fs_build_info(struct fs *fs);
 /* adapter.c: what the engine calls, turning its cookies back into FUSE
  * requests and reading /dev/fuse. */
 extern const struct exp_ops fs_exp_ops;
+
+/* ring.c: FUSE over io_uring, with libfuse >= 3.18. */
+/* Asks libfuse for the ring (unless -o io_uring=off), sized to the mount's
+ * depth: -errno with exp_error() when it cannot be had and must. */
+int fs_ring_args(struct fs *fs, struct fuse_args *args);
+/* From fs_init(): whether the kernel offers it (-o io_uring=on fails the
+ * mount when not). */
+void fs_ring_init(struct fs *fs, struct fuse_conn_info *conn);
+/* Once INIT is answered: tells the engine whether requests come from the
+ * ring; -errno with exp_error() when -o io_uring=on did not get it. */
+int fs_ring_started(struct fs *fs);
+/* The I/O of @req to the engine: exp_submit() from a worker (/dev/fuse),
+ * exp_post() from a ring thread. */
+void fs_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
+	       const void *data);
+/* After the workers stopped, before the session goes (it frees the
+ * rings' buffers): their registrations are released. */
+void fs_ring_close(struct fs *fs);
+/* After the session went: no ring thread is left to look at the slots. */
+void fs_ring_destroy(struct fs *fs);
 
 /* namespaces.c */
 /* A file for every active namespace, with its identity for xattrs and info. */

@@ -169,6 +169,9 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		ret = exp_error(-ENOMEM, "out of memory");
 		goto out;
 	}
+	ret = fs_ring_args(fs, &args);
+	if (ret < 0)
+		goto out;
 	fs->se = fuse_session_new(&args, &fs_lowlevel_ops, sizeof(fs_lowlevel_ops), fs);
 	if (!fs->se) {
 		ret = exp_error(-EINVAL, "setting up FUSE failed (libfuse said why above): check the "
@@ -219,8 +222,10 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 				nvmefs_errmsg());
 out:
 	sig_fs = NULL;
+	fs_ring_close(fs);
 	if (fs->se)
 		fuse_session_destroy(fs->se);
+	fs_ring_destroy(fs);
 	fuse_opt_free_args(&args);
 	free(mount_opts);
 	exp_destroy(fs->exp);

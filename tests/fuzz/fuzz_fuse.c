@@ -1018,6 +1018,48 @@ int fuse_session_exited(struct fuse_session *se)
 	return 0;
 }
 
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
+/* FUSE over io_uring's calls (src/fuse/ring.c, built with libfuse 3.18):
+ * the harness's requests all come as from /dev/fuse. */
+bool fuse_req_is_uring(fuse_req_t req)
+{
+	(void)req;
+	return false;
+}
+
+int fuse_req_get_payload(fuse_req_t req, char **payload, size_t *payload_sz, void **mr)
+{
+	(void)req;
+	(void)payload;
+	(void)payload_sz;
+	(void)mr;
+	return -EINVAL;
+}
+
+void fuse_unset_feature_flag(struct fuse_conn_info *conn, uint64_t flag)
+{
+	conn->want_ext &= ~flag;
+	conn->want &= ~(uint32_t)flag;
+}
+
+void fuse_session_exit(struct fuse_session *se)
+{
+	(void)se;
+}
+
+void fuse_set_log_func(fuse_log_func_t func)
+{
+	(void)func;
+}
+
+int fuse_opt_add_arg(struct fuse_args *args, const char *arg)
+{
+	(void)args;
+	(void)arg;
+	return 0;
+}
+#endif
+
 /* libfuse's dispatch: the message the harness wrote becomes the call. */
 void fuse_session_process_buf(struct fuse_session *se, const struct fuse_buf *fb)
 {

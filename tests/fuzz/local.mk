@@ -37,8 +37,8 @@ tests/fuzz/fuzz_discovery: tests/fuzz/fuzz_discovery.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
 # The FUSE handlers without libfuse (the harness replies) nor serve.c (the session).
-tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c src/fuse/fs_ops.c src/fuse/adapter.c src/export/log.c src/export/stats.c src/export/requests.c \
-		src/export/worker.c \
+tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c src/fuse/fs_ops.c src/fuse/adapter.c src/fuse/ring.c src/export/log.c src/export/stats.c src/export/requests.c \
+		src/export/worker.c src/export/post.c \
 		src/export/parking.c \
 		src/fuse/namespaces.c src/common/histogram.c src/common/json.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz

@@ -41,6 +41,10 @@ INTEGRATION_TESTS += \
 	tests/integration/test-auth-unasked.sh \
 	tests/integration/test-mount-nqn-comma.sh
 
+# Issue #26: direct writes to one file overlap with libfuse >= 3.15 (and not before); -o io_uring.
+INTEGRATION_TESTS += \
+	tests/integration/test-mount-parallel-writes.sh
+
 # Controller reconnect (issue #11): outages made on the target and the link under load, one boot
 # each (test-outage-vs-kernel.sh measures the kernel initiator beside nvmefs).
 INTEGRATION_TESTS += \

@@ -144,6 +144,7 @@ tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
 # scripted transport: plain, ASan, and TSan (its worker is a thread).
 ENGINE_UNIT_SOURCES = tests/unit/check_engine.c $(FAKE_TRANSPORT_SOURCES) \
 	src/export/engine.h src/export/export_priv.h src/export/requests.c src/export/worker.c \
+	src/export/post.c \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
 	src/common/histogram.c src/common/histogram.h src/common/json.c src/common/json.h
 ENGINE_UNIT_TESTS = tests/unit/check_engine tests/unit/san/check_engine \

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# testbed: --ns-size 64M
+# Direct writes to one file from several threads overlap in the mount (libfuse >= 3.15 sets
+# parallel_direct_writes on open, so the kernel takes the inode's lock shared for them): with four
+# threads each writing with pwrite(2) on O_DIRECT, the mount's stats count more than one write in
+# flight at once (writes_inflight_max), and fio's verify pass finds every block it wrote. With an
+# older libfuse the kernel holds the inode's lock through each write's round trip: exactly one at a
+# time, which the test then expects, so that it shows the difference either way.
+# Also FUSE over io_uring: where the kernel offers it and nvmefs has libfuse >= 3.18, the mount
+# takes it by default (the stats say "io_uring": true, libfuse's fuse-ring-N threads run); where
+# the kernel does not, the stats say false and -o io_uring=on fails with one line.
+. "$(dirname "$0")/lib.sh"
+require_nvmefs
+trap nvmefs_cleanup EXIT
+mnt=/tmp/nvmefs-pw
+cd /tmp
+
+# Whether the kernel offers FUSE over io_uring (a bool parameter: Y or N).
+ring_kernel() { [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]]; }
+
+# The libfuse nvmefs runs with, from the file the loader resolves (libfuse3.so.3.14.0, ...).
+lib=$(ldd "$NVMEFS" | awk '/libfuse3\.so/ { print $3 }')
+ver=$(readlink -f "$lib" | sed -n 's/.*libfuse3\.so\.\([0-9]*\.[0-9]*\).*/\1/p')
+[[ $ver =~ ^3\.[0-9]+$ ]] || fail "cannot tell the libfuse version of $NVMEFS from '$lib'"
+minor=${ver#3.}
+log "nvmefs runs with libfuse $ver ($lib)"
+
+if ! ring_kernel; then
+	log "-o io_uring=on where the kernel does not offer FUSE over io_uring"
+	mkdir -p "$mnt.on"
+	rc=0
+	timeout 60 "$NVMEFS" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" \
+		-n "${subnqns[0]}" -o io_uring=on -f "$mnt.on" >/tmp/pw-on.out 2>&1 || rc=$?
+	((rc != 0)) || fail "nvmefs mount -o io_uring=on succeeded on a kernel without the ring"
+	! findmnt "$mnt.on" >/dev/null || fail "nvmefs mount -o io_uring=on failed but left a mount"
+	grep -q 'io_uring=on' /tmp/pw-on.out ||
+		fail "nvmefs mount -o io_uring=on failed without saying why: $(cat /tmp/pw-on.out)"
+	log "it failed (exit $rc): $(grep 'io_uring=on' /tmp/pw-on.out | head -n 1)"
+fi
+
+nvmefs_mount "${subnqns[0]}" "$mnt"
+ring=$(nvmefs_stats "$mnt" .io_uring)
+if ring_kernel && ((minor >= 18)); then
+	[[ $ring == true ]] || fail "the kernel and libfuse offer FUSE over io_uring, the stats say io_uring $ring"
+	# libfuse's ring threads, which take the requests now.
+	rings=$(grep -l '^fuse-ring-' /proc/"$(nvmefs_pid "$mnt")"/task/*/comm 2>/dev/null | wc -l)
+	((rings > 0)) || fail "the stats say io_uring true but the daemon has no fuse-ring-N thread"
+	log "FUSE over io_uring: $rings ring threads"
+else
+	[[ $ring == false ]] || fail "FUSE over io_uring cannot be had here, the stats say io_uring $ring"
+fi
+
+log "four threads writing one file with pwrite(2), O_DIRECT"
+fio --name=pw --filename="$mnt/n1" --ioengine=psync --direct=1 --thread --numjobs=4 \
+	--rw=randwrite --bs=4k --size=4M --offset_increment=4M --verify=crc32c --verify_fatal=1 \
+	--do_verify=1 --randrepeat=0 --verify_state_save=0 --output-format=json \
+	--output=/tmp/pw.json 2>/tmp/pw.err || fail "fio failed: $(cat /tmp/pw.err) $(tail -c 2000 /tmp/pw.json)"
+# fio puts its warning that jobs share a file (their regions do not overlap) before the JSON.
+sed -i -n '/^{/,$p' /tmp/pw.json
+jq -e '[.jobs[].error] | all(. == 0)' /tmp/pw.json >/dev/null || fail "fio reports errors: $(jq -c '[.jobs[].error]' /tmp/pw.json)"
+jq -e '[.jobs[].write.io_bytes] == [4194304, 4194304, 4194304, 4194304]' /tmp/pw.json >/dev/null ||
+	fail "fio's jobs wrote $(jq -c '[.jobs[].write.io_bytes]' /tmp/pw.json) bytes, not 4 MiB each"
+most=$(nvmefs_stats "$mnt" .writes_inflight_max)
+errors=$(nvmefs_stats "$mnt" .total.errors)
+[[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests"
+if ((minor >= 15)); then
+	((most > 1)) || fail "libfuse $ver: writes to one file never overlapped (writes_inflight_max $most): parallel_direct_writes is not in effect"
+else
+	((most == 1)) || fail "libfuse $ver cannot ask for parallel direct writes, yet $most writes to one file were in flight at once"
+fi
+nvmefs_unmount "$mnt"
+echo "PASS: with libfuse $ver, direct writes to one file from four threads: at most $most in flight at once, verified"
