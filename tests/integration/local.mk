@@ -97,9 +97,7 @@ EXTRA_DIST += \
 # in it), each a result of its own: tests/integration/k7/NAME.k7 is a link to
 # tests/integration/NAME.sh that make creates, run with NVMEFS_TESTBED_KERNEL=7. This is the list.
 KERNEL7_TESTS = \
-	tests/integration/k7/test-mount-fio.k7 \
-	tests/integration/k7/test-mount-crosscheck.k7 \
-	tests/integration/k7/test-outage-port.k7
+	tests/integration/k7/test-mount-fio.k7
 TEST_EXTENSIONS += .k7
 K7_LOG_COMPILER = env NVMEFS_TESTBED_KERNEL=7 $(top_srcdir)/tests/integration/run-in-testbed
 $(KERNEL7_TESTS):
