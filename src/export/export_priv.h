@@ -152,6 +152,8 @@ struct exp {
 };
 
 /* requests.c */
+/* Takes a free buffer of @w for a request, as reading one does. */
+struct exp_req *exp_req_take(struct exp_worker *w);
 /* The request a worker is dispatching, for exp_submit(). */
 extern _Thread_local struct exp_req *exp_cur_req;
 /* Writes and sub-I/Os that waited: whether any of them got on. */
@@ -171,8 +173,6 @@ void exp_inbox_close(struct exp_worker *w);
 void exp_inbox_fail(struct exp_worker *w, int err);
 
 /* worker.c */
-/* Takes a free buffer of @w for a request, as reading one does. */
-struct exp_req *exp_req_take(struct exp_worker *w);
 /* Hands the request of @n bytes just read into w->free's buffer to the
  * front end (a harness comes in here too). */
 void exp_dispatch(struct exp_worker *w, size_t n);

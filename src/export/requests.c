@@ -130,6 +130,17 @@ static void retry_push(struct exp_worker *w, struct exp_req *f)
 	w->retry_tail = f;
 }
 
+struct exp_req *exp_req_take(struct exp_worker *w)
+{
+	struct exp_req *f = w->free;
+
+	w->free = f->next;
+	w->busy++;
+	if (!w->free)
+		atomic_fetch_sub(&w->e->workers_with_free, 1);
+	return f;
+}
+
 static void req_put(struct exp_worker *w, struct exp_req *f)
 {
 	f->busy = false;

@@ -52,17 +52,6 @@ int exp_failed(const struct exp *e)
 	return err;
 }
 
-struct exp_req *exp_req_take(struct exp_worker *w)
-{
-	struct exp_req *f = w->free;
-
-	w->free = f->next;
-	w->busy++;
-	if (!w->free)
-		atomic_fetch_sub(&w->e->workers_with_free, 1);
-	return f;
-}
-
 /* Hands the request of @n bytes in @f's buffer to the front end. */
 static void dispatch(struct exp_worker *w, struct exp_req *f, size_t n)
 {
