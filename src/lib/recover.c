@@ -88,14 +88,17 @@ void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg)
 	ctrl->status.error = err;
 	deleted = ctrl->state == CTRL_NEW || !can_reconnect(ctrl);
 	nvmefs_ctrl_change_state(ctrl, deleted ? CTRL_DELETED : CTRL_RESETTING);
+	/* Queued under state_lock, as every transition's event is: told after
+	 * it, a reconnect that the controller's thread starts at once (and a
+	 * give-up during it) would seem to come before the failure. */
+	if (deleted)
+		nvmefs_ctrl_emit_locked(ctrl, "%s at %s failed: %s; not reconnecting, its I/O fails",
+					ctrl->subnqn, nvmefs_ctrl_where(ctrl), msg);
+	else
+		nvmefs_ctrl_emit_locked(ctrl, "%s at %s failed: %s; stopping its queues to reconnect",
+					ctrl->subnqn, nvmefs_ctrl_where(ctrl), msg);
 	pthread_mutex_unlock(&ctrl->state_lock);
 	nvmefs_io_wake(ctrl);
-	if (deleted)
-		nvmefs_ctrl_emit(ctrl, "%s at %s failed: %s; not reconnecting, its I/O fails", ctrl->subnqn,
-		     nvmefs_ctrl_where(ctrl), msg);
-	else
-		nvmefs_ctrl_emit(ctrl, "%s at %s failed: %s; stopping its queues to reconnect", ctrl->subnqn,
-		     nvmefs_ctrl_where(ctrl), msg);
 }
 
 void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl)
