@@ -39,7 +39,7 @@ struct exp_req {
 	uint8_t op;		/* enum exp_op */
 	uint8_t phase;		/* 0: edges being read, 1: writing */
 	bool busy;		/* owned by an asynchronous operation */
-	bool taken;		/* claimed by exp_submit(): req_put() returns it, not receive() */
+	bool taken;		/* claimed by exp_submit(): exp_req_put() returns it, not receive() */
 	bool listed;		/* on the worker's retry list */
 	uint64_t off;
 	size_t size;
@@ -154,6 +154,8 @@ struct exp {
 /* requests.c */
 /* Takes a free buffer of @w for a request, as reading one does. */
 struct exp_req *exp_req_take(struct exp_worker *w);
+/* Gives @f back to @w's free list. */
+void exp_req_put(struct exp_worker *w, struct exp_req *f);
 /* The request a worker is dispatching, for exp_submit(). */
 extern _Thread_local struct exp_req *exp_cur_req;
 /* Writes and sub-I/Os that waited: whether any of them got on. */

@@ -141,7 +141,7 @@ struct exp_req *exp_req_take(struct exp_worker *w)
 	return f;
 }
 
-static void req_put(struct exp_worker *w, struct exp_req *f)
+void exp_req_put(struct exp_worker *w, struct exp_req *f)
 {
 	f->busy = false;
 	f->cookie = NULL;
@@ -193,7 +193,7 @@ static void finish(struct exp_req *f)
 	else
 		ops->complete(f->cookie, (enum exp_op)f->op, f->error,
 			      !f->error && f->op == EXP_WRITE ? f->size : 0);
-	req_put(w, f);
+	exp_req_put(w, f);
 }
 
 static void sub_done(void *arg, int status);

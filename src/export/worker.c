@@ -67,15 +67,10 @@ static void dispatch(struct exp_worker *w, struct exp_req *f, size_t n)
 	e->ops->dispatch(e->arg, f->buf, n);
 	exp_cur_req = NULL;
 	/* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
-	 * request exp_submit() claimed is returned by req_put(), even when it
+	 * request exp_submit() claimed is returned by exp_req_put(), even when it
 	 * finished before dispatch returned (a submission that failed). */
-	if (!spare && !f->taken) {
-		if (!w->free)
-			atomic_fetch_add(&e->workers_with_free, 1);
-		f->next = w->free;
-		w->free = f;
-		w->busy--;
-	}
+	if (!spare && !f->taken)
+		exp_req_put(w, f);
 }
 
 void exp_dispatch(struct exp_worker *w, size_t n)
