@@ -638,12 +638,13 @@ START_TEST(test_referral_depth_limit)
 }
 END_TEST
 
-/* Only discovery subsystems over RDMA are referrals to follow. */
+/* Only discovery subsystems over a transport this library has are
+ * referrals to follow. */
 START_TEST(test_referral_other_kinds_ignored)
 {
 	struct nvmf_discovery_log *a = img_new(1, 2, 2);
 
-	entry_referral(&a->entries[0], NVMF_TRTYPE_TCP, "10.0.0.7", "8009", ' ');
+	entry_referral(&a->entries[0], NVMF_TRTYPE_FC, "10.0.0.7", "8009", ' ');
 	entry_subsys(&a->entries[1], "10.0.0.8", "nqn.2024-01.io.example:a");
 	script_visit("10.0.0.1", a);
 	ck_assert_int_eq(discover(3), 0);
