@@ -671,6 +671,26 @@ static void script_refused(const char *traddr)
 	snprintf(s->create_msg, sizeof(s->create_msg), "%s refused (scripted)", traddr);
 }
 
+/* A referral whose entry requires a secure channel (TREQ) is not
+ * connected to without one: it is reported, and the walk goes on. */
+START_TEST(test_referral_requiring_tls_refused)
+{
+	struct nvmf_discovery_log *a = img_a_refers_b_c(), *c = img_subsystems(1, 1, "c");
+
+	a->entries[0].trtype = NVMF_TRTYPE_TCP;
+	a->entries[0].treq = NVMF_TREQ_REQUIRED;
+	script_visit("10.0.0.1", a);
+	script_visit("10.0.0.3", c);
+	ck_assert_int_eq(discover(1), 0);
+	ck_assert_int_eq(nr_seen, 3);
+	assert_seen(1, "10.0.0.2", "4420", 1, UNREAD);
+	ck_assert_ptr_nonnull(strstr(seen[1].msg, "TLS is not supported yet"));
+	assert_seen(2, "10.0.0.3", "4420", 1, 1);
+	free(a);
+	free(c);
+}
+END_TEST
+
 /* One unreachable referral is reported and the walk goes on: the other
  * logs are still worth having. */
 START_TEST(test_referral_unreachable_skipped)
@@ -794,6 +814,7 @@ static Suite *discovery_suite(void)
 	tcase_add_loop_test(tc, test_referral_depth_limit, 0, 2);
 	tcase_add_test(tc, test_referral_other_kinds_ignored);
 	tcase_add_test(tc, test_referral_unreachable_skipped);
+	tcase_add_test(tc, test_referral_requiring_tls_refused);
 	tcase_add_test(tc, test_referral_log_error_skipped);
 	tcase_add_test(tc, test_referral_unreachable_stop);
 	tcase_add_test(tc, test_discover_first_unreachable);
