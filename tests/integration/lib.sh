@@ -17,13 +17,34 @@ log() { echo "# $*"; }
 # Every subsystem NQN the testbed configured, as an array.
 read -r -a subnqns <<<"$NVMEFS_TEST_SUBNQNS"
 
+# The transport a test runs over: NVMEFS_TEST_TRTYPE (make check's .tcp run sets tcp), else rdma.
+# The testbed serves both on the same address and service ids; every nvmefs and nvme-cli command
+# of a test that runs over either gives -t "$trtype".
+trtype=${NVMEFS_TEST_TRTYPE:-rdma}
+[[ $trtype == rdma || $trtype == tcp ]] || fail "NVMEFS_TEST_TRTYPE is '$trtype': give rdma or tcp"
+[[ $trtype == rdma ]] || log "transport: $trtype (NVMEFS_TEST_TRTYPE)"
+
+# nvmet_port_id N: the nvmet port id of the testbed's port N (1-based) over the run's transport:
+# nvmet ports are per transport, and the testbed's TCP port N is another nvmet port than its RDMA
+# port N (NVMEFS_TEST_TCP_PORTIDS).
+nvmet_port_id() {
+	local ids
+	if [[ $trtype == rdma ]]; then
+		echo "$1"
+		return
+	fi
+	read -r -a ids <<<"${NVMEFS_TEST_TCP_PORTIDS:-}"
+	((${#ids[@]} >= $1)) || fail "the testbed has no TCP port $1 (NVMEFS_TEST_TCP_PORTIDS='${NVMEFS_TEST_TCP_PORTIDS:-}')"
+	echo "${ids[$1 - 1]}"
+}
+
 # kernel_connect SUBNQN [NSID [NVME-CONNECT OPTIONS...]]: connects the kernel initiator to SUBNQN
 # (with the extra options given, e.g. -c 1 -l 30) and prints the block device of namespace NSID
 # (default 1).
 kernel_connect() {
 	local nqn=$1 nsid=${2:-1}
 	shift $(($# < 2 ? $# : 2))
-	nvme connect -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@" >/dev/null ||
+	nvme connect -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@" >/dev/null ||
 		fail "kernel initiator: nvme connect $* to $nqn failed"
 	# The namespace's block device appears asynchronously after connect returns.
 	wait_until 10000 kernel_ns_dev "$nqn" "$nsid" ||
@@ -48,11 +69,11 @@ kernel_ns_dev() {
 # The block device of namespace NSID of an already connected SUBNQN.
 kernel_connect_ns() { kernel_ns_dev "$1" "$2" || fail "kernel initiator: $1 has no namespace $2"; }
 
-# The kernel initiator's controller (nvme0, ...) connected to SUBNQN.
+# The kernel initiator's controller (nvme0, ...) connected to SUBNQN over the run's transport.
 kernel_ctrl() {
 	local c
 	for c in /sys/class/nvme/nvme*; do
-		[[ -e $c/subsysnqn && $(<"$c/subsysnqn") == "$1" && $(<"$c/transport") == rdma ]] &&
+		[[ -e $c/subsysnqn && $(<"$c/subsysnqn") == "$1" && $(<"$c/transport") == "$trtype" ]] &&
 			{ echo "${c##*/}"; return 0; }
 	done
 	return 1
@@ -204,7 +225,7 @@ nvmefs_mount() {
 	mkdir -p "$dir"
 	nvmefs_mounts+=("$dir")
 	# Output to a file, not a pipe: a daemon that kept the pipe open would hang $(...).
-	timeout 60 "$NVMEFS" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
+	timeout 60 "$NVMEFS" mount -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
 		--pidfile "$dir.pid" "$@" "$dir" >"$dir.out" 2>&1 ||
 		fail "nvmefs mount $* $dir failed (exit $?): $(cat "$dir.out")"
 	[[ $(findmnt -n -o FSTYPE --mountpoint "$dir") == fuse.nvmefs ]] ||
@@ -258,27 +279,28 @@ kernel_read() {
 # Fault injection on the target and the link (tests/integration/test-outage-*.sh)
 # ---------------------------------------------------------------------------------------------
 
-# port_unlink SUBNQN [PORT]: removes SUBNQN from nvmet port PORT (default 1). nvmet deletes the
-# subsystem's controllers on that port at once (their queues are disconnected), and a port left
-# with no subsystem stops listening: reconnects are refused until port_link.
+# port_unlink SUBNQN [PORT]: removes SUBNQN from nvmet port PORT (default: the first port over the
+# run's transport, nvmet_port_id 1). nvmet deletes the subsystem's controllers on that port at once
+# (their queues are disconnected), and a port left with no subsystem stops listening: reconnects
+# are refused until port_link.
 port_unlink() {
-	local nqn=$1 port=${2:-1}
+	local nqn=$1 port=${2:-$(nvmet_port_id 1)}
 	rm "$NVMEFS_TEST_NVMET/ports/$port/subsystems/$nqn" || fail "unlinking $nqn from nvmet port $port failed"
 }
 
-# port_link SUBNQN [PORT]: links SUBNQN to nvmet port PORT (default 1) again.
+# port_link SUBNQN [PORT]: links SUBNQN to nvmet port PORT (default: nvmet_port_id 1) again.
 port_link() {
-	local nqn=$1 port=${2:-1}
+	local nqn=$1 port=${2:-$(nvmet_port_id 1)}
 	ln -s "$NVMEFS_TEST_NVMET/subsystems/$nqn" "$NVMEFS_TEST_NVMET/ports/$port/subsystems/$nqn" ||
 		fail "linking $nqn to nvmet port $port failed"
 }
 
 # port_refer PORT TRSVCID: nvmet port PORT's discovery log refers to the port at TRSVCID on the
-# testbed's address.
+# testbed's address, over the run's transport.
 port_refer() {
 	local d=$NVMEFS_TEST_NVMET/ports/$1/referrals/to-$2
 	mkdir "$d" || fail "making the referral $d failed"
-	echo rdma >"$d/addr_trtype"
+	echo "$trtype" >"$d/addr_trtype"
 	echo ipv4 >"$d/addr_adrfam"
 	echo "$NVMEFS_TEST_TRADDR" >"$d/addr_traddr"
 	echo "$2" >"$d/addr_trsvcid"
@@ -601,7 +623,7 @@ fio_load_check() {
 perf_load_start() {
 	local name=$1 secs=$2
 	shift 2
-	"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "${subnqns[0]}" -o json --verify \
+	"$NVMEFS" perf -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "${subnqns[0]}" -o json --verify \
 		--queues 2 --qd 8 --rw randrw --bs 4k --size 16M --time "$secs" "$@" \
 		>"/tmp/perf-$name.json" 2>"/tmp/perf-$name.err" &
 	load_pids[$name]=$!
