@@ -340,15 +340,28 @@ rxe_netdev() {
 rxe_port_state() { rdma link show | sed -n 's/.* state \([A-Z_]*\) .*/\1/p' | head -n 1; }
 
 # link_down: takes the RoCE netdev down; its rxe port goes DOWN. link_up brings it back up and
-# waits (at most 10 s) for the rxe port to be ACTIVE again.
+# waits (at most 10 s) for the rxe port to be ACTIVE again. Over TCP the netdev going down is not
+# enough: the initiators and the target share the guest, and TCP between local addresses goes
+# through lo whatever the state of the netdev the address is on (nvme-tcp and its I/O carry on).
+# So the run over TCP also drops every TCP segment to the target's address, on input (the sender
+# sees no error, as with a cable pulled: segments are lost and connects time out); link_up takes
+# the rule away.
+tcp_drop_rule=(INPUT -d "$NVMEFS_TEST_TRADDR" -p tcp -j DROP)
 link_down() {
 	local dev
 	dev=$(rxe_netdev)
 	ip link set "$dev" down || fail "ip link set $dev down failed"
+	[[ $trtype == tcp ]] || return 0
+	iptables -I "${tcp_drop_rule[@]}" || fail "iptables -I ${tcp_drop_rule[*]} failed"
 }
 link_up() {
 	local dev
 	dev=$(rxe_netdev)
+	if [[ $trtype == tcp ]]; then
+		while iptables -C "${tcp_drop_rule[@]}" 2>/dev/null; do
+			iptables -D "${tcp_drop_rule[@]}" || fail "iptables -D ${tcp_drop_rule[*]} failed"
+		done
+	fi
 	ip link set "$dev" up || fail "ip link set $dev up failed"
 	rxe_active() { [[ $(rxe_port_state) == ACTIVE ]]; }
 	wait_until 10000 rxe_active ||
