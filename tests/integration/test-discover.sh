@@ -39,16 +39,25 @@ if [[ $trtype == tcp ]]; then
 		fail "nvmefs discover -t tcp with no -s did not read the log at port $NVMEFS_TEST_TCP_DISC_TRSVCID: $json"
 fi
 
+log "a port whose records say a secure channel is required: printed as nvme-cli prints them; --all-paths refuses it in one line (no TLS yet)"
+tls_port=$((ports[-1] + 30)) d=$NVMEFS_TEST_NVMET/ports/199
+mkdir "$d" || fail "creating nvmet port 199 failed"
+echo "$trtype" >"$d/addr_trtype"
+echo ipv4 >"$d/addr_adrfam"
+echo "$addr" >"$d/addr_traddr"
+echo "$tls_port" >"$d/addr_trsvcid"
+# nvmet takes TREQ only on a port no subsystem is linked to yet; without TLS keys it keeps serving
+# plain connections there (nvme connect works), so only the records tell.
+echo required >"$d/addr_treq" || fail "nvmet refused addr_treq=required on a $trtype port"
+ln -s "$NVMEFS_TEST_NVMET/subsystems/${subnqns[0]}" "$d/subsystems/${subnqns[0]}"
+compare_with_nvme_cli "$tls_port" >/dev/null
+expect_failure "--all-paths where every record requires a secure channel" \
+	"--all-paths: every path to ${subnqns[0]} requires a secure channel \\(TLS; the first at $addr:$tls_port\\), and nvmefs does not support TLS yet" \
+	30000 -- "$NVMEFS" perf -t "$trtype" -a "$addr" -s "$tls_port" -n "${subnqns[0]}" --all-paths --time 1
+rm "$d/subsystems/${subnqns[0]}" && rmdir "$d" || fail "removing nvmet port 199 failed"
+
 log "referrals: port 1 refers to port 2 and port 2 back to port 1"
-refer() { # PORT_DIR TARGET_TRSVCID
-	local d=$NVMEFS_TEST_NVMET/ports/$1/referrals/to-$2
-	mkdir "$d"
-	echo rdma >"$d/addr_trtype"
-	echo ipv4 >"$d/addr_adrfam"
-	echo "$addr" >"$d/addr_traddr"
-	echo "$2" >"$d/addr_trsvcid"
-	echo 1 >"$d/enable"
-}
+refer() { port_refer "$(nvmet_port_id "$1")" "$2"; } # PORT TARGET_TRSVCID
 refer 1 "${ports[1]}"
 refer 2 "${ports[0]}"
 compare_with_nvme_cli "${ports[0]}" >/dev/null
