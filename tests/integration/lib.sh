@@ -308,12 +308,13 @@ port_refer() {
 }
 
 # multipath_setup SUBNQN: for the multipath tests (testbed --ports 2): sets ports (every port's
-# service id), ana (port 1's ANA group 1 state file) and path2 (the second port as ADDR:PORT).
+# service id), ana (port 1's ANA group 1 state file, over the run's transport) and path2 (the
+# second port as ADDR:PORT).
 multipath_setup() {
 	mp_nqn=$1
 	read -r -a ports <<<"$NVMEFS_TEST_TRSVCIDS"
 	((${#ports[@]} >= 2)) || fail "the testbed gave ${#ports[@]} ports, not 2"
-	ana=$NVMEFS_TEST_NVMET/ports/1/ana_groups/1/ana_state
+	ana=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/ana_groups/1/ana_state
 	[[ -e $ana ]] || fail "$ana is missing: the target has no ANA groups to change"
 	path2="$NVMEFS_TEST_TRADDR:${ports[1]}"
 }
@@ -321,7 +322,8 @@ multipath_setup() {
 # For 'trap ... EXIT' after multipath_setup: both ports linked to the subsystem again, and port 1's
 # ANA group optimized.
 multipath_restore() {
-	for p in 1 2; do
+	local p
+	for p in "$(nvmet_port_id 1)" "$(nvmet_port_id 2)"; do
 		[[ -L $NVMEFS_TEST_NVMET/ports/$p/subsystems/$mp_nqn ]] || port_link "$mp_nqn" "$p" 2>/dev/null || true
 	done
 	echo optimized >"$ana" 2>/dev/null || true
