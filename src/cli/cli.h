@@ -76,6 +76,9 @@ enum {
  * fast_io_fail_tmo is left out: mount's -f is --foreground, and a letter
  * that meant different things in different commands would surprise.
  */
+/* NVMe/TCP's discovery port (NVME_DISC_IP_PORT), nvme-cli's default there. */
+#define TCP_DISCOVERY_TRSVCID "8009"
+
 #define RECONNECT_SHORTOPTS "c:l:"
 
 #define RECONNECT_LONGOPTS						\
@@ -163,9 +166,10 @@ enum {
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
 #define CONNECT_HELP							\
-	"  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n" \
+	"  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n" \
 	"  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n" \
-	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n" \
+	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; a discovery\n" \
+	"                            controller over TCP: " TCP_DISCOVERY_TRSVCID ")\n" \
 	"  -w, --host-traddr=ADDR    local address to connect from\n" \
 	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
 	"  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n" \
@@ -202,6 +206,10 @@ void connect_args_forget_secrets(struct connect_args *c);
 
 /* After parsing: what every command needs (-a).  EXIT_OK or EXIT_USAGE. */
 int connect_args_check(const struct connect_args *c, const char *cmd);
+
+/* The service id nvme-cli gives when -s is not: NVMEFS_DEFAULT_TRSVCID, but
+ * TCP_DISCOVERY_TRSVCID for a discovery controller over TCP. */
+const char *default_trsvcid(const char *trtype, bool discovery);
 
 /* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf, escaped: a
  * referral's address comes from a discovery log. */

@@ -300,11 +300,12 @@ out:
 
 static void help(void)
 {
-	printf("Usage: nvmefs discover -a TRADDR [-s TRSVCID] [-q HOSTNQN] [-I HOSTID]\n"
-	       "                       [-o normal|json] [-v] [-p | --referral-depth=N]\n"
+	printf("Usage: nvmefs discover [-t rdma|tcp] -a TRADDR [-s TRSVCID] [-q HOSTNQN]\n"
+	       "                       [-I HOSTID] [-o normal|json] [-v]\n"
+	       "                       [-p | --referral-depth=N]\n"
 	       "\n"
-	       "Connect to the discovery controller at TRADDR:TRSVCID over RDMA, read its\n"
-	       "discovery log and print it as 'nvme discover' does.\n"
+	       "Connect to the discovery controller at TRADDR:TRSVCID over RDMA or TCP, read\n"
+	       "its discovery log and print it as 'nvme discover' does.\n"
 	       "\n"
 	       "Options:\n"
 	       CONNECT_HELP
@@ -397,6 +398,8 @@ int cmd_discover(int argc, char **argv)
 	ret = connect_args_check(&args, cmd);
 	if (ret)
 		return ret;
+	if (!args.opts.trsvcid)
+		args.opts.trsvcid = default_trsvcid(args.opts.trtype, true);
 	if (persist) {
 		/* One controller watched, one log per line: a walk has no place. */
 		if (depth)

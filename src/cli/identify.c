@@ -24,11 +24,12 @@ enum {
 
 static void help(void)
 {
-	printf("Usage: nvmefs identify -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID | --list-ns]\n"
-	       "                       [-q HOSTNQN] [-I HOSTID] [-o normal|json] [-v]\n"
+	printf("Usage: nvmefs identify [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
+	       "                       [--nsid=NSID | --list-ns] [-q HOSTNQN] [-I HOSTID]\n"
+	       "                       [-o normal|json] [-v]\n"
 	       "\n"
-	       "Connect to the NVM subsystem SUBNQN at TRADDR:TRSVCID over RDMA and print\n"
-	       "its Identify Controller data as 'nvme id-ctrl' does; with --nsid, the\n"
+	       "Connect to the NVM subsystem SUBNQN at TRADDR:TRSVCID over RDMA or TCP and\n"
+	       "print its Identify Controller data as 'nvme id-ctrl' does; with --nsid, the\n"
 	       "namespace's Identify Namespace data and identification descriptors as\n"
 	       "'nvme id-ns' and 'nvme ns-descs' do; with --list-ns, the active namespace\n"
 	       "IDs as 'nvme list-ns' does.\n"

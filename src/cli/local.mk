@@ -21,6 +21,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/opts_connect.c \
 	src/cli/paths.c \
 	src/cli/paths.h \
+	src/cli/paths_log.c \
+	src/cli/paths_log.h \
 	src/cli/discover.c \
 	src/cli/identify.c \
 	src/common/histogram.c \

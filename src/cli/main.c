@@ -16,7 +16,7 @@ static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 const struct command commands[] = {
-	{ "discover", "read the discovery log of an NVMe/RDMA target", cmd_discover },
+	{ "discover", "read the discovery log of an NVMe/RDMA or NVMe/TCP target", cmd_discover },
 	{ "identify", "print a subsystem's Identify Controller or Namespace data", cmd_identify },
 	{ "perf", "measure a namespace's IOPS, bandwidth and latency", cmd_perf },
 	{ "mount", "serve a subsystem's namespaces as files through FUSE", cmd_mount },
@@ -40,7 +40,8 @@ static void usage(FILE *out)
 		"Usage: nvmefs COMMAND [OPTIONS]\n"
 		"       nvmefs --help | --version\n"
 		"\n"
-		"A userspace NVMe-over-Fabrics RDMA initiator: no kernel NVMe modules needed.\n"
+		"A userspace NVMe-over-Fabrics initiator over RDMA and TCP: no kernel NVMe\n"
+		"modules needed.\n"
 		"Output agrees with nvme-cli's, field for field.\n"
 		"\n"
 		"Commands:\n");

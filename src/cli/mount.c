@@ -63,7 +63,8 @@ struct mount_args {
 
 static void help(void)
 {
-	printf("Usage: nvmefs mount -a TRADDR [-s TRSVCID] -n SUBNQN [-o OPTIONS] [-f] MOUNTPOINT\n"
+	printf("Usage: nvmefs mount [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
+	       "                    [-o OPTIONS] [-f] MOUNTPOINT\n"
 	       "       nvmefs SUBNQN MOUNTPOINT -o traddr=TRADDR[,OPTIONS]   (as mount.fuse3 runs it)\n"
 	       "\n"
 	       "Connect to the NVM subsystem SUBNQN and serve each of its active namespaces as a\n"
@@ -87,18 +88,24 @@ static void help(void)
 	       "                            io_uring: when offered, the default; or fail; or\n"
 	       "                            /dev/fuse), uid=N and gid=N (the files'\n"
 	       "                            owner), allow_other, allow_root and other FUSE\n"
-	       "                            options; and, for /etc/fstab, traddr=, trsvcid=,\n"
-	       "                            host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
+	       "                            options; and, for /etc/fstab, transport=, traddr=,\n"
+	       "                            trsvcid=, host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
 	       "                            queue_size=, depth=, keep_alive_tmo=, timeout=,\n"
 	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
 	       "                            fast_io_fail_tmo=, dhchap_secret=,\n"
 	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
-	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,\n"
-	       "                            hdr_digest, data_digest, path= (repeatable),\n"
-	       "                            all_paths, iopolicy=\n"
-	       "  -t, --transport=TRTYPE    transport type: only 'rdma' (the default)\n"
+	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,
+"
+	       "                            hdr_digest, data_digest, path= (repeatable),
+"
+	       "                            all_paths, iopolicy=
+"
+	       "  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'
+"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
-	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID ")\n"
+	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; with\n"
+	       "                            --all-paths over TCP, where the discovery log is: "
+	       TCP_DISCOVERY_TRSVCID ")\n"
 	       "  -w, --host-traddr=ADDR    local address to connect from\n"
 	       "  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n"
 	       "  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n"
@@ -174,7 +181,8 @@ static int mount_option(struct mount_args *m, char *opt)
 {
 	const struct mount_number *number;
 	static const char *const connect_keys[][2] = {
-		{ "traddr", "-a" }, { "trsvcid", "-s" }, { "host_traddr", "-w" },
+		{ "transport", "-t" }, { "traddr", "-a" }, { "trsvcid", "-s" },
+		{ "host_traddr", "-w" },
 		{ "hostnqn", "-q" }, { "hostid", "-I" }, { "keep_alive_tmo", "-k" },
 		{ "timeout", "--timeout" }, { "reconnect_delay", "-c" }, { "ctrl_loss_tmo", "-l" },
 		{ "fast_io_fail_tmo", "--fast_io_fail_tmo" }, { "dhchap_secret", "-S" },
@@ -183,7 +191,7 @@ static int mount_option(struct mount_args *m, char *opt)
 		{ "rkey_per_io", "--rkey-per-io" },
 	};
 	/* Through connect_args_option(): the same checks and ranges as the options. */
-	static const int connect_opts[] = { 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
+	static const int connect_opts[] = { 't', 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
 					    OPT_FAST_IO_FAIL_TMO, 'S', 'C', OPT_DHCHAP_SECRET_FILE,
 					    OPT_DHCHAP_CTRL_SECRET_FILE, OPT_RKEY_PER_IO };
 	_Static_assert(sizeof(connect_keys) / sizeof(connect_keys[0]) ==

@@ -182,8 +182,9 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	case 's':
 		if (parse_uint(arg, 1, 65535, &v))
 			return usage_error(cmd, "-s/--trsvcid '%s' is not a port: give a number "
-					   "from 1 to 65535 (NVMe/RDMA uses %s)", arg,
-					   NVMEFS_DEFAULT_TRSVCID);
+					   "from 1 to 65535 (NVMe-oF uses %s, and %s for discovery "
+					   "over TCP)", arg, NVMEFS_DEFAULT_TRSVCID,
+					   TCP_DISCOVERY_TRSVCID);
 		c->opts.trsvcid = arg;
 		return EXIT_OK;
 	case 'w':
@@ -265,6 +266,14 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	}
 	*handled = false;
 	return EXIT_OK;
+}
+
+/* libnvme's nvmf_get_default_trsvcid(): NVMe/TCP has a discovery port of its
+ * own; RDMA's discovery controllers listen where its I/O controllers do. */
+const char *default_trsvcid(const char *trtype, bool discovery)
+{
+	return discovery && trtype && !strcmp(trtype, "tcp") ? TCP_DISCOVERY_TRSVCID
+		: NVMEFS_DEFAULT_TRSVCID;
 }
 
 int connect_args_check(const struct connect_args *c, const char *cmd)

@@ -11,6 +11,8 @@
 #include <nvme/types.h>
 
 #include "paths.h"
+#include "paths_log.h"
+#include "../common/text.h"
 
 void path_args_init(struct path_args *p)
 {
@@ -85,85 +87,102 @@ bool path_args_multipath(const struct path_args *p)
 	return p->nr || p->all_paths;
 }
 
-/* A space-padded field of a discovery log entry, as a string. */
-static void log_field(char *dst, size_t size, const char *src, size_t len)
-{
-	if (len >= size)
-		len = size - 1;
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-	while (len && (dst[len - 1] == ' ' || dst[len - 1] == '\0'))
-		dst[--len] = '\0';
-}
-
 /* Referrals are followed this deep, as 'nvme connect-all' follows them. */
 #define ALL_PATHS_REFERRAL_DEPTH 4
 
 struct found_paths {
 	const char *subnqn;
 	struct path_args *p;
+	/* Records of the subsystem left out: a secure channel required (the
+	 * first one's address kept for the message), another transport. */
+	unsigned int needs_tls, no_transport;
+	char tls_where[300];
 };
 
-/* Takes the subsystem's records over the transport the log was read over
- * (RDMA, the one there is) from one discovery log, each address once, up
- * to the most paths. */
+/* Takes the subsystem's records from one discovery log (paths_log.h), each
+ * path (transport, address, port) once, up to the most paths. */
 static int take_records(const struct nvmefs_connect_opts *where,
 			const struct nvmf_discovery_log *log, int depth, void *arg)
 {
 	struct found_paths *f = arg;
 	struct path_args *p = f->p;
-	char subnqn[NVMF_NQN_SIZE + 1], traddr[256], trsvcid[32];
-	const char *trtype;
+	char traddr[256], trsvcid[32];
+	const char *trtype = NULL;
 	uint64_t n;
 
+	(void)where;
 	(void)depth;
 	if (!log)
 		return 0;
 	n = le64toh(log->numrec);
 	for (uint64_t i = 0; i < n && p->nr < NVMEFS_MAX_PATHS - 1; i++) {
 		const struct nvmf_disc_log_entry *e = &log->entries[i];
+		enum path_record kind = path_record_kind(e, f->subnqn, &trtype);
 		unsigned int k;
 
-		log_field(subnqn, sizeof(subnqn), e->subnqn, sizeof(e->subnqn));
-		trtype = nvmefs_transport_by_trtype(e->trtype);
-		if (!trtype || strcmp(trtype, where->trtype) || e->subtype != NVME_NQN_NVME ||
-		    strcmp(subnqn, f->subnqn))
+		if (kind == PATH_RECORD_OTHER)
 			continue;
-		log_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
-		log_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
-		for (k = 0; k < p->nr && (strcmp(p->traddr[k], traddr) || strcmp(p->trsvcid[k], trsvcid));
+		disc_log_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
+		disc_log_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		if (kind == PATH_RECORD_NEEDS_TLS) {
+			if (!f->needs_tls++)
+				text_where(f->tls_where, sizeof(f->tls_where), traddr, trsvcid);
+			continue;
+		}
+		if (kind == PATH_RECORD_NO_TRANSPORT) {
+			f->no_transport++;
+			continue;
+		}
+		for (k = 0; k < p->nr && (strcmp(p->traddr[k], traddr) || strcmp(p->trsvcid[k], trsvcid) ||
+					  strcmp(p->trtype[k], trtype));
 		     k++)
 			;
 		if (k < p->nr)
 			continue;
 		snprintf(p->traddr[p->nr], sizeof(p->traddr[0]), "%s", traddr);
 		snprintf(p->trsvcid[p->nr], sizeof(p->trsvcid[0]), "%s", trsvcid);
+		p->trtype[p->nr] = trtype;
 		p->nr++;
 	}
 	return 0;
 }
 
-/* Every RDMA record of the subsystem in the discovery log at -a/-s and the
+/* Every record of the subsystem that nvmefs can connect in the discovery
+ * log at -a/-s (over TCP, 8009 without -s, as 'nvme connect-all') and the
  * logs it refers to. */
 static int discover_paths(const struct connect_args *conn, const char *cmd, struct path_args *p)
 {
 	struct nvmefs_connect_opts disc = conn->opts;
-	struct found_paths f = { conn->opts.subnqn, p };
+	struct found_paths f = { .subnqn = conn->opts.subnqn, .p = p };
 
 	disc.subnqn = NULL;
 	disc.kato_ms = -1;
 	disc.dhchap_secret = disc.dhchap_ctrl_secret = NULL;
+	if (!disc.trsvcid)
+		disc.trsvcid = default_trsvcid(disc.trtype, true);
 	p->nr = 0;
 	if (nvmefs_discover(&disc, ALL_PATHS_REFERRAL_DEPTH, take_records, &f) < 0) {
 		fprintf(stderr, "nvmefs %s: --all-paths: reading the discovery log failed: %s\n", cmd,
 			nvmefs_errmsg());
 		return EXIT_FAIL;
 	}
-	if (!p->nr) {
-		fprintf(stderr, "nvmefs %s: --all-paths: the discovery log at -a/-s lists no RDMA "
-			"path to %s: check the NQN with 'nvmefs discover'\n", cmd, conn->opts.subnqn);
+	if (!p->nr && f.needs_tls) {
+		fprintf(stderr, "nvmefs %s: --all-paths: every path to %s requires a secure channel "
+			"(TLS; the first at %s), and nvmefs does not support TLS yet\n", cmd,
+			conn->opts.subnqn, f.tls_where);
 		return EXIT_FAIL;
 	}
+	if (!p->nr) {
+		fprintf(stderr, "nvmefs %s: --all-paths: the discovery log at -a/-s lists no path to "
+			"%s%s: check the NQN with 'nvmefs discover'\n", cmd, conn->opts.subnqn,
+			f.no_transport ? " over a transport nvmefs has" : "");
+		return EXIT_FAIL;
+	}
+	if (f.needs_tls)
+		fprintf(stderr, "nvmefs %s: --all-paths: %u path%s left out (the first at %s): %s a "
+			"secure channel (TLS), which nvmefs does not support yet\n", cmd, f.needs_tls,
+			f.needs_tls == 1 ? "" : "s", f.tls_where, f.needs_tls == 1 ? "it requires" :
+			"they require");
 	return EXIT_OK;
 }
 
@@ -219,6 +238,8 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 
 		opts.traddr = all.traddr[i];
 		opts.trsvcid = all.trsvcid[i][0] ? all.trsvcid[i] : NULL;
+		if (all.trtype[i])
+			opts.trtype = all.trtype[i];
 		connect_args_where(&opts, where, sizeof(where));
 		verbose(conn, cmd, "connecting path %u to %s at %s", i + 1, opts.subnqn, where);
 		ret = connect_one(&opts, io, setup, arg, &ctrl);

@@ -27,14 +27,17 @@ enum {
 	"                            another path to the subsystem (repeatable; IPv6 as\n" \
 	"                            [ADDR]:PORT); -a/-s is the first\n"	\
 	"      --all-paths           every path the discovery log at -a/-s (and those it\n" \
-	"                            refers to) lists for the subsystem\n"	\
+	"                            refers to) lists for the subsystem, each over its\n" \
+	"                            own transport\n"				\
 	"      --iopolicy=POLICY     how I/O picks among optimized paths: numa (the first;\n" \
 	"                            the default), round-robin or queue-depth\n"
 
 struct path_args {
-	/* The paths after the first (-a/-s), as given. */
+	/* The paths after the first (-a/-s), as given; with --all-paths, every
+	 * path, each over its record's transport (NULL: -t's). */
 	char traddr[NVMEFS_MAX_PATHS - 1][256];
 	char trsvcid[NVMEFS_MAX_PATHS - 1][32];
+	const char *trtype[NVMEFS_MAX_PATHS - 1];
 	unsigned int nr;
 	bool all_paths;
 	enum nvmefs_iopolicy policy;

@@ -40,9 +40,9 @@ enum {
 
 static void help(void)
 {
-	printf("Usage: nvmefs perf -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID] [--rw=WORKLOAD]\n"
-	       "                   [--bs=SIZE] [--qd=N] [--queues=N] [--threads=N] [--time=SEC]\n"
-	       "                   [--verify] ...\n"
+	printf("Usage: nvmefs perf [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID]\n"
+	       "                   [--rw=WORKLOAD] [--bs=SIZE] [--qd=N] [--queues=N] [--threads=N]\n"
+	       "                   [--time=SEC] [--verify] ...\n"
 	       "\n"
 	       "Drive namespace NSID of subsystem SUBNQN with a workload over I/O queues (each\n"
 	       "thread keeping --qd I/Os in flight from registered buffers, spread over its\n"

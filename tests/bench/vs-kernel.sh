@@ -10,16 +10,18 @@
 # (`make bench-mount`).  The testbed boots the kernel NVMEFS_TESTBED_KERNEL names, if set.
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
-#                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor]
+#                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor] [--transport rdma|tcp]
 # Each cell is the best (or the median) of N runs.  nvmefs perf runs pinned to CPU (default 0;
 # 'none' leaves it unpinned); the kernel's cell is the better of fio unpinned and fio pinned to
 # the same CPU.  nvmefs perf polls at queue depth 1 and sleeps on completion events at higher
 # depths.  --mtu is the testbed's link MTU (its default: 9000).  --rkey-per-io goes to nvmefs perf
-# and mount (their default: auto).  Run from the build tree after `make`.
+# and mount (their default: auto; RDMA only).  --transport is what every initiator runs over: the
+# kernel's nvme-rdma or nvme-tcp, nvmefs perf and mount with -t (default rdma).  Run from the build
+# tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto floor=0
+time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto floor=0 transport=rdma
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -30,12 +32,14 @@ while (($#)); do
 	--mtu) mtu=$2; shift 2 ;;
 	--rkey-per-io) rkey=$2; shift 2 ;;
 	--floor) floor=1; shift ;;
-	-h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--transport) transport=$2; shift 2 ;;
+	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
 [[ $stat == best || $stat == median ]] || { echo "vs-kernel.sh: --stat is best or median" >&2; exit 2; }
 [[ $cpu == none || $cpu =~ ^[0-9]+$ ]] || { echo "vs-kernel.sh: --cpu is a CPU number or none" >&2; exit 2; }
+[[ $transport == rdma || $transport == tcp ]] || { echo "vs-kernel.sh: --transport is rdma or tcp" >&2; exit 2; }
 
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
@@ -45,7 +49,7 @@ if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	((floor)) && floor_arg=(--floor)
 	exec "$top/contrib/nvmefs-testbed" ${mtu:+--mtu "$mtu"} --ns-size 1G --memory 3072 --timeout 3600 -- \
 		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread" --cpu "$cpu" --stat "$stat" \
-		--rkey-per-io "$rkey" "${floor_arg[@]}"
+		--rkey-per-io "$rkey" --transport "$transport" "${floor_arg[@]}"
 fi
 
 nvmefs=$top/src/cli/nvmefs
@@ -60,7 +64,14 @@ workloads=(
 	"128k-write-qd16 write 128k 16"
 )
 
-nvme connect -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" >/dev/null
+# Remote keys are RDMA's: over TCP nvmefs is given no such option.
+rkey_opts=() rkey_mount=()
+if [[ $transport == rdma ]]; then
+	rkey_opts=(--rkey-per-io="$rkey")
+	rkey_mount=(-o rkey_per_io="$rkey")
+fi
+
+nvme connect -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" >/dev/null
 dev=
 for ((i = 0; i < 50; i++)); do
 	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
@@ -73,7 +84,7 @@ done
 
 mnt=/tmp/nvmefs-bench
 mkdir -p "$mnt"
-"$nvmefs" mount -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -o rkey_per_io="$rkey" "$mnt"
+"$nvmefs" mount -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${rkey_mount[@]}" "$mnt"
 nullmnt=/tmp/nvmefs-bench-null
 trap 'fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
 	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
@@ -101,15 +112,15 @@ pin=()
 nvmefs_run() { # rw bs qd queues: one thread, qd in flight over the queues
 	local mode=event
 	(($3 == 1)) && mode=poll
-	"$nvmefs" perf "${pin[@]}" -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" \
-		--qd="$3" --queues="$4" --threads=1 --time="$time_s" --mode="$mode" --rkey-per-io="$rkey" -o json \
+	"$nvmefs" perf "${pin[@]}" -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" \
+		--bs="$2" --qd="$3" --queues="$4" --threads=1 --time="$time_s" --mode="$mode" "${rkey_opts[@]}" -o json \
 		2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
 }
 # What a user who types only the workload and the depth gets.
 nvmefs_defaults() { # rw bs qd
 	local rk=()
-	[[ $rkey == auto ]] || rk=(--rkey-per-io="$rkey")
-	"$nvmefs" perf -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" --qd="$3" \
+	[[ $rkey == auto ]] || rk=("${rkey_opts[@]}")
+	"$nvmefs" perf -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" --qd="$3" \
 		--time="$time_s" "${rk[@]}" -o json 2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
 }
 # The run with the highest IOPS, or the median one by IOPS (the upper of the middle two).
@@ -189,9 +200,14 @@ echo "the nvmefs mount's file n1 (its default queues and workers).  nvmefs perf 
 echo "sleeps on events otherwise.  Ratios are to the kernel: for IOPS and MiB/s higher is better,"
 echo "for latency lower."
 ((floor)) && echo "null: the fio job on tests/bench/fuse-null's file (no backend: zeros, success)."
-echo "Remote keys: --rkey-per-io=$rkey."
-echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\
+if [[ $transport == rdma ]]; then
+	echo "Over RDMA (the kernel's nvme-rdma); remote keys: --rkey-per-io=$rkey."
+	echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\
  (RDMA MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2 }')); kernel $(uname -r)."
+else
+	echo "Over TCP (the kernel's nvme-tcp; nvmefs -t tcp)."
+	echo "${time_s}s per run, $stat of $runs; link MTU $(cat /sys/class/net/nvmefs0/mtu); kernel $(uname -r)."
+fi
 ((floor)) || exit 0
 
 # Issue #26's table: one column of it, this boot's kernel, with the floor beside the mount.

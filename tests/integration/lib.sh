@@ -17,13 +17,34 @@ log() { echo "# $*"; }
 # Every subsystem NQN the testbed configured, as an array.
 read -r -a subnqns <<<"$NVMEFS_TEST_SUBNQNS"
 
+# The transport a test runs over: NVMEFS_TEST_TRTYPE (make check's .tcp run sets tcp), else rdma.
+# The testbed serves both on the same address and service ids; every nvmefs and nvme-cli command
+# of a test that runs over either gives -t "$trtype".
+trtype=${NVMEFS_TEST_TRTYPE:-rdma}
+[[ $trtype == rdma || $trtype == tcp ]] || fail "NVMEFS_TEST_TRTYPE is '$trtype': give rdma or tcp"
+[[ $trtype == rdma ]] || log "transport: $trtype (NVMEFS_TEST_TRTYPE)"
+
+# nvmet_port_id N: the nvmet port id of the testbed's port N (1-based) over the run's transport:
+# nvmet ports are per transport, and the testbed's TCP port N is another nvmet port than its RDMA
+# port N (NVMEFS_TEST_TCP_PORTIDS).
+nvmet_port_id() {
+	local ids
+	if [[ $trtype == rdma ]]; then
+		echo "$1"
+		return
+	fi
+	read -r -a ids <<<"${NVMEFS_TEST_TCP_PORTIDS:-}"
+	((${#ids[@]} >= $1)) || fail "the testbed has no TCP port $1 (NVMEFS_TEST_TCP_PORTIDS='${NVMEFS_TEST_TCP_PORTIDS:-}')"
+	echo "${ids[$1 - 1]}"
+}
+
 # kernel_connect SUBNQN [NSID [NVME-CONNECT OPTIONS...]]: connects the kernel initiator to SUBNQN
 # (with the extra options given, e.g. -c 1 -l 30) and prints the block device of namespace NSID
 # (default 1).
 kernel_connect() {
 	local nqn=$1 nsid=${2:-1}
 	shift $(($# < 2 ? $# : 2))
-	nvme connect -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@" >/dev/null ||
+	nvme connect -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@" >/dev/null ||
 		fail "kernel initiator: nvme connect $* to $nqn failed"
 	# The namespace's block device appears asynchronously after connect returns.
 	wait_until 10000 kernel_ns_dev "$nqn" "$nsid" ||
@@ -48,11 +69,11 @@ kernel_ns_dev() {
 # The block device of namespace NSID of an already connected SUBNQN.
 kernel_connect_ns() { kernel_ns_dev "$1" "$2" || fail "kernel initiator: $1 has no namespace $2"; }
 
-# The kernel initiator's controller (nvme0, ...) connected to SUBNQN.
+# The kernel initiator's controller (nvme0, ...) connected to SUBNQN over the run's transport.
 kernel_ctrl() {
 	local c
 	for c in /sys/class/nvme/nvme*; do
-		[[ -e $c/subsysnqn && $(<"$c/subsysnqn") == "$1" && $(<"$c/transport") == rdma ]] &&
+		[[ -e $c/subsysnqn && $(<"$c/subsysnqn") == "$1" && $(<"$c/transport") == "$trtype" ]] &&
 			{ echo "${c##*/}"; return 0; }
 	done
 	return 1
@@ -204,7 +225,7 @@ nvmefs_mount() {
 	mkdir -p "$dir"
 	nvmefs_mounts+=("$dir")
 	# Output to a file, not a pipe: a daemon that kept the pipe open would hang $(...).
-	timeout 60 "$NVMEFS" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
+	timeout 60 "$NVMEFS" mount -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
 		--pidfile "$dir.pid" "$@" "$dir" >"$dir.out" 2>&1 ||
 		fail "nvmefs mount $* $dir failed (exit $?): $(cat "$dir.out")"
 	[[ $(findmnt -n -o FSTYPE --mountpoint "$dir") == fuse.nvmefs ]] ||
@@ -258,27 +279,28 @@ kernel_read() {
 # Fault injection on the target and the link (tests/integration/test-outage-*.sh)
 # ---------------------------------------------------------------------------------------------
 
-# port_unlink SUBNQN [PORT]: removes SUBNQN from nvmet port PORT (default 1). nvmet deletes the
-# subsystem's controllers on that port at once (their queues are disconnected), and a port left
-# with no subsystem stops listening: reconnects are refused until port_link.
+# port_unlink SUBNQN [PORT]: removes SUBNQN from nvmet port PORT (default: the first port over the
+# run's transport, nvmet_port_id 1). nvmet deletes the subsystem's controllers on that port at once
+# (their queues are disconnected), and a port left with no subsystem stops listening: reconnects
+# are refused until port_link.
 port_unlink() {
-	local nqn=$1 port=${2:-1}
+	local nqn=$1 port=${2:-$(nvmet_port_id 1)}
 	rm "$NVMEFS_TEST_NVMET/ports/$port/subsystems/$nqn" || fail "unlinking $nqn from nvmet port $port failed"
 }
 
-# port_link SUBNQN [PORT]: links SUBNQN to nvmet port PORT (default 1) again.
+# port_link SUBNQN [PORT]: links SUBNQN to nvmet port PORT (default: nvmet_port_id 1) again.
 port_link() {
-	local nqn=$1 port=${2:-1}
+	local nqn=$1 port=${2:-$(nvmet_port_id 1)}
 	ln -s "$NVMEFS_TEST_NVMET/subsystems/$nqn" "$NVMEFS_TEST_NVMET/ports/$port/subsystems/$nqn" ||
 		fail "linking $nqn to nvmet port $port failed"
 }
 
 # port_refer PORT TRSVCID: nvmet port PORT's discovery log refers to the port at TRSVCID on the
-# testbed's address.
+# testbed's address, over the run's transport.
 port_refer() {
 	local d=$NVMEFS_TEST_NVMET/ports/$1/referrals/to-$2
 	mkdir "$d" || fail "making the referral $d failed"
-	echo rdma >"$d/addr_trtype"
+	echo "$trtype" >"$d/addr_trtype"
 	echo ipv4 >"$d/addr_adrfam"
 	echo "$NVMEFS_TEST_TRADDR" >"$d/addr_traddr"
 	echo "$2" >"$d/addr_trsvcid"
@@ -286,12 +308,13 @@ port_refer() {
 }
 
 # multipath_setup SUBNQN: for the multipath tests (testbed --ports 2): sets ports (every port's
-# service id), ana (port 1's ANA group 1 state file) and path2 (the second port as ADDR:PORT).
+# service id), ana (port 1's ANA group 1 state file, over the run's transport) and path2 (the
+# second port as ADDR:PORT).
 multipath_setup() {
 	mp_nqn=$1
 	read -r -a ports <<<"$NVMEFS_TEST_TRSVCIDS"
 	((${#ports[@]} >= 2)) || fail "the testbed gave ${#ports[@]} ports, not 2"
-	ana=$NVMEFS_TEST_NVMET/ports/1/ana_groups/1/ana_state
+	ana=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/ana_groups/1/ana_state
 	[[ -e $ana ]] || fail "$ana is missing: the target has no ANA groups to change"
 	path2="$NVMEFS_TEST_TRADDR:${ports[1]}"
 }
@@ -299,7 +322,8 @@ multipath_setup() {
 # For 'trap ... EXIT' after multipath_setup: both ports linked to the subsystem again, and port 1's
 # ANA group optimized.
 multipath_restore() {
-	for p in 1 2; do
+	local p
+	for p in "$(nvmet_port_id 1)" "$(nvmet_port_id 2)"; do
 		[[ -L $NVMEFS_TEST_NVMET/ports/$p/subsystems/$mp_nqn ]] || port_link "$mp_nqn" "$p" 2>/dev/null || true
 	done
 	echo optimized >"$ana" 2>/dev/null || true
@@ -318,15 +342,28 @@ rxe_netdev() {
 rxe_port_state() { rdma link show | sed -n 's/.* state \([A-Z_]*\) .*/\1/p' | head -n 1; }
 
 # link_down: takes the RoCE netdev down; its rxe port goes DOWN. link_up brings it back up and
-# waits (at most 10 s) for the rxe port to be ACTIVE again.
+# waits (at most 10 s) for the rxe port to be ACTIVE again. Over TCP the netdev going down is not
+# enough: the initiators and the target share the guest, and TCP between local addresses goes
+# through lo whatever the state of the netdev the address is on (nvme-tcp and its I/O carry on).
+# So the run over TCP also drops every TCP segment to the target's address, on input (the sender
+# sees no error, as with a cable pulled: segments are lost and connects time out); link_up takes
+# the rule away.
+tcp_drop_rule=(INPUT -d "$NVMEFS_TEST_TRADDR" -p tcp -j DROP)
 link_down() {
 	local dev
 	dev=$(rxe_netdev)
 	ip link set "$dev" down || fail "ip link set $dev down failed"
+	[[ $trtype == tcp ]] || return 0
+	iptables -I "${tcp_drop_rule[@]}" || fail "iptables -I ${tcp_drop_rule[*]} failed"
 }
 link_up() {
 	local dev
 	dev=$(rxe_netdev)
+	if [[ $trtype == tcp ]]; then
+		while iptables -C "${tcp_drop_rule[@]}" 2>/dev/null; do
+			iptables -D "${tcp_drop_rule[@]}" || fail "iptables -D ${tcp_drop_rule[*]} failed"
+		done
+	fi
 	ip link set "$dev" up || fail "ip link set $dev up failed"
 	rxe_active() { [[ $(rxe_port_state) == ACTIVE ]]; }
 	wait_until 10000 rxe_active ||
@@ -601,7 +638,7 @@ fio_load_check() {
 perf_load_start() {
 	local name=$1 secs=$2
 	shift 2
-	"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "${subnqns[0]}" -o json --verify \
+	"$NVMEFS" perf -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "${subnqns[0]}" -o json --verify \
 		--queues 2 --qd 8 --rw randrw --bs 4k --size 16M --time "$secs" "$@" \
 		>"/tmp/perf-$name.json" 2>"/tmp/perf-$name.err" &
 	load_pids[$name]=$!

@@ -103,3 +103,21 @@ K7_LOG_COMPILER = env NVMEFS_TESTBED_KERNEL=7 $(top_srcdir)/tests/integration/ru
 $(KERNEL7_TESTS):
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && ln -sf $(abs_top_srcdir)/tests/integration/$(@F:.k7=.sh) $@
 CLEANFILES += $(KERNEL7_TESTS)
+
+# Issue #27: tests once more over NVMe/TCP (the testbed's nvmet-tcp ports, the kernel's nvme-tcp as
+# the reference), each a result of its own: tests/integration/tcp/NAME.tcp is a link to
+# tests/integration/NAME.sh that make creates, run with NVMEFS_TEST_TRTYPE=tcp (lib.sh's trtype).
+# This is the list.
+TCP_TESTS = \
+	tests/integration/tcp/test-discover.tcp \
+	tests/integration/tcp/test-identify.tcp \
+	tests/integration/tcp/test-mount-fio.tcp \
+	tests/integration/tcp/test-mount-unaligned.tcp \
+	tests/integration/tcp/test-mount-crosscheck.tcp \
+	tests/integration/tcp/test-outage-port.tcp \
+	tests/integration/tcp/test-container.tcp
+TEST_EXTENSIONS += .tcp
+TCP_LOG_COMPILER = env NVMEFS_TEST_TRTYPE=tcp $(top_srcdir)/tests/integration/run-in-testbed
+$(TCP_TESTS):
+	$(AM_V_GEN)$(MKDIR_P) $(@D) && ln -sf $(abs_top_srcdir)/tests/integration/$(@F:.tcp=.sh) $@
+CLEANFILES += $(TCP_TESTS)

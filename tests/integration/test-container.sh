@@ -13,6 +13,9 @@
 # written is on the target. A bundle without a device node, or with too small a memlock limit,
 # fails and says why. Then podman, rootless and rootful, with doc/CONTAINERS.md's options on the
 # same root file system: discover, and the mount under fio.
+# Over TCP (NVMEFS_TEST_TRTYPE=tcp, make check's .tcp run) the containers get /dev/fuse and the
+# network and no RDMA device: no node of /dev/infiniband is in them (the mount job checks), and the
+# cases of a missing RDMA device node or too small a memlock limit, which are RDMA's, are left out.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 for c in crun podman newuidmap; do
@@ -42,14 +45,17 @@ cleanup() {
 cgroup_mounted=
 trap cleanup EXIT
 
-log "the user, and access to /dev/fuse and the RDMA devices"
+log "the user, and access to /dev/fuse$([[ $trtype == tcp ]] || echo " and the RDMA devices")"
 id "$user" >/dev/null 2>&1 || useradd -m "$user" || fail "useradd $user failed"
 uid=$(id -u "$user") gid=$(id -g "$user")
 log "before: $(stat -c '%A %n' /dev/fuse /dev/infiniband/* | tr '\n' ' ')"
 chmod 0666 /dev/fuse
-chmod 0666 /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
-uverbs=$(compgen -G '/dev/infiniband/uverbs*' | head -n 1)
-[[ -n $uverbs ]] || fail "no /dev/infiniband/uverbs* device"
+uverbs=
+if [[ $trtype == rdma ]]; then
+	chmod 0666 /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
+	uverbs=$(compgen -G '/dev/infiniband/uverbs*' | head -n 1)
+	[[ -n $uverbs ]] || fail "no /dev/infiniband/uverbs* device"
+fi
 # crun and podman look at the cgroup file system even when told to leave cgroups alone; the
 # testbed's guest, with no init system, has none mounted.
 if ! mountpoint -q /sys/fs/cgroup; then
@@ -166,22 +172,27 @@ ctr_run() {
 	as_user timeout 120 crun --root "$dir/run/crun" --cgroup-manager=disabled run --bundle "$dir/$1" "$1"
 }
 
-all_devices=/dev/infiniband/rdma_cm,$uverbs,/dev/fuse
-# shellcheck disable=SC2016 # expanded in the container
-target='-a $NVMEFS_TEST_TRADDR -s $NVMEFS_TEST_TRSVCID'
+all_devices=/dev/fuse
+[[ $trtype == tcp ]] || all_devices=/dev/infiniband/rdma_cm,$uverbs,$all_devices
+# shellcheck disable=SC2016 # the address expanded in the container
+target="-t $trtype "'-a $NVMEFS_TEST_TRADDR -s $NVMEFS_TEST_TRSVCID'
 
-# The mount job, for every runtime: /shared/mount.sh SEEK WAIT mounts the first subsystem on
-# /tmp/nvme, lets fio write 16 MiB at random and verify it (crc32c) through n1, writes
+# The mount job, for every runtime: /shared/mount.sh SEEK WAIT TRTYPE mounts the first subsystem
+# over TRTYPE on /tmp/nvme (over TCP, first checking that the container has no RDMA device node), lets fio write 16 MiB at random and verify it (crc32c) through n1, writes
 # /shared/data at SEEK x 64 KiB with dd, keeps fio's report and the stats in /shared; with WAIT 1 it
 # then writes the daemon's PID to /shared/mounted and waits (at most 60 s) for /shared/go, so that
 # the test can look at it from outside. It unmounts, and waits for the daemon to exit.
 head -c $((1 << 20)) /dev/urandom >"$dir/shared/data"
 cat >"$dir/shared/mount.sh" <<'SH'
 set -eu
-seek=$1 wait=$2
+seek=$1 wait=$2 trtype=$3
 rm -f /shared/fio.json /shared/stats.json
+if [ "$trtype" = tcp ] && [ -e /dev/infiniband ]; then
+	echo "the container has RDMA device nodes: $(ls /dev/infiniband | tr '\n' ' ')" >&2
+	exit 1
+fi
 mkdir -p /tmp/nvme
-nvmefs mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "${NVMEFS_TEST_SUBNQNS%% *}" \
+nvmefs mount -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "${NVMEFS_TEST_SUBNQNS%% *}" \
 	--pidfile /tmp/nvme.pid /tmp/nvme
 echo "mounted: $(findmnt -n -o FSTYPE,OPTIONS --mountpoint /tmp/nvme); files: $(ls /tmp/nvme | tr '\n' ' ')"
 fio --name=ctr --filename=/tmp/nvme/n1 --ioengine=libaio --direct=1 --iodepth=16 --rw=randwrite \
@@ -225,9 +236,9 @@ caps=$(as_user sh -c 'grep -E "^Cap(Eff|Prm|Amb)" /proc/self/status | tr -s "\t\
 log "$user's shell: $caps"
 
 log "crun: discover in the container (no capabilities), the same log as nvme discover outside"
-bundle discover $((64 << 20)) '' "$all_devices" -- sh -c "nvmefs discover -t rdma $target -o json"
+bundle discover $((64 << 20)) '' "$all_devices" -- sh -c "nvmefs discover $target -o json"
 out=$(ctr_run discover 2>/tmp/ctr-err) || fail "nvmefs discover in the container failed: $(cat /tmp/ctr-err) $out"
-ref=$(nvme discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json) || fail "nvme discover failed"
+ref=$(nvme discover -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json) || fail "nvme discover failed"
 diff -u <(jq -S . <<<"$ref") <(jq -S . <<<"$out") ||
 	fail "nvmefs discover in the container differs from nvme discover outside (- nvme, + nvmefs)"
 jq -e --arg nqn "$nqn" 'any(.records[]; .subnqn == $nqn)' <<<"$out" >/dev/null ||
@@ -243,7 +254,7 @@ jq -e '.errors == 0 and .iops > 0 and .verify.mismatches == 0 and .verify.blocks
 log "$(jq -r '"\(.iops | floor) IOPS, \(.verify.blocks_read) blocks checked, \(.verify.mismatches) mismatches"' <<<"$out")"
 
 log "crun: mount in the container (CAP_SYS_ADMIN in its user namespace), fio, unmount"
-bundle mount $((64 << 20)) CAP_SYS_ADMIN "$all_devices" -- sh /shared/mount.sh 512 1
+bundle mount $((64 << 20)) CAP_SYS_ADMIN "$all_devices" -- sh /shared/mount.sh 512 1 "$trtype"
 rm -f "$dir/shared/mounted" "$dir/shared/go"
 ctr_run mount >/tmp/ctr-mount.out 2>&1 &
 ctr_pid=$!
@@ -289,15 +300,16 @@ check_mount crun 512 "$(cat /tmp/ctr-mount.out)"
 podman_global=(--cgroup-manager=cgroupfs --events-backend=file --storage-driver=vfs)
 podman_run=(run --rm --cgroups=disabled --network host --read-only
 	-v /usr:/usr:ro -v /etc:/etc:ro -v "$dir/shared:/shared"
-	--device /dev/infiniband/rdma_cm --device "$uverbs" --device /dev/fuse
+	--device /dev/fuse
 	-e PATH=/opt/nvmefs:/usr/sbin:/usr/bin -e LD_LIBRARY_PATH=/opt/nvmefs/lib -e "NVMEFS_TEST_TRADDR=$NVMEFS_TEST_TRADDR"
 	-e "NVMEFS_TEST_TRSVCID=$NVMEFS_TEST_TRSVCID" -e "NVMEFS_TEST_SUBNQNS=$NVMEFS_TEST_SUBNQNS")
+[[ $trtype == tcp ]] || podman_run+=(--device /dev/infiniband/rdma_cm --device "$uverbs")
 
 log "podman, rootless: discover"
 grep -q "^$user:" /etc/subuid || fail "useradd gave $user no range in /etc/subuid: $(cat /etc/subuid 2>&1)"
 start=$(now_ms)
 out=$(as_user timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --rootfs "$dir/rootfs" \
-	sh -c "nvmefs discover -t rdma $target -o json" 2>/tmp/ctr-err) ||
+	sh -c "nvmefs discover $target -o json" 2>/tmp/ctr-err) ||
 	fail "nvmefs discover in a rootless podman container failed: $(cat /tmp/ctr-err) $out"
 jq -e --arg nqn "$nqn" 'any(.records[]; .subnqn == $nqn)' <<<"$out" >/dev/null ||
 	fail "the discovery log from the rootless podman container does not list $nqn: $out"
@@ -305,24 +317,25 @@ log "$(jq '.records | length' <<<"$out") records, $nqn among them ($(($(now_ms) 
 
 log "podman, rootless: mount with --cap-add SYS_ADMIN and --ulimit memlock, fio, unmount"
 out=$(as_user timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --cap-add SYS_ADMIN \
-	--ulimit memlock=$((64 << 20)):$((64 << 20)) --rootfs "$dir/rootfs" sh /shared/mount.sh 640 0 2>&1) ||
+	--ulimit memlock=$((64 << 20)):$((64 << 20)) --rootfs "$dir/rootfs" sh /shared/mount.sh 640 0 "$trtype" 2>&1) ||
 	fail "the mount job in a rootless podman container failed: $out"
 check_mount "podman, rootless" 640 "$out"
 
 log "podman, rootful: mount with --cap-add SYS_ADMIN and --ulimit memlock=-1, fio, unmount"
 out=$(timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --cap-add SYS_ADMIN \
-	--ulimit memlock=-1:-1 --rootfs "$dir/rootfs" sh /shared/mount.sh 768 0 2>&1) ||
+	--ulimit memlock=-1:-1 --rootfs "$dir/rootfs" sh /shared/mount.sh 768 0 "$trtype" 2>&1) ||
 	fail "the mount job in a rootful podman container failed: $out"
 check_mount "podman, rootful" 768 "$out"
 
-# shellcheck disable=SC2016 # expanded in the container
-discover="nvmefs discover -t rdma $target"
-log "crun: a bundle without /dev/infiniband/rdma_cm: one clear line that names it"
-bundle no-rdma-cm $((64 << 20)) '' "$uverbs,/dev/fuse" -- sh -c "$discover"
-expect_failure "no rdma_cm" "/dev/infiniband/rdma_cm" 30000 -- ctr_run no-rdma-cm
+discover="nvmefs discover $target"
+if [[ $trtype == rdma ]]; then
+	log "crun: a bundle without /dev/infiniband/rdma_cm: one clear line that names it"
+	bundle no-rdma-cm $((64 << 20)) '' "$uverbs,/dev/fuse" -- sh -c "$discover"
+	expect_failure "no rdma_cm" "/dev/infiniband/rdma_cm" 30000 -- ctr_run no-rdma-cm
+fi
 
 log "crun: a bundle without /dev/fuse: nvmefs's line names it"
-bundle no-fuse $((64 << 20)) CAP_SYS_ADMIN /dev/infiniband/rdma_cm,"$uverbs" -- sh -c \
+bundle no-fuse $((64 << 20)) CAP_SYS_ADMIN "${all_devices%/dev/fuse}" -- sh -c \
 	"mkdir /tmp/nvme && nvmefs mount $target -n $nqn /tmp/nvme"
 # libfuse prints a line of its own first.
 out=$(ctr_run no-fuse 2>&1) && fail "nvmefs mount succeeded without /dev/fuse: $out"
@@ -330,23 +343,29 @@ out=$(ctr_run no-fuse 2>&1) && fail "nvmefs mount succeeded without /dev/fuse: $
 [[ $(wc -l <<<"$out") -le 2 && $out == *"fuse: device not found"* ]] || fail "no /dev/fuse: more than libfuse's line and nvmefs's: $out"
 log "no /dev/fuse: $(tr '\n' ' ' <<<"$out")"
 
-log "crun: memlock 64 KiB: one clear line with the limit and all the mount needs"
-# Root of the container's user namespace has no CAP_IPC_LOCK where it counts: the mount checks
-# the limit against its whole sum before connecting, not after the admin queue's 124 KiB fail.
-bundle memlock $((64 << 10)) CAP_SYS_ADMIN "$all_devices" -- sh -c \
-	"mkdir /tmp/nvme && nvmefs mount $target -n $nqn /tmp/nvme"
-expect_failure "memlock 64 KiB" "need [0-9]+ KiB of locked memory .*RLIMIT_MEMLOCK allows \\(64 KiB\\).*--ulimit memlock=" \
-	30000 -- ctr_run memlock
+if [[ $trtype == rdma ]]; then
+	log "crun: memlock 64 KiB: one clear line with the limit and all the mount needs"
+	# Root of the container's user namespace has no CAP_IPC_LOCK where it counts: the mount
+	# checks the limit against its whole sum before connecting, not after the admin queue's
+	# 124 KiB fail.
+	bundle memlock $((64 << 10)) CAP_SYS_ADMIN "$all_devices" -- sh -c \
+		"mkdir /tmp/nvme && nvmefs mount $target -n $nqn /tmp/nvme"
+	expect_failure "memlock 64 KiB" "need [0-9]+ KiB of locked memory .*RLIMIT_MEMLOCK allows \\(64 KiB\\).*--ulimit memlock=" \
+		30000 -- ctr_run memlock
+fi
 
 log "crun: a container with a network namespace of its own: one line, about the route"
 new_netns=1 bundle netns $((64 << 20)) '' "$all_devices" -- sh -c "$discover"
-expect_failure "own network namespace" "route|resolving the address|no RDMA device can reach" 30000 -- ctr_run netns
+expect_failure "own network namespace" "route|resolving the address|no RDMA device can reach|unreachable" 30000 -- ctr_run netns
 
-log "crun: a bundle without $uverbs: one clear line that names it"
-# The device is there (in /sys), its node is not: libibverbs then lists no device at all, and the
-# message must say which node is missing rather than that the machine has no RDMA device.
-bundle no-uverbs $((64 << 20)) '' /dev/infiniband/rdma_cm,/dev/fuse -- sh -c "$discover"
-expect_failure "no $uverbs" "$uverbs" 30000 -- ctr_run no-uverbs
+if [[ $trtype == rdma ]]; then
+	log "crun: a bundle without $uverbs: one clear line that names it"
+	# The device is there (in /sys), its node is not: libibverbs then lists no device at all,
+	# and the message must say which node is missing rather than that the machine has no RDMA
+	# device.
+	bundle no-uverbs $((64 << 20)) '' /dev/infiniband/rdma_cm,/dev/fuse -- sh -c "$discover"
+	expect_failure "no $uverbs" "$uverbs" 30000 -- ctr_run no-uverbs
+fi
 
 log "$SECONDS s in all"
-echo "PASS: nvmefs discover, perf --verify and a mount under fio verify in rootless crun (no capabilities outside the container), and discover and mount in rootless and rootful podman; a missing device node or memlock limit is explained"
+echo "PASS ($trtype): nvmefs discover, perf --verify and a mount under fio verify in rootless crun (no capabilities outside the container), and discover and mount in rootless and rootful podman; a missing device node or memlock limit is explained"

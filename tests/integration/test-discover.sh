@@ -2,20 +2,23 @@
 # testbed: --subsystems 3 --ports 2
 # nvmefs discover agrees with nvme-cli's discover on the same target, record for record, in both
 # output formats and on every port; referrals are followed only when asked, and each discovery
-# controller once, even when referrals form a loop.
+# controller once, even when referrals form a loop. Over the run's transport (NVMEFS_TEST_TRTYPE);
+# over TCP, also with no service id, which both read at NVMe/TCP's discovery port (8009).
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 addr=$NVMEFS_TEST_TRADDR
 read -r -a ports <<<"$NVMEFS_TEST_TRSVCIDS"
 
+# compare_with_nvme_cli PORT: both discover at PORT ('' for none: each picks its default).
 compare_with_nvme_cli() {
-	local port=$1 ours ref
-	ours=$("$NVMEFS" discover -t rdma -a "$addr" -s "$port" -o json) || fail "nvmefs discover on port $port failed"
-	ref=$(nvme discover -t rdma -a "$addr" -s "$port" -o json) || fail "nvme discover on port $port failed"
+	local port=$1 ours ref at=(-t "$trtype" -a "$addr")
+	[[ -z $port ]] || at+=(-s "$port")
+	ours=$("$NVMEFS" discover "${at[@]}" -o json) || fail "nvmefs discover ${at[*]} failed"
+	ref=$(nvme discover "${at[@]}" -o json) || fail "nvme discover ${at[*]} failed"
 	diff -u <(jq -S . <<<"$ref") <(jq -S . <<<"$ours") ||
-		fail "JSON of nvmefs discover differs from nvme discover on port $port (- nvme, + nvmefs)"
-	diff -u <(nvme discover -t rdma -a "$addr" -s "$port") <("$NVMEFS" discover -t rdma -a "$addr" -s "$port") ||
-		fail "normal output of nvmefs discover differs from nvme discover on port $port (- nvme, + nvmefs)"
+		fail "JSON of nvmefs discover differs from nvme discover ${at[*]} (- nvme, + nvmefs)"
+	diff -u <(nvme discover "${at[@]}") <("$NVMEFS" discover "${at[@]}") ||
+		fail "normal output of nvmefs discover differs from nvme discover ${at[*]} (- nvme, + nvmefs)"
 	jq -r '.records[].subnqn' <<<"$ours"
 }
 
@@ -27,26 +30,44 @@ for port in "${ports[@]}"; do
 	done
 done
 
+if [[ $trtype == tcp ]]; then
+	log "no service id: both read the log at NVMe/TCP's discovery port, $NVMEFS_TEST_TCP_DISC_TRSVCID"
+	listed=$(compare_with_nvme_cli "")
+	grep -qxF "${subnqns[0]}" <<<"$listed" || fail "the log at the default port does not list ${subnqns[0]}: $listed"
+	json=$("$NVMEFS" discover -t tcp -a "$addr" -o json) || fail "nvmefs discover -t tcp with no -s failed"
+	[[ $(jq -r '.records[0].trsvcid' <<<"$json") == "$NVMEFS_TEST_TCP_DISC_TRSVCID" ]] ||
+		fail "nvmefs discover -t tcp with no -s did not read the log at port $NVMEFS_TEST_TCP_DISC_TRSVCID: $json"
+fi
+
+log "a port whose records say a secure channel is required: printed as nvme-cli prints them; --all-paths refuses it in one line (no TLS yet)"
+tls_port=$((ports[-1] + 30)) d=$NVMEFS_TEST_NVMET/ports/199
+mkdir "$d" || fail "creating nvmet port 199 failed"
+echo "$trtype" >"$d/addr_trtype"
+echo ipv4 >"$d/addr_adrfam"
+echo "$addr" >"$d/addr_traddr"
+echo "$tls_port" >"$d/addr_trsvcid"
+# nvmet takes TREQ only on a port no subsystem is linked to yet; without TLS keys it keeps serving
+# plain connections there (nvme connect works), so only the records tell.
+echo required >"$d/addr_treq" || fail "nvmet refused addr_treq=required on a $trtype port"
+ln -s "$NVMEFS_TEST_NVMET/subsystems/${subnqns[0]}" "$d/subsystems/${subnqns[0]}"
+compare_with_nvme_cli "$tls_port" >/dev/null
+expect_failure "--all-paths where every record requires a secure channel" \
+	"--all-paths: every path to ${subnqns[0]} requires a secure channel \\(TLS; the first at $addr:$tls_port\\), and nvmefs does not support TLS yet" \
+	30000 -- "$NVMEFS" perf -t "$trtype" -a "$addr" -s "$tls_port" -n "${subnqns[0]}" --all-paths --time 1
+rm "$d/subsystems/${subnqns[0]}" && rmdir "$d" || fail "removing nvmet port 199 failed"
+
 log "referrals: port 1 refers to port 2 and port 2 back to port 1"
-refer() { # PORT_DIR TARGET_TRSVCID
-	local d=$NVMEFS_TEST_NVMET/ports/$1/referrals/to-$2
-	mkdir "$d"
-	echo rdma >"$d/addr_trtype"
-	echo ipv4 >"$d/addr_adrfam"
-	echo "$addr" >"$d/addr_traddr"
-	echo "$2" >"$d/addr_trsvcid"
-	echo 1 >"$d/enable"
-}
+refer() { port_refer "$(nvmet_port_id "$1")" "$2"; } # PORT TARGET_TRSVCID
 refer 1 "${ports[1]}"
 refer 2 "${ports[0]}"
 compare_with_nvme_cli "${ports[0]}" >/dev/null
 
-count_logs() { "$NVMEFS" discover -t rdma -a "$addr" -s "${ports[0]}" "$@" | grep -c '^Discovery Log Number of Records'; }
+count_logs() { "$NVMEFS" discover -t "$trtype" -a "$addr" -s "${ports[0]}" "$@" | grep -c '^Discovery Log Number of Records'; }
 n=$(count_logs) || fail "nvmefs discover with a referral in the log failed"
 ((n == 1)) || fail "without --referral-depth, $n logs were read; expected 1"
 n=$(count_logs --referral-depth 5) || fail "nvmefs discover --referral-depth 5 failed"
 ((n == 2)) || fail "with a referral loop between two ports, $n logs were read; expected each port's once (2)"
-json=$("$NVMEFS" discover -t rdma -a "$addr" -s "${ports[0]}" --referral-depth 1 -o json) ||
+json=$("$NVMEFS" discover -t "$trtype" -a "$addr" -s "${ports[0]}" --referral-depth 1 -o json) ||
 	fail "nvmefs discover --referral-depth 1 -o json failed"
 # One JSON document per log read, in the order read.
 [[ $(jq -s 'map(.records[] | select(.subtype == "current discovery subsystem") | .trsvcid)' <<<"$json" | jq -c .) == "[\"${ports[0]}\",\"${ports[1]}\"]" ]] ||
@@ -64,4 +85,4 @@ grep -q "skipped the referral to $addr:$dead (depth 2)" "$err" ||
 	fail "no one-line report of the unreachable referral to port $dead: $(cat "$err")"
 (($(wc -l <"$err") == 1)) || fail "expected one line on stderr, got: $(cat "$err")"
 rm -f "$err"
-echo "PASS: discover matches nvme-cli on ${#ports[@]} ports; referrals followed once each, unreachable ones skipped"
+echo "PASS: discover matches nvme-cli over $trtype on ${#ports[@]} ports; referrals followed once each, unreachable ones skipped"

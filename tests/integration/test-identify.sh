@@ -8,7 +8,7 @@ require_nvmefs
 trap kernel_disconnect_all EXIT
 addr=$NVMEFS_TEST_TRADDR
 nqn=${subnqns[1]}
-ident() { "$NVMEFS" identify -t rdma -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@"; }
+ident() { "$NVMEFS" identify -t "$trtype" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@"; }
 
 dev=$(kernel_connect "$nqn")
 
@@ -36,4 +36,4 @@ for nsid in $(seq 1 "$NVMEFS_TEST_NAMESPACES"); do
 	diff -u <(nvme id-ns "$nsdev") <(ident --nsid "$nsid" | sed '/^NVME Namespace Identification Descriptors/,$d') ||
 		fail "Identify Namespace $nsid text differs (- nvme id-ns, + nvmefs identify)"
 done
-echo "PASS: identify agrees with nvme id-ctrl, id-ns and ns-descs for $NVMEFS_TEST_NAMESPACES namespaces"
+echo "PASS ($trtype): identify agrees with nvme id-ctrl, id-ns and ns-descs for $NVMEFS_TEST_NAMESPACES namespaces"

@@ -9,9 +9,9 @@
 require_nvmefs
 syslog_start
 nqn=${subnqns[0]}
-link=$NVMEFS_TEST_NVMET/ports/1/subsystems/$nqn
+link=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/subsystems/$nqn
 [[ -L $link ]] || fail "$link is missing: cannot reconfigure the target"
 trap 'load_cleanup; nvmefs_cleanup; [[ -L $link ]] || port_link "$nqn" 2>/dev/null || true' EXIT
 cd /tmp
 outage_under_load "$nqn" /tmp/nvmefs-outage 8 "port_unlink $nqn" "port_link $nqn"
-echo "PASS: 8 s port outage under fio verify through the mount and under perf --verify: reconnected, no I/O or verify error"
+echo "PASS ($trtype): 8 s port outage under fio verify through the mount and under perf --verify: reconnected, no I/O or verify error"

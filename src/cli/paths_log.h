@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Which records of a discovery log --all-paths connects, as 'nvme
+ * connect-all' does: every record of the subsystem, each over its own
+ * transport (paths may mix transports), but only over the transports
+ * nvmefs has, and none that requires a secure channel: nvmefs has no TLS
+ * yet.
+ */
+#ifndef NVMEFS_CLI_PATHS_LOG_H
+#define NVMEFS_CLI_PATHS_LOG_H
+
+#include <stddef.h>
+
+#include <nvme/types.h>
+
+enum path_record {
+	PATH_RECORD_TAKE,		/* a path to the subsystem, over *trtype */
+	PATH_RECORD_OTHER,		/* another subsystem, or a referral */
+	PATH_RECORD_NEEDS_TLS,		/* TREQ: a secure channel is required */
+	PATH_RECORD_NO_TRANSPORT,	/* over a transport nvmefs does not have */
+};
+
+/* What record @e is to a path to @subnqn; for PATH_RECORD_TAKE, *@trtype
+ * is the transport's name as nvmefs_connect_opts.trtype takes it. */
+enum path_record path_record_kind(const struct nvmf_disc_log_entry *e, const char *subnqn,
+				  const char **trtype);
+
+/* A space- or NUL-padded field of a discovery log entry (@len bytes at
+ * @src) as a string in @dst, cut to @size - 1 bytes. */
+void disc_log_field(char *dst, size_t size, const char *src, size_t len);
+
+#endif
