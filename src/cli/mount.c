@@ -94,14 +94,10 @@ static void help(void)
 	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
 	       "                            fast_io_fail_tmo=, dhchap_secret=,\n"
 	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
-	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,
-"
-	       "                            hdr_digest, data_digest, path= (repeatable),
-"
-	       "                            all_paths, iopolicy=
-"
-	       "  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'
-"
+	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,\n"
+	       "                            hdr_digest, data_digest, path= (repeatable),\n"
+	       "                            all_paths, iopolicy=\n"
+	       "  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; with\n"
 	       "                            --all-paths over TCP, where the discovery log is: "
