@@ -370,6 +370,21 @@ link_up() {
 		fail "$dev is up again but its rxe port is still $(rxe_port_state) after 10 s: $(rdma link show)"
 }
 
+# The queues open between the guest's initiators and the target over the run's transport: RC queue
+# pairs over RDMA; over TCP, established connections to or from a service id of the target (both
+# ends, the target's included, are in the guest). For "nothing left behind" checks.
+transport_queues() {
+	local p filter=
+	if [[ $trtype == rdma ]]; then
+		rdma res show qp | grep -c " type RC " || true
+		return
+	fi
+	for p in $NVMEFS_TEST_TRSVCIDS; do
+		filter+="${filter:+ or }dport = :$p or sport = :$p"
+	done
+	ss -Htn state established "( $filter )" | wc -l
+}
+
 # Where target_teardown keeps what it removed, per subsystem.
 target_saved_dir() { echo "/tmp/nvmet-saved/${1//[^A-Za-z0-9._-]/_}"; }
 

@@ -11,7 +11,7 @@ trap 'kernel_disconnect_all' EXIT
 nqn=${subnqns[0]}
 host=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000a1
 key=DHHC-1:01:7ny5zJroP/X5xJUYEnnrTFIbmGjIiEmlf8HfBbK1/Ja/luqa:
-kconnect=(nvme connect -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --hostnqn "$host")
+kconnect=(nvme connect -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --hostnqn "$host")
 
 log "the kernel initiator without the secret is refused"
 if out=$("${kconnect[@]}" 2>&1); then
@@ -21,7 +21,7 @@ fi
 
 expect_failure "authentication required, no secret" \
 	"subsystem $nqn at .* requires in-band authentication.*--dhchap-secret" 6000 -- \
-	"$NVMEFS" identify -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -q "$host" --timeout 2000
+	"$NVMEFS" identify -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -q "$host" --timeout 2000
 
 log "the kernel initiator with the secret gets in, after nvmefs's attempt"
 dev=$(kernel_connect "$nqn" 1 --hostnqn "$host" --dhchap-secret "$key")

@@ -15,7 +15,7 @@ host=nqn.2014-08.org.nvmexpress:uuid:00000000-0000-4000-8000-0000000000a3
 	fail "the testbed's $nqn does not allow any host"
 key=$(nvme gen-dhchap-key -m 1 -l 32 -n "$host") || fail "nvme gen-dhchap-key failed"
 ctrl_key=$(nvme gen-dhchap-key -m 1 -l 32 -n "$nqn") || fail "nvme gen-dhchap-key for the controller failed"
-where=(-a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -q "$host")
+where=(-t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" -q "$host")
 both=(--dhchap-secret "$key" --dhchap-ctrl-secret "$ctrl_key")
 refused="did not ask this host to authenticate.*--dhchap-ctrl-secret.*not trusted.*dhchap_ctrl_key for host $host"
 perf_args=(--queues 1 --rw randread --bs 4k --size 8M --time 1)
@@ -32,7 +32,7 @@ expect_failure "mount" "$refused" 20000 -- \
 
 # Each path of the log is tried and refused, the second port's through port 1's referral.
 read -r -a ports <<<"$NVMEFS_TEST_TRSVCIDS"
-port_refer 1 "${ports[1]}"
+port_refer "$(nvmet_port_id 1)" "${ports[1]}"
 rc=0
 out=$(timeout 60 "$NVMEFS" mount "${where[@]}" "${both[@]}" --all-paths --pidfile "$mnt.pid" "$mnt" 2>&1) ||
 	rc=$?
