@@ -34,10 +34,11 @@ enum {
 
 struct path_args {
 	/* The paths after the first (-a/-s), as given; with --all-paths, every
-	 * path, each over its record's transport (NULL: -t's). */
-	char traddr[NVMEFS_MAX_PATHS - 1][256];
-	char trsvcid[NVMEFS_MAX_PATHS - 1][32];
-	const char *trtype[NVMEFS_MAX_PATHS - 1];
+	 * path, each over its record's transport (NULL: -t's). One more than
+	 * --path takes: paths_connect puts -a/-s's in front. */
+	char traddr[NVMEFS_MAX_PATHS][256];
+	char trsvcid[NVMEFS_MAX_PATHS][32];
+	const char *trtype[NVMEFS_MAX_PATHS];
 	unsigned int nr;
 	bool all_paths;
 	enum nvmefs_iopolicy policy;
