@@ -54,20 +54,42 @@ static int split_path(const char *arg, char *addr, size_t addr_size, char *port,
 	return 0;
 }
 
+/* A transport's name and a colon before the address: "tcp:10.0.0.2:4420".
+ * No transport's name is a hexadecimal number, so an IPv6 address is never
+ * taken for one. Returns the name (NULL: none given, -t's) and moves *@arg
+ * past it. */
+static const char *path_transport(const char **arg)
+{
+	const char *name;
+	size_t len;
+
+	for (unsigned int i = 0; (name = nvmefs_transport_name(i)); i++) {
+		len = strlen(name);
+		if (!strncmp(*arg, name, len) && (*arg)[len] == ':') {
+			*arg += len + 1;
+			return name;
+		}
+	}
+	return NULL;
+}
+
 int path_args_option(struct path_args *p, const char *cmd, int opt, const char *arg,
 		     bool *handled)
 {
+	const char *addr = arg;
+
 	*handled = true;
 	switch (opt) {
 	case OPT_PATH:
 		if (p->nr == NVMEFS_MAX_PATHS - 1)
 			return usage_error(cmd, "--path: at most %d paths besides -a/-s",
 					   NVMEFS_MAX_PATHS - 1);
-		if (split_path(arg, p->traddr[p->nr], sizeof(p->traddr[0]), p->trsvcid[p->nr],
+		p->trtype[p->nr] = path_transport(&addr);
+		if (split_path(addr, p->traddr[p->nr], sizeof(p->traddr[0]), p->trsvcid[p->nr],
 			       sizeof(p->trsvcid[0])))
-			return usage_error(cmd, "--path '%s' is not TRADDR[:TRSVCID]: give an address "
-					   "and maybe a port from 1 to 65535, like 10.0.0.2:4421 or "
-					   "[fe80::1]:4421", arg);
+			return usage_error(cmd, "--path '%s' is not [TRTYPE:]TRADDR[:TRSVCID]: give an "
+					   "address and maybe a port from 1 to 65535, like "
+					   "10.0.0.2:4421, [fe80::1]:4421 or tcp:10.0.0.2:4420", arg);
 		p->nr++;
 		return EXIT_OK;
 	case OPT_ALL_PATHS:
@@ -227,6 +249,8 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 	} else {
 		memmove(all.traddr[1], all.traddr[0], sizeof(all.traddr[0]) * all.nr);
 		memmove(all.trsvcid[1], all.trsvcid[0], sizeof(all.trsvcid[0]) * all.nr);
+		memmove(&all.trtype[1], &all.trtype[0], sizeof(all.trtype[0]) * all.nr);
+		all.trtype[0] = NULL;
 		snprintf(all.traddr[0], sizeof(all.traddr[0]), "%s", conn->opts.traddr);
 		snprintf(all.trsvcid[0], sizeof(all.trsvcid[0]), "%s",
 			 conn->opts.trsvcid ? conn->opts.trsvcid : "");

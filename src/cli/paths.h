@@ -23,9 +23,10 @@ enum {
 	{ "iopolicy", required_argument, NULL, OPT_IOPOLICY }
 
 #define PATHS_HELP							\
-	"      --path=TRADDR[:TRSVCID]\n"					\
+	"      --path=[TRTYPE:]TRADDR[:TRSVCID]\n"				\
 	"                            another path to the subsystem (repeatable; IPv6 as\n" \
-	"                            [ADDR]:PORT); -a/-s is the first\n"	\
+	"                            [ADDR]:PORT; over -t's transport unless TRTYPE,\n" \
+	"                            like tcp:10.0.0.2:4420); -a/-s is the first\n" \
 	"      --all-paths           every path the discovery log at -a/-s (and those it\n" \
 	"                            refers to) lists for the subsystem, each over its\n" \
 	"                            own transport\n"				\
@@ -33,9 +34,10 @@ enum {
 	"                            the default), round-robin or queue-depth\n"
 
 struct path_args {
-	/* The paths after the first (-a/-s), as given; with --all-paths, every
-	 * path, each over its record's transport (NULL: -t's). One more than
-	 * --path takes: paths_connect puts -a/-s's in front. */
+	/* The paths after the first (-a/-s), as given, each over the transport
+	 * its --path names (NULL: -t's); with --all-paths, every path, each over
+	 * its record's transport. One more than --path takes: paths_connect
+	 * puts -a/-s's in front. */
 	char traddr[NVMEFS_MAX_PATHS][256];
 	char trsvcid[NVMEFS_MAX_PATHS][32];
 	const char *trtype[NVMEFS_MAX_PATHS];
