@@ -13,7 +13,7 @@ require_nvmefs
 syslog_start
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-tmo
-link=$NVMEFS_TEST_NVMET/ports/1/subsystems/$nqn
+link=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/subsystems/$nqn
 [[ -L $link ]] || fail "$link is missing: cannot reconfigure the target"
 trap 'load_cleanup; nvmefs_cleanup; [[ -L $link ]] || port_link "$nqn" 2>/dev/null || true; rm -f /tmp/tmo-*' EXIT
 cd /tmp
