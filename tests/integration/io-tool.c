@@ -813,7 +813,7 @@ out:
 
 static void help(void)
 {
-	printf("Usage: %s -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=N] [--queues=N] [--qd=N]\n"
+	printf("Usage: %s [-t TYPE] -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=N] [--queues=N] [--qd=N]\n"
 	       "               [--timeout=MS] [--io-timeout=MS] COMMAND [ARGS...]\n"
 	       "\n"
 	       "Commands:\n"
@@ -834,6 +834,7 @@ static void help(void)
 	       "one buffer registered once.\n"
 	       "\n"
 	       "Options:\n"
+	       "  -t, --transport=TYPE  rdma (the default) or tcp\n"
 	       "  -a, --traddr=TRADDR   target address; required\n"
 	       "  -s, --trsvcid=PORT    target port (default 4420)\n"
 	       "  -n, --nqn=SUBNQN      subsystem NQN; required\n"
@@ -849,6 +850,7 @@ enum { OPT_NSID = 256, OPT_QUEUES, OPT_QD, OPT_TIMEOUT, OPT_IO_TIMEOUT };
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
+		{ "transport", required_argument, NULL, 't' },
 		{ "traddr", required_argument, NULL, 'a' },
 		{ "trsvcid", required_argument, NULL, 's' },
 		{ "nqn", required_argument, NULL, 'n' },
@@ -868,8 +870,11 @@ int main(int argc, char **argv)
 
 	nvmefs_connect_opts_init(&a.conn);
 	a.conn.timeout_ms = NVMEFS_DEFAULT_TIMEOUT_MS;
-	while ((opt = getopt_long(argc, argv, "+a:s:n:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+t:a:s:n:h", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 't':
+			a.conn.trtype = optarg;
+			break;
 		case 'a':
 			a.conn.traddr = optarg;
 			break;

@@ -196,7 +196,7 @@ require_io_tool() {
 io_tool() {
 	local nqn=$1
 	shift
-	"$IO_TOOL" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@"
+	"$IO_TOOL" -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$@"
 }
 
 # ---------------------------------------------------------------------------------------------
