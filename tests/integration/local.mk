@@ -66,6 +66,11 @@ INTEGRATION_TESTS += \
 	tests/integration/test-multipath-mount.sh \
 	tests/integration/test-multipath-held-ns.sh
 
+# Issue #27: paths over RDMA and TCP to one subsystem (--path tcp:ADDR:PORT), whatever the run's
+# transport: one boot in the main run, not a .tcp one.
+INTEGRATION_TESTS += \
+	tests/integration/test-multipath-mixed.sh
+
 # JSON schemas (issue #15): every -o json output and the mount's info and stats, validated against
 # doc/json (doc/JSON.md) with python3-jsonschema.
 INTEGRATION_TESTS += \
