@@ -120,6 +120,9 @@ TCP_TESTS = \
 	tests/integration/tcp/test-mount-unaligned.tcp \
 	tests/integration/tcp/test-mount-crosscheck.tcp \
 	tests/integration/tcp/test-outage-port.tcp \
+	tests/integration/tcp/test-outage-link.tcp \
+	tests/integration/tcp/test-auth-required.tcp \
+	tests/integration/tcp/test-auth-unasked.tcp \
 	tests/integration/tcp/test-container.tcp
 TEST_EXTENSIONS += .tcp
 TCP_LOG_COMPILER = env NVMEFS_TEST_TRTYPE=tcp $(top_srcdir)/tests/integration/run-in-testbed
