@@ -770,6 +770,22 @@ START_TEST(test_c2h_for_no_read)
 }
 END_TEST
 
+/* Data for a write would land in the caller's data, about to be written. */
+START_TEST(test_c2h_for_a_write)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	connect_ok(false, false);
+	memset(bufs[0], 0x77, BUF_LEN);
+	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 8192);
+	expect_cmd(req, 0, NULL);
+	pdu_c2h(&p, req->cid, 0, 512, 0, 0x44);
+	expect_refused(feed(&p, 1 << 20), "which is no read in flight");
+	ck_assert_uint_eq(bufs[0][0], 0x77);
+}
+END_TEST
+
 START_TEST(test_c2h_success_without_last)
 {
 	struct nvmefs_req *req = read_in_flight(4096);
@@ -803,6 +819,24 @@ START_TEST(test_r2t_beyond_the_write)
 	pdu_r2t(&p, req->cid, 1, 4096, 8192);
 	expect_refused(feed(&p, 1 << 20), "R2T for 8192 bytes at offset 4096");
 	expect_term(NVMEFS_TCP_FES_DATA_OUT_OF_RANGE);
+}
+END_TEST
+
+/* MAXR2T 0: one R2T outstanding per command, its data sent before the next. */
+START_TEST(test_r2t_twice)
+{
+	struct nvmefs_req *req;
+	struct pdu p, two;
+
+	connect_ok(false, false);
+	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 8192);
+	expect_cmd(req, 0, NULL);
+	pdu_r2t(&two, req->cid, 1, 0, 4096);
+	pdu_r2t(&p, req->cid, 2, 4096, 4096);
+	memcpy(two.b + two.len, p.b, p.len);
+	two.len += p.len;
+	expect_refused(feed(&two, 1 << 20), "a second R2T for command id");
+	expect_term(NVMEFS_TCP_FES_DATA_LIMIT_EXCEEDED);
 }
 END_TEST
 
@@ -992,9 +1026,11 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_c2h_outside_the_range);
 	tcase_add_test(tc, test_c2h_past_the_end_after_data);
 	tcase_add_test(tc, test_c2h_for_no_read);
+	tcase_add_test(tc, test_c2h_for_a_write);
 	tcase_add_test(tc, test_c2h_success_without_last);
 	tcase_add_test(tc, test_c2h_plen_disagrees);
 	tcase_add_test(tc, test_r2t_beyond_the_write);
+	tcase_add_test(tc, test_r2t_twice);
 	tcase_add_test(tc, test_r2t_for_a_read);
 	tcase_add_test(tc, test_r2t_for_in_capsule_write);
 	tcase_add_test(tc, test_header_digest_mismatch);
