@@ -974,6 +974,20 @@ START_TEST(test_closed_peer_noticed)
 }
 END_TEST
 
+/* The kernel copies to and from any memory: a registration is a mark that
+ * the region is known (mr.c reads tp as "registered"), and pins nothing. */
+START_TEST(test_nothing_pinned)
+{
+	struct nvmefs_mr mr = { .ctrl = ctrl, .addr = bufs[0], .len = BUF_LEN };
+
+	connect_ok(false, false);
+	ck_assert_int_eq(nvmefs_tcp_ops.mr_reg(ctrl, &mr), 0);
+	ck_assert_ptr_nonnull(mr.tp);
+	nvmefs_tcp_ops.mr_dereg(&mr);
+	ck_assert_uint_eq(atomic_load(&ctrl->pinned_bytes), 0);
+}
+END_TEST
+
 /* Stopped, the queue ends what was in flight and nothing more reaches it. */
 START_TEST(test_stop_ends_requests)
 {
@@ -1018,6 +1032,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_write_response_before_data_sent);
 	tcase_add_test(tc, test_partial_sends);
 	tcase_add_test(tc, test_stop_ends_requests);
+	tcase_add_test(tc, test_nothing_pinned);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
