@@ -35,6 +35,7 @@ struct peer {
 	struct nvmefs_tcp_icreq icreq;	/* what the host sent */
 	struct nvmefs_tcp_icresp icresp;	/* what the target answers */
 	bool close_at_once;
+	bool silent;		/* takes ICReq and answers nothing */
 	pthread_t thread;
 };
 
@@ -80,6 +81,8 @@ static void *peer_accept(void *arg)
 		return NULL;
 	}
 	read_exact(peer.fd, &peer.icreq, sizeof(peer.icreq));
+	if (peer.silent)
+		return NULL;
 	if (write(peer.fd, &peer.icresp, sizeof(peer.icresp)) != sizeof(peer.icresp))
 		peer.fd = -1;
 	return NULL;
@@ -107,6 +110,7 @@ static void setup(void)
 	snprintf(peer.port, sizeof(peer.port), "%u", ntohs(sin.sin_port));
 	peer.fd = -1;
 	peer.close_at_once = false;
+	peer.silent = false;
 	icresp_default(&peer.icresp);
 	hd = dd = false;
 
@@ -436,6 +440,19 @@ START_TEST(test_closed_at_once_suggests_tls)
 	peer.close_at_once = true;
 	ck_assert_int_eq(connect_queue(1), -ECONNRESET);
 	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "TLS"));
+}
+END_TEST
+
+START_TEST(test_no_icresp_times_out)
+{
+	int64_t start = nvmefs_now_ms();
+
+	peer.silent = true;
+	ctrl->opts.timeout_ms = 300;
+	ck_assert_int_eq(connect_queue(1), -ETIMEDOUT);
+	ck_assert_int_ge(nvmefs_now_ms() - start, 250);
+	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "gave no ICResp for queue 1 within 300 ms"));
+	ck_assert_ptr_null(q.tp);
 }
 END_TEST
 
@@ -1019,6 +1036,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_icreq_without_digests);
 	tcase_add_test(tc, test_icresp_refused);
 	tcase_add_test(tc, test_closed_at_once_suggests_tls);
+	tcase_add_test(tc, test_no_icresp_times_out);
 	tcase_add_test(tc, test_nothing_listening);
 	suite_add_tcase(s, tc);
 
