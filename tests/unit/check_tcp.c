@@ -408,6 +408,24 @@ START_TEST(test_icreq_without_digests)
 }
 END_TEST
 
+/* The controller may decline digests it was asked for: none are used. */
+START_TEST(test_digests_declined)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	ctrl->opts.hdr_digest = ctrl->opts.data_digest = 1;
+	ck_assert_int_eq(connect_queue(1), 0);
+	ck_assert_uint_eq(peer.icreq.digest, NVMEFS_TCP_HDR_DIGEST_ENABLE | NVMEFS_TCP_DATA_DIGEST_ENABLE);
+	ck_assert(!((struct tcp_queue *)q.tp)->p.hdgst);
+	ck_assert(!((struct tcp_queue *)q.tp)->p.ddgst);
+	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 512);
+	expect_cmd(req, 0, NULL);
+	pdu_c2h(&p, req->cid, 0, 512, NVMEFS_TCP_F_DATA_LAST | NVMEFS_TCP_F_DATA_SUCCESS, 1);
+	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+}
+END_TEST
+
 START_TEST(test_icresp_refused)
 {
 	static const char *const what[] = {
@@ -1034,6 +1052,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_crc32c_known_answer);
 	tcase_add_test(tc, test_icreq_asks_what_was_asked);
 	tcase_add_test(tc, test_icreq_without_digests);
+	tcase_add_test(tc, test_digests_declined);
 	tcase_add_test(tc, test_icresp_refused);
 	tcase_add_test(tc, test_closed_at_once_suggests_tls);
 	tcase_add_test(tc, test_no_icresp_times_out);
