@@ -123,9 +123,16 @@ struct nvmefs_connect_opts {
 	 *  type-2 memory windows); 0, every registration keeps a standing
 	 *  remote key; negative (the default): per-I/O where the device can. */
 	int rkey_per_io;
-	/** Since 0.2.  The transport, as nvme-cli's -t names it; NULL: "rdma",
-	 *  the only one so far (nvmefs_transport_name() lists them). */
+	/** Since 0.2.  The transport, as nvme-cli's -t names it; NULL: "rdma"
+	 *  (nvmefs_transport_name() lists them). */
 	const char *trtype;
+	/** Since 0.2.  NVMe/TCP: nonzero asks the controller for header
+	 *  digests (CRC32C of every PDU header), as nvme-cli's --hdr-digest;
+	 *  it may decline.  Other transports ignore it. */
+	int hdr_digest;
+	/** Since 0.2.  NVMe/TCP: nonzero asks for data digests, as nvme-cli's
+	 *  --data-digest. */
+	int data_digest;
 };
 
 /** Fill @opts with the defaults and its size; the caller then sets traddr and more. */

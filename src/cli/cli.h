@@ -133,7 +133,19 @@ enum {
 	"                            target invalidates with its response: 'auto' (the\n" \
 	"                            default: where the RDMA device can), 'on' or 'off'\n"
 
-#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS
+/* NVMe/TCP digests, as nvme-cli spells them. */
+#define DIGEST_SHORTOPTS "gG"
+
+#define DIGEST_LONGOPTS							\
+	{ "hdr-digest", no_argument, NULL, 'g' },			\
+	{ "data-digest", no_argument, NULL, 'G' }
+
+#define DIGEST_HELP							\
+	"  -g, --hdr-digest          NVMe/TCP: ask for header digests (CRC32C)\n" \
+	"  -G, --data-digest         NVMe/TCP: ask for data digests (CRC32C)\n"
+
+#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS \
+	DIGEST_SHORTOPTS
 
 #define CONNECT_LONGOPTS						\
 	{ "transport", required_argument, NULL, 't' },			\
@@ -149,6 +161,7 @@ enum {
 	RECONNECT_LONGOPTS,						\
 	DHCHAP_LONGOPTS,						\
 	RKEY_LONGOPTS,							\
+	DIGEST_LONGOPTS,						\
 	{ "help", no_argument, NULL, 'h' }
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
@@ -166,6 +179,7 @@ enum {
 	RECONNECT_HELP							\
 	DHCHAP_HELP							\
 	RKEY_HELP							\
+	DIGEST_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
 

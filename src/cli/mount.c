@@ -94,8 +94,9 @@ static void help(void)
 	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
 	       "                            fast_io_fail_tmo=, dhchap_secret=,\n"
 	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
-	       "                            dhchap_ctrl_secret_file=, rkey_per_io=, path=\n"
-	       "                            (repeatable), all_paths, iopolicy=\n"
+	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,\n"
+	       "                            hdr_digest, data_digest, path= (repeatable),\n"
+	       "                            all_paths, iopolicy=\n"
 	       "  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; with\n"
@@ -110,6 +111,7 @@ static void help(void)
 	       RECONNECT_HELP
 	       DHCHAP_HELP
 	       RKEY_HELP
+	       DIGEST_HELP
 	       PATHS_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
 	       HELP_HELP);
@@ -220,6 +222,8 @@ static int mount_option(struct mount_args *m, char *opt)
 		return path_args_option(&m->paths, cmd, !strcmp(opt, "path") ? OPT_PATH : OPT_IOPOLICY,
 					value, &handled);
 	}
+	if (!strcmp(opt, "hdr_digest") || !strcmp(opt, "data_digest"))
+		return connect_args_option(&m->conn, cmd, opt[0] == 'h' ? 'g' : 'G', NULL, &handled);
 	if (!strcmp(opt, "all_paths"))
 		return path_args_option(&m->paths, cmd, OPT_ALL_PATHS, NULL, &handled);
 	if (!strcmp(opt, "uid") || !strcmp(opt, "gid")) {
@@ -542,6 +546,7 @@ int cmd_mount(int argc, char **argv)
 		RECONNECT_LONGOPTS,
 		DHCHAP_LONGOPTS,
 		RKEY_LONGOPTS,
+		DIGEST_LONGOPTS,
 		PATHS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -577,7 +582,7 @@ int cmd_mount(int argc, char **argv)
 	optind = 1;
 	for (;;) {
 		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:" RECONNECT_SHORTOPTS
-				  DHCHAP_SHORTOPTS,
+				  DHCHAP_SHORTOPTS DIGEST_SHORTOPTS,
 				  longopts, NULL);
 		if (opt == -1)
 			break;

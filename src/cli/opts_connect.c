@@ -249,6 +249,12 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 		else
 			return usage_error(cmd, "--rkey-per-io '%s' is not 'auto', 'on' or 'off'", arg);
 		return EXIT_OK;
+	case 'g':
+		c->opts.hdr_digest = 1;
+		return EXIT_OK;
+	case 'G':
+		c->opts.data_digest = 1;
+		return EXIT_OK;
 	case 'o':
 		if (output_format_parse(arg, &c->fmt))
 			return usage_error(cmd, "-o/--output-format '%s' is not a format: use "

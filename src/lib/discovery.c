@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "../common/text.h"
 
 /* Bounds on what a target can make us do. */
 #define DISC_MAX_RECORDS 1024	/* 1 MiB of entries */
@@ -209,7 +210,18 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 		next.traddr = traddr;
 		next.trsvcid = trsvcid;
 		next.subnqn = NULL;
-		ret = walk_from(w, &next, depth + 1);
+		/* Connecting without the secure channel it requires would only
+		 * end in a refusal that says less. */
+		if ((e->treq & 3) == NVMF_TREQ_REQUIRED) {
+			char at[TEXT_WHERE_SIZE];
+
+			nvmefs_error(-EPROTONOSUPPORT, "the discovery controller at %s requires a "
+				     "secure channel (its log entry's TREQ): TLS is not supported yet",
+				     text_where(at, sizeof(at), traddr, trsvcid));
+			ret = unreadable(w, &next, depth + 1, -EPROTONOSUPPORT);
+		} else {
+			ret = walk_from(w, &next, depth + 1);
+		}
 		if (ret)
 			goto out;
 	}

@@ -158,6 +158,7 @@ struct nvmefs_transport_ops {
 };
 
 extern const struct nvmefs_transport_ops nvmefs_rdma_ops;
+extern const struct nvmefs_transport_ops nvmefs_tcp_ops;
 
 /*
  * The transport @trtype names (NULL: the first, "rdma"): its index among

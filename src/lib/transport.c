@@ -15,6 +15,7 @@ static const struct {
 	uint8_t trtype;		/* NVMF_TRTYPE_* of discovery log entries */
 } transports[] = {
 	{ &nvmefs_rdma_ops, NVMF_TRTYPE_RDMA },
+	{ &nvmefs_tcp_ops, NVMF_TRTYPE_TCP },
 };
 
 #define NR_TRANSPORTS (sizeof(transports) / sizeof(transports[0]))

@@ -21,7 +21,7 @@ FUZZ_CFLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=u
 	$(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(RDMACM_CFLAGS) $(OPENSSL_CFLAGS)
 # The library's C sources (its headers are in NVMEFS_LIB_SOURCES too).
 FUZZ_LIB_C = $(filter %.c,$(NVMEFS_LIB_SOURCES))
-FUZZ_LIB_LIBS = $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) $(OPENSSL_LIBS) -lpthread
+FUZZ_LIB_LIBS = $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) $(OPENSSL_LIBS) $(ISAL_LIBS) -lpthread
 
 tests/fuzz/fuzz_output: tests/fuzz/fuzz_output.c src/cli/output.c src/common/json.c \
 		src/common/text.c

@@ -117,7 +117,7 @@ START_TEST(test_size_too_small_refused)
 	struct nvmefs_ctrl *ctrl = NULL;
 
 	fake_opts(&opts, "192.0.2.31", 0);
-	opts.size = _i ? 0 : sizeof(opts) - 1;
+	opts.size = _i ? 0 : NVMEFS_CONNECT_OPTS_SIZE_0_2 - 1;
 	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EINVAL);
 	ck_assert_ptr_null(ctrl);
 	assert_msg_has("nvmefs_connect_opts_init()");
@@ -151,24 +151,26 @@ START_TEST(test_size_larger_zero_tail)
 }
 END_TEST
 
-/* trtype: NULL and "rdma" connect; anything else is refused in one line
- * that names the transports there are. */
+/* trtype: NULL, "rdma" and "tcp" connect; anything else is refused in one
+ * line that names the transports there are. */
 START_TEST(test_trtype)
 {
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
 
 	ck_assert_str_eq(nvmefs_transport_name(0), "rdma");
-	ck_assert_ptr_null(nvmefs_transport_name(1));
+	ck_assert_str_eq(nvmefs_transport_name(1), "tcp");
+	ck_assert_ptr_null(nvmefs_transport_name(2));
 	ck_assert_str_eq(nvmefs_transport_by_trtype(NVMF_TRTYPE_RDMA), "rdma");
-	ck_assert_ptr_null(nvmefs_transport_by_trtype(NVMF_TRTYPE_TCP));
+	ck_assert_str_eq(nvmefs_transport_by_trtype(NVMF_TRTYPE_TCP), "tcp");
+	ck_assert_ptr_null(nvmefs_transport_by_trtype(NVMF_TRTYPE_FC));
 
 	fake_opts(&opts, "192.0.2.33", 0);
 	ck_assert_ptr_null(opts.trtype);
-	opts.trtype = "tcp";
+	opts.trtype = "fc";
 	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EPROTONOSUPPORT);
 	ck_assert_ptr_null(ctrl);
-	assert_msg_has("'tcp' is not supported: give one of 'rdma'");
+	assert_msg_has("'fc' is not supported: give one of 'rdma', 'tcp'");
 	ck_assert_int_eq(nvmefs_discover(&opts, 0, NULL, NULL), -EPROTONOSUPPORT);
 
 	opts.trtype = "rdma";
@@ -176,6 +178,28 @@ START_TEST(test_trtype)
 	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), 0);
 	fake_script_disconnect();
 	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* The digests a 0.2 caller, whose struct ends at trtype, cannot have set:
+ * off, whatever lies in memory past its struct. */
+START_TEST(test_digests_past_a_0_2_struct_off)
+{
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts in, out;
+
+	nvmefs_connect_opts_init(&in);
+	in.traddr = "192.0.2.34";
+	ck_assert_int_eq(in.hdr_digest, 0);
+	ck_assert_int_eq(in.data_digest, 0);
+	in.hdr_digest = in.data_digest = 1;
+	ck_assert_int_eq(nvmefs_connect_opts_take(&in, &out, &ops), 0);
+	ck_assert_int_eq(out.hdr_digest, 1);
+	ck_assert_int_eq(out.data_digest, 1);
+	in.size = NVMEFS_CONNECT_OPTS_SIZE_0_2;
+	ck_assert_int_eq(nvmefs_connect_opts_take(&in, &out, &ops), 0);
+	ck_assert_int_eq(out.hdr_digest, 0);
+	ck_assert_int_eq(out.data_digest, 0);
 }
 END_TEST
 
@@ -190,6 +214,7 @@ static Suite *connect_opts_suite(void)
 	tcase_add_loop_test(tc, test_size_too_small_refused, 0, 2);
 	tcase_add_loop_test(tc, test_size_larger_zero_tail, 0, 2);
 	tcase_add_test(tc, test_trtype);
+	tcase_add_test(tc, test_digests_past_a_0_2_struct_off);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -638,12 +638,13 @@ START_TEST(test_referral_depth_limit)
 }
 END_TEST
 
-/* Only discovery subsystems over RDMA are referrals to follow. */
+/* Only discovery subsystems over a transport this library has are
+ * referrals to follow. */
 START_TEST(test_referral_other_kinds_ignored)
 {
 	struct nvmf_discovery_log *a = img_new(1, 2, 2);
 
-	entry_referral(&a->entries[0], NVMF_TRTYPE_TCP, "10.0.0.7", "8009", ' ');
+	entry_referral(&a->entries[0], NVMF_TRTYPE_FC, "10.0.0.7", "8009", ' ');
 	entry_subsys(&a->entries[1], "10.0.0.8", "nqn.2024-01.io.example:a");
 	script_visit("10.0.0.1", a);
 	ck_assert_int_eq(discover(3), 0);
@@ -669,6 +670,26 @@ static void script_refused(const char *traddr)
 	s->create_ret = -ECONNREFUSED;
 	snprintf(s->create_msg, sizeof(s->create_msg), "%s refused (scripted)", traddr);
 }
+
+/* A referral whose entry requires a secure channel (TREQ) is not
+ * connected to without one: it is reported, and the walk goes on. */
+START_TEST(test_referral_requiring_tls_refused)
+{
+	struct nvmf_discovery_log *a = img_a_refers_b_c(), *c = img_subsystems(1, 1, "c");
+
+	a->entries[0].trtype = NVMF_TRTYPE_TCP;
+	a->entries[0].treq = NVMF_TREQ_REQUIRED;
+	script_visit("10.0.0.1", a);
+	script_visit("10.0.0.3", c);
+	ck_assert_int_eq(discover(1), 0);
+	ck_assert_int_eq(nr_seen, 3);
+	assert_seen(1, "10.0.0.2", "4420", 1, UNREAD);
+	ck_assert_ptr_nonnull(strstr(seen[1].msg, "TLS is not supported yet"));
+	assert_seen(2, "10.0.0.3", "4420", 1, 1);
+	free(a);
+	free(c);
+}
+END_TEST
 
 /* One unreachable referral is reported and the walk goes on: the other
  * logs are still worth having. */
@@ -793,6 +814,7 @@ static Suite *discovery_suite(void)
 	tcase_add_loop_test(tc, test_referral_depth_limit, 0, 2);
 	tcase_add_test(tc, test_referral_other_kinds_ignored);
 	tcase_add_test(tc, test_referral_unreachable_skipped);
+	tcase_add_test(tc, test_referral_requiring_tls_refused);
 	tcase_add_test(tc, test_referral_log_error_skipped);
 	tcase_add_test(tc, test_referral_unreachable_stop);
 	tcase_add_test(tc, test_discover_first_unreachable);

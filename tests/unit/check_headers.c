@@ -13,6 +13,7 @@
 int headers_nvmefs_version(void);
 size_t headers_wire_sqe_size(void);
 size_t headers_wire_rdma_cm_size(void);
+size_t headers_wire_tcp_pdu_size(void);
 
 int main(void)
 {
@@ -31,7 +32,8 @@ int main(void)
 			v, NVMEFS_VERSION);
 		return 1;
 	}
-	if (headers_wire_sqe_size() != 64 + 16 || headers_wire_rdma_cm_size() != 32 + 32) {
+	if (headers_wire_sqe_size() != 64 + 16 || headers_wire_rdma_cm_size() != 32 + 32 ||
+	    headers_wire_tcp_pdu_size() != 128 + 72 + 24) {
 		fprintf(stderr, "wire sizes differ in this language mode\n");
 		return 1;
 	}

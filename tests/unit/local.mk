@@ -129,7 +129,7 @@ tests_unit_tsan_check_mr_SOURCES = $(tests_unit_check_mr_SOURCES)
 tests_unit_tsan_check_mr_CFLAGS = $(tests_unit_check_mr_CFLAGS) $(TSAN_FLAGS)
 tests_unit_tsan_check_mr_LDFLAGS = $(TSAN_FLAGS)
 TSAN_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
-	$(OPENSSL_LIBS) $(CHECK_LIBS)
+	$(OPENSSL_LIBS) $(ISAL_LIBS) $(CHECK_LIBS)
 tests_unit_tsan_check_mr_LDADD = $(TSAN_LDADD)
 
 # check_io's cases of threads sharing a controller's state (its "races").
@@ -176,3 +176,15 @@ tests_unit_san_check_paths_SOURCES = $(tests_unit_check_paths_SOURCES)
 tests_unit_san_check_paths_CFLAGS = $(tests_unit_check_paths_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_paths_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+
+# The NVMe/TCP transport against a scripted target on a loopback socket.
+TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp
+check_PROGRAMS += $(TCP_UNIT_TESTS)
+UNIT_TESTS += $(TCP_UNIT_TESTS)
+tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c
+tests_unit_check_tcp_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_tcp_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_tcp_SOURCES = $(tests_unit_check_tcp_SOURCES)
+tests_unit_san_check_tcp_CFLAGS = $(tests_unit_check_tcp_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_tcp_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_tcp_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
