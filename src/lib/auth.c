@@ -547,9 +547,9 @@ int nvmefs_auth_connected(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 	uint16_t authreq = nvmefs_connect_rsp_authreq(cqe);
 
 	if (authreq & NVMEFS_CONNECT_AUTHREQ_ASCR)
-		return nvmefs_error(-EPROTONOSUPPORT, "subsystem %s at %s requires a secure channel "
-				    "(TLS), which NVMe over RDMA does not have: allow this host "
-				    "without one on the target", ctrl->subnqn, nvmefs_ctrl_where(ctrl));
+		return nvmefs_error(-EPROTONOSUPPORT, "subsystem %s at %s requires a secure channel: "
+				    "TLS is not supported yet; allow this host without one on the "
+				    "target", ctrl->subnqn, nvmefs_ctrl_where(ctrl));
 	if (!(authreq & NVMEFS_CONNECT_AUTHREQ_ATR))
 		return ctrl->auth && ctrl->auth->ctrl_key ? authenticate_unasked(ctrl, q) : 0;
 	if (!ctrl->auth)

@@ -11,17 +11,19 @@
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
 #                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor] [--transport rdma|tcp]
+#                            [--digests]
 # Each cell is the best (or the median) of N runs.  nvmefs perf runs pinned to CPU (default 0;
 # 'none' leaves it unpinned); the kernel's cell is the better of fio unpinned and fio pinned to
 # the same CPU.  nvmefs perf polls at queue depth 1 and sleeps on completion events at higher
 # depths.  --mtu is the testbed's link MTU (its default: 9000).  --rkey-per-io goes to nvmefs perf
 # and mount (their default: auto; RDMA only).  --transport is what every initiator runs over: the
-# kernel's nvme-rdma or nvme-tcp, nvmefs perf and mount with -t (default rdma).  Run from the build
-# tree after `make`.
+# kernel's nvme-rdma or nvme-tcp, nvmefs perf and mount with -t (default rdma); --digests (TCP
+# only) has every initiator ask for header and data digests (-g -G), to show what they cost.  Run
+# from the build tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto floor=0 transport=rdma
+time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto floor=0 transport=rdma digests=0
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -33,13 +35,15 @@ while (($#)); do
 	--rkey-per-io) rkey=$2; shift 2 ;;
 	--floor) floor=1; shift ;;
 	--transport) transport=$2; shift 2 ;;
-	-h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--digests) digests=1; shift ;;
+	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
 [[ $stat == best || $stat == median ]] || { echo "vs-kernel.sh: --stat is best or median" >&2; exit 2; }
 [[ $cpu == none || $cpu =~ ^[0-9]+$ ]] || { echo "vs-kernel.sh: --cpu is a CPU number or none" >&2; exit 2; }
 [[ $transport == rdma || $transport == tcp ]] || { echo "vs-kernel.sh: --transport is rdma or tcp" >&2; exit 2; }
+((!digests)) || [[ $transport == tcp ]] || { echo "vs-kernel.sh: --digests is NVMe/TCP's: give --transport tcp" >&2; exit 2; }
 
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
@@ -47,6 +51,7 @@ if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 		{ echo "vs-kernel.sh: --floor needs tests/bench/fuse-null: build first (make)" >&2; exit 1; }
 	floor_arg=()
 	((floor)) && floor_arg=(--floor)
+	((digests)) && floor_arg+=(--digests)
 	exec "$top/contrib/nvmefs-testbed" ${mtu:+--mtu "$mtu"} --ns-size 1G --memory 3072 --timeout 3600 -- \
 		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread" --cpu "$cpu" --stat "$stat" \
 		--rkey-per-io "$rkey" --transport "$transport" "${floor_arg[@]}"
@@ -64,14 +69,18 @@ workloads=(
 	"128k-write-qd16 write 128k 16"
 )
 
-# Remote keys are RDMA's: over TCP nvmefs is given no such option.
-rkey_opts=() rkey_mount=()
+# Options of nvmefs perf and mount: remote keys over RDMA; over TCP, digests if asked.
+perf_opts=() mount_opts=() digest_opts=()
 if [[ $transport == rdma ]]; then
-	rkey_opts=(--rkey-per-io="$rkey")
-	rkey_mount=(-o rkey_per_io="$rkey")
+	perf_opts=(--rkey-per-io="$rkey")
+	mount_opts=(-o rkey_per_io="$rkey")
+elif ((digests)); then
+	digest_opts=(-g -G)
+	perf_opts=("${digest_opts[@]}")
+	mount_opts=("${digest_opts[@]}")
 fi
 
-nvme connect -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" >/dev/null
+nvme connect -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${digest_opts[@]}" >/dev/null
 dev=
 for ((i = 0; i < 50; i++)); do
 	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
@@ -84,7 +93,7 @@ done
 
 mnt=/tmp/nvmefs-bench
 mkdir -p "$mnt"
-"$nvmefs" mount -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${rkey_mount[@]}" "$mnt"
+"$nvmefs" mount -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${mount_opts[@]}" "$mnt"
 nullmnt=/tmp/nvmefs-bench-null
 trap 'fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
 	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
@@ -113,13 +122,13 @@ nvmefs_run() { # rw bs qd queues: one thread, qd in flight over the queues
 	local mode=event
 	(($3 == 1)) && mode=poll
 	"$nvmefs" perf "${pin[@]}" -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" \
-		--bs="$2" --qd="$3" --queues="$4" --threads=1 --time="$time_s" --mode="$mode" "${rkey_opts[@]}" -o json \
+		--bs="$2" --qd="$3" --queues="$4" --threads=1 --time="$time_s" --mode="$mode" "${perf_opts[@]}" -o json \
 		2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
 }
 # What a user who types only the workload and the depth gets.
 nvmefs_defaults() { # rw bs qd
 	local rk=()
-	[[ $rkey == auto ]] || rk=("${rkey_opts[@]}")
+	[[ $rkey == auto && $digests == 0 ]] || rk=("${perf_opts[@]}")
 	"$nvmefs" perf -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" --qd="$3" \
 		--time="$time_s" "${rk[@]}" -o json 2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
 }
@@ -205,7 +214,7 @@ if [[ $transport == rdma ]]; then
 	echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\
  (RDMA MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2 }')); kernel $(uname -r)."
 else
-	echo "Over TCP (the kernel's nvme-tcp; nvmefs -t tcp)."
+	echo "Over TCP (the kernel's nvme-tcp; nvmefs -t tcp); header and data digests $( ((digests)) && echo on || echo off)."
 	echo "${time_s}s per run, $stat of $runs; link MTU $(cat /sys/class/net/nvmefs0/mtu); kernel $(uname -r)."
 fi
 ((floor)) || exit 0

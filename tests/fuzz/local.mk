@@ -4,7 +4,7 @@
 # default, each), keeping what it finds in tests/fuzz/artifacts/.
 
 FUZZ_BINARIES = tests/fuzz/fuzz_output tests/fuzz/fuzz_wire tests/fuzz/fuzz_queue \
-	tests/fuzz/fuzz_discovery tests/fuzz/fuzz_fuse
+	tests/fuzz/fuzz_discovery tests/fuzz/fuzz_fuse tests/fuzz/fuzz_tcp
 CLEANFILES = $(FUZZ_BINARIES)
 EXTRA_DIST += \
 	tests/fuzz/check-fuzz \
@@ -13,6 +13,7 @@ EXTRA_DIST += \
 	tests/fuzz/fuzz_queue.c \
 	tests/fuzz/fuzz_discovery.c \
 	tests/fuzz/fuzz_fuse.c \
+	tests/fuzz/fuzz_tcp.c \
 	tests/fuzz/corpus
 
 if FUZZ
@@ -34,6 +35,9 @@ tests/fuzz/fuzz_queue: tests/fuzz/fuzz_queue.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
 tests/fuzz/fuzz_discovery: tests/fuzz/fuzz_discovery.c $(FUZZ_LIB_C)
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
+tests/fuzz/fuzz_tcp: tests/fuzz/fuzz_tcp.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
 # The FUSE handlers without libfuse (the harness replies) nor serve.c (the session).

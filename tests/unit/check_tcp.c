@@ -35,6 +35,7 @@ struct peer {
 	struct nvmefs_tcp_icreq icreq;	/* what the host sent */
 	struct nvmefs_tcp_icresp icresp;	/* what the target answers */
 	bool close_at_once;
+	bool silent;		/* takes ICReq and answers nothing */
 	pthread_t thread;
 };
 
@@ -80,6 +81,8 @@ static void *peer_accept(void *arg)
 		return NULL;
 	}
 	read_exact(peer.fd, &peer.icreq, sizeof(peer.icreq));
+	if (peer.silent)
+		return NULL;
 	if (write(peer.fd, &peer.icresp, sizeof(peer.icresp)) != sizeof(peer.icresp))
 		peer.fd = -1;
 	return NULL;
@@ -107,6 +110,7 @@ static void setup(void)
 	snprintf(peer.port, sizeof(peer.port), "%u", ntohs(sin.sin_port));
 	peer.fd = -1;
 	peer.close_at_once = false;
+	peer.silent = false;
 	icresp_default(&peer.icresp);
 	hd = dd = false;
 
@@ -404,6 +408,24 @@ START_TEST(test_icreq_without_digests)
 }
 END_TEST
 
+/* The controller may decline digests it was asked for: none are used. */
+START_TEST(test_digests_declined)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	ctrl->opts.hdr_digest = ctrl->opts.data_digest = 1;
+	ck_assert_int_eq(connect_queue(1), 0);
+	ck_assert_uint_eq(peer.icreq.digest, NVMEFS_TCP_HDR_DIGEST_ENABLE | NVMEFS_TCP_DATA_DIGEST_ENABLE);
+	ck_assert(!((struct tcp_queue *)q.tp)->p.hdgst);
+	ck_assert(!((struct tcp_queue *)q.tp)->p.ddgst);
+	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 512);
+	expect_cmd(req, 0, NULL);
+	pdu_c2h(&p, req->cid, 0, 512, NVMEFS_TCP_F_DATA_LAST | NVMEFS_TCP_F_DATA_SUCCESS, 1);
+	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+}
+END_TEST
+
 START_TEST(test_icresp_refused)
 {
 	static const char *const what[] = {
@@ -436,6 +458,19 @@ START_TEST(test_closed_at_once_suggests_tls)
 	peer.close_at_once = true;
 	ck_assert_int_eq(connect_queue(1), -ECONNRESET);
 	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "TLS"));
+}
+END_TEST
+
+START_TEST(test_no_icresp_times_out)
+{
+	int64_t start = nvmefs_now_ms();
+
+	peer.silent = true;
+	ctrl->opts.timeout_ms = 300;
+	ck_assert_int_eq(connect_queue(1), -ETIMEDOUT);
+	ck_assert_int_ge(nvmefs_now_ms() - start, 250);
+	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "gave no ICResp for queue 1 within 300 ms"));
+	ck_assert_ptr_null(q.tp);
 }
 END_TEST
 
@@ -631,20 +666,22 @@ START_TEST(test_write_response_before_data_sent)
 	struct pdu p, both;
 	int sndbuf = 4096;
 
+	/* The window the peer offers is set when the connection is made. */
+	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof(sndbuf)), 0);
 	connect_ok(false, false);
-	req = submit(0x01, NVMEFS_DIR_TO_CTRL, BUF_LEN);
-	expect_cmd(req, 0, NULL);
 	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
 				    &sndbuf, sizeof(sndbuf)), 0);
-	ck_assert_int_eq(setsockopt(peer.fd, SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof(sndbuf)), 0);
+	req = submit(0x01, NVMEFS_DIR_TO_CTRL, BUF_LEN);
+	expect_cmd(req, 0, NULL);
 	pdu_r2t(&both, req->cid, 1, 0, BUF_LEN);
 	pdu_rsp(&p, req->cid, 0);
 	memcpy(both.b + both.len, p.b, p.len);
 	both.len += p.len;
 	ck_assert_int_ge(feed(&both, 1 << 20), 0);
-	/* Whatever the socket took, the rest waits; the request has not ended. */
-	if (((struct tcp_queue *)q.tp)->tx_head)
-		ck_assert_int_eq(ended, 0);
+	/* The socket took part of the data; the rest waits, and the request
+	 * has not ended. */
+	ck_assert_ptr_nonnull(((struct tcp_queue *)q.tp)->tx_head);
+	ck_assert_int_eq(ended, 0);
 	expect_h2c(req, 1, 0, 4096, BUF_LEN);
 	for (int i = 0; i < 100 && !ended; i++) {
 		static uint8_t sink[BUF_LEN];
@@ -667,10 +704,10 @@ START_TEST(test_partial_sends)
 	size_t have = 0;
 	uint8_t hdr[24];
 
+	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
 	connect_ok(false, false);
 	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
 				    &small, sizeof(small)), 0);
-	ck_assert_int_eq(setsockopt(peer.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
 	/* Three writes: two in the capsule, one by R2T. */
 	for (int i = 0; i < BUF_LEN; i++)
 		bufs[0][i] = bufs[1][i] = bufs[2][i] = (uint8_t)(i ^ (i >> 8));
@@ -678,6 +715,8 @@ START_TEST(test_partial_sends)
 	submit(0x01, NVMEFS_DIR_TO_CTRL, 4096);
 	req = submit(0x01, NVMEFS_DIR_TO_CTRL, BUF_LEN);
 	ck_assert_int_ge(process(), 0);
+	/* The socket had no room for all of it. */
+	ck_assert_ptr_nonnull(((struct tcp_queue *)q.tp)->tx_head);
 	/* Everything the host sent, read slowly. */
 	for (int round = 0; round < 2000 && have < 2 * (72 + 4096) + 72; round++) {
 		ssize_t n = recv(peer.fd, got, 100, MSG_DONTWAIT);
@@ -770,6 +809,22 @@ START_TEST(test_c2h_for_no_read)
 }
 END_TEST
 
+/* Data for a write would land in the caller's data, about to be written. */
+START_TEST(test_c2h_for_a_write)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	connect_ok(false, false);
+	memset(bufs[0], 0x77, BUF_LEN);
+	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 8192);
+	expect_cmd(req, 0, NULL);
+	pdu_c2h(&p, req->cid, 0, 512, 0, 0x44);
+	expect_refused(feed(&p, 1 << 20), "which is no read in flight");
+	ck_assert_uint_eq(bufs[0][0], 0x77);
+}
+END_TEST
+
 START_TEST(test_c2h_success_without_last)
 {
 	struct nvmefs_req *req = read_in_flight(4096);
@@ -803,6 +858,24 @@ START_TEST(test_r2t_beyond_the_write)
 	pdu_r2t(&p, req->cid, 1, 4096, 8192);
 	expect_refused(feed(&p, 1 << 20), "R2T for 8192 bytes at offset 4096");
 	expect_term(NVMEFS_TCP_FES_DATA_OUT_OF_RANGE);
+}
+END_TEST
+
+/* MAXR2T 0: one R2T outstanding per command, its data sent before the next. */
+START_TEST(test_r2t_twice)
+{
+	struct nvmefs_req *req;
+	struct pdu p, two;
+
+	connect_ok(false, false);
+	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 8192);
+	expect_cmd(req, 0, NULL);
+	pdu_r2t(&two, req->cid, 1, 0, 4096);
+	pdu_r2t(&p, req->cid, 2, 4096, 4096);
+	memcpy(two.b + two.len, p.b, p.len);
+	two.len += p.len;
+	expect_refused(feed(&two, 1 << 20), "a second R2T for command id");
+	expect_term(NVMEFS_TCP_FES_DATA_LIMIT_EXCEEDED);
 }
 END_TEST
 
@@ -940,6 +1013,20 @@ START_TEST(test_closed_peer_noticed)
 }
 END_TEST
 
+/* The kernel copies to and from any memory: a registration is a mark that
+ * the region is known (mr.c reads tp as "registered"), and pins nothing. */
+START_TEST(test_nothing_pinned)
+{
+	struct nvmefs_mr mr = { .ctrl = ctrl, .addr = bufs[0], .len = BUF_LEN };
+
+	connect_ok(false, false);
+	ck_assert_int_eq(nvmefs_tcp_ops.mr_reg(ctrl, &mr), 0);
+	ck_assert_ptr_nonnull(mr.tp);
+	nvmefs_tcp_ops.mr_dereg(&mr);
+	ck_assert_uint_eq(atomic_load(&ctrl->pinned_bytes), 0);
+}
+END_TEST
+
 /* Stopped, the queue ends what was in flight and nothing more reaches it. */
 START_TEST(test_stop_ends_requests)
 {
@@ -965,8 +1052,10 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_crc32c_known_answer);
 	tcase_add_test(tc, test_icreq_asks_what_was_asked);
 	tcase_add_test(tc, test_icreq_without_digests);
+	tcase_add_test(tc, test_digests_declined);
 	tcase_add_test(tc, test_icresp_refused);
 	tcase_add_test(tc, test_closed_at_once_suggests_tls);
+	tcase_add_test(tc, test_no_icresp_times_out);
 	tcase_add_test(tc, test_nothing_listening);
 	suite_add_tcase(s, tc);
 
@@ -984,6 +1073,7 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_write_response_before_data_sent);
 	tcase_add_test(tc, test_partial_sends);
 	tcase_add_test(tc, test_stop_ends_requests);
+	tcase_add_test(tc, test_nothing_pinned);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("refusals");
@@ -992,9 +1082,11 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_c2h_outside_the_range);
 	tcase_add_test(tc, test_c2h_past_the_end_after_data);
 	tcase_add_test(tc, test_c2h_for_no_read);
+	tcase_add_test(tc, test_c2h_for_a_write);
 	tcase_add_test(tc, test_c2h_success_without_last);
 	tcase_add_test(tc, test_c2h_plen_disagrees);
 	tcase_add_test(tc, test_r2t_beyond_the_write);
+	tcase_add_test(tc, test_r2t_twice);
 	tcase_add_test(tc, test_r2t_for_a_read);
 	tcase_add_test(tc, test_r2t_for_in_capsule_write);
 	tcase_add_test(tc, test_header_digest_mismatch);
