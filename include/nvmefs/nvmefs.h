@@ -178,6 +178,9 @@ const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl);
 /** The target address and service id the controller was connected to. */
 const char *nvmefs_ctrl_traddr(const struct nvmefs_ctrl *ctrl);
 const char *nvmefs_ctrl_trsvcid(const struct nvmefs_ctrl *ctrl);
+/** Since 0.2.  The transport the controller is connected over, by the name
+ *  nvmefs_connect_opts.trtype takes ("rdma", "tcp"). */
+const char *nvmefs_ctrl_trtype(const struct nvmefs_ctrl *ctrl);
 /** The subsystem NQN the controller belongs to. */
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl);
 /** Whether each transfer gets a remote key of its own (rkey_per_io). */

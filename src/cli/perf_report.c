@@ -29,6 +29,7 @@ static void report_paths(const struct perf_args *a, struct nvmefs_subsys *subsys
 		nvmefs_subsys_path_stats(subsys, i, &ps);
 		if (j) {
 			json_object_begin(j, NULL);
+			json_string(j, "trtype", nvmefs_ctrl_trtype(ctrl));
 			json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
 			json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
 			json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
@@ -41,11 +42,11 @@ static void report_paths(const struct perf_args *a, struct nvmefs_subsys *subsys
 			json_object_end(j);
 			continue;
 		}
-		printf("  path %u: %s:%s, controller %u, %s, ANA %s: %" PRIu64 " I/Os, %" PRIu64
+		printf("  path %u: %s %s:%s, controller %u, %s, ANA %s: %" PRIu64 " I/Os, %" PRIu64
 		       " errors, %" PRIu64 " failed over, %u reconnects\n", i + 1,
-		       nvmefs_ctrl_traddr(ctrl), nvmefs_ctrl_trsvcid(ctrl), nvmefs_ctrl_cntlid(ctrl),
-		       nvmefs_ctrl_state_name(st.state), nvmefs_ana_state_name(ana), ps.ios, ps.errors,
-		       ps.failovers, st.reconnects);
+		       nvmefs_ctrl_trtype(ctrl), nvmefs_ctrl_traddr(ctrl), nvmefs_ctrl_trsvcid(ctrl),
+		       nvmefs_ctrl_cntlid(ctrl), nvmefs_ctrl_state_name(st.state),
+		       nvmefs_ana_state_name(ana), ps.ios, ps.errors, ps.failovers, st.reconnects);
 	}
 }
 

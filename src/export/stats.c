@@ -49,6 +49,7 @@ static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_n
 		nvmefs_ctrl_status(ctrl, &cs);
 		nvmefs_subsys_path_stats(e->subsys, i, &ps);
 		json_object_begin(j, NULL);
+		json_string(j, "trtype", nvmefs_ctrl_trtype(ctrl));
 		json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
 		json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
 		json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));

@@ -532,6 +532,7 @@ int fs_build_info(struct fs *fs)
 			struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(fs->subsys, i);
 
 			json_object_begin(&j, NULL);
+			json_string(&j, "trtype", nvmefs_ctrl_trtype(ctrl));
 			json_string(&j, "traddr", nvmefs_ctrl_traddr(ctrl));
 			json_string(&j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
 			json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(ctrl));

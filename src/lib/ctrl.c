@@ -324,6 +324,7 @@ const char *nvmefs_ctrl_hostid(const struct nvmefs_ctrl *ctrl) { return ctrl->ho
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->subnqn; }
 const char *nvmefs_ctrl_traddr(const struct nvmefs_ctrl *ctrl) { return ctrl->traddr; }
 const char *nvmefs_ctrl_trsvcid(const struct nvmefs_ctrl *ctrl) { return ctrl->trsvcid; }
+const char *nvmefs_ctrl_trtype(const struct nvmefs_ctrl *ctrl) { return ctrl->ops->name; }
 int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl)
 {
 	return ctrl->rkey_per_io;

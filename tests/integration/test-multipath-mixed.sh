@@ -3,7 +3,8 @@
 # Multipath over mixed transports (issue #27): path 1 over RDMA to port 1, path 2 over NVMe/TCP to
 # port 2 (--path tcp:ADDR:PORT), one subsystem, one device; whatever NVMEFS_TEST_TRTYPE says, the
 # mix is the point:
-#  - perf --verify over both paths, round-robin: both carry I/O, no error or mismatch;
+#  - perf --verify over both paths, round-robin: both carry I/O, no error or mismatch; its report,
+#    the mount's info and stats name each path's transport;
 #  - a mount over both (the daemon holds RDMA queue pairs and TCP connections), fio verify:
 #    ANA: port 1's group (RDMA) inaccessible moves the I/O to path 2 (TCP), optimized brings it
 #    back; then port 2's group (TCP) inaccessible leaves it all on path 1;
@@ -38,7 +39,7 @@ mixed=(-t rdma -a "$NVMEFS_TEST_TRADDR" -s "${ports[0]}" -n "$nqn" --path "tcp:$
 log "perf --verify over RDMA and TCP, round-robin"
 out=$("$NVMEFS" perf "${mixed[@]}" --iopolicy round-robin --verify --queues 2 --rw randrw --bs 4k \
 	--size 16M --time 3 -o json 2>/tmp/mixed-perf.err) || fail "perf over mixed paths failed: $(cat /tmp/mixed-perf.err) $out"
-jq -e '.errors == 0 and .verify.mismatches == 0 and (.paths | length) == 2 and ([.paths[].ios > 0] | all)' \
+jq -e '.errors == 0 and .verify.mismatches == 0 and [.paths[].trtype] == ["rdma", "tcp"] and ([.paths[].ios > 0] | all)' \
 	<<<"$out" >/dev/null || fail "perf over mixed paths: errors, mismatches, or a path without I/O: $out"
 log "perf: $(jq -c '{iops: (.iops | floor), paths: [.paths[] | .ios]}' <<<"$out")"
 
@@ -53,7 +54,10 @@ step=50
 log "a mount over path 1 (RDMA, port ${ports[0]}) and path 2 (TCP, port ${ports[1]})"
 nvmefs_mount "$nqn" "$mnt" -t rdma -s "${ports[0]}" --path "tcp:$NVMEFS_TEST_TRADDR:${ports[1]}" -i 2
 # nvmefs_mount gives -t "$trtype" and -s first: the options after them are the last word.
-jq -e '(.paths | length) == 2' "$mnt/info" >/dev/null || fail "info does not list 2 paths: $(cat "$mnt/info")"
+for f in info stats; do
+	jq -e '[.paths[].trtype] == ["rdma", "tcp"]' "$mnt/$f" >/dev/null ||
+		fail "$f does not list path 1 over RDMA and path 2 over TCP: $(jq -c .paths "$mnt/$f")"
+done
 pid=$(nvmefs_pid "$mnt")
 tcp_conns=$(ss -Htnp state established "( dport = :${ports[1]} )" | grep -c "pid=$pid," || true)
 ((tcp_conns >= 3)) || fail "the daemon holds $tcp_conns TCP connections to port ${ports[1]}, not an admin and 2 I/O queues: $(ss -tnp)"
