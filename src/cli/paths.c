@@ -265,7 +265,8 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 		if (all.trtype[i])
 			opts.trtype = all.trtype[i];
 		connect_args_where(&opts, where, sizeof(where));
-		verbose(conn, cmd, "connecting path %u to %s at %s", i + 1, opts.subnqn, where);
+		verbose(conn, cmd, "connecting path %u to %s at %s over %s", i + 1, opts.subnqn, where,
+			opts.trtype ? opts.trtype : nvmefs_transport_name(0));
 		ret = connect_one(&opts, io, setup, arg, &ctrl);
 		if (ret == 0 && !subsys) {
 			ret = nvmefs_subsys_create(ctrl, all.policy, &subsys);

@@ -132,21 +132,28 @@ static void field(char *dst, size_t size, const char *src, size_t len)
 	dst[len] = '\0';
 }
 
+/* Room for a transport's name in a visited key ("rdma", "tcp"). */
+#define DISC_TRTYPE_KEY_SIZE 16
+
 struct walk {
 	nvmefs_discovery_cb cb;
 	void *arg;
 	int max_depth;
 	int nr_visited;
-	char visited[DISC_MAX_CONTROLLERS][NVMF_TRADDR_SIZE + NVMF_TRSVCID_SIZE + 2];
+	char visited[DISC_MAX_CONTROLLERS][DISC_TRTYPE_KEY_SIZE + NVMF_TRADDR_SIZE +
+					   NVMF_TRSVCID_SIZE + 2];
 };
 
-/* True the first time a controller is seen; the guard against referral loops. */
-static bool visit(struct walk *w, const char *traddr, const char *trsvcid)
+/* True the first time a controller is seen; the guard against referral loops.
+ * The transport is part of it: nvmet's ports are per transport, RDMA and TCP
+ * listening side by side on one address and port are two controllers. */
+static bool visit(struct walk *w, const char *trtype, const char *traddr, const char *trsvcid)
 {
 	char key[sizeof(w->visited[0])];
 	int i;
 
-	snprintf(key, sizeof(key), "%s %s", traddr, trsvcid);
+	snprintf(key, sizeof(key), "%s %s %s", trtype ? trtype : nvmefs_transport_name(0), traddr,
+		 trsvcid);
 	for (i = 0; i < w->nr_visited; i++)
 		if (strcmp(w->visited[i], key) == 0)
 			return false;
@@ -205,7 +212,7 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 			continue;
 		field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
 		field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
-		if (!visit(w, traddr, trsvcid))
+		if (!visit(w, next.trtype, traddr, trsvcid))
 			continue;
 		next.traddr = traddr;
 		next.trsvcid = trsvcid;
@@ -252,7 +259,7 @@ int nvmefs_discover_0_2(const struct nvmefs_connect_opts *caller_opts, int max_d
 	w->cb = cb;
 	w->arg = arg;
 	w->max_depth = max_depth < 0 ? 0 : max_depth;
-	visit(w, opts->traddr, opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID);
+	visit(w, opts->trtype, opts->traddr, opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID);
 	ret = walk_from(w, opts, 0);
 	free(w);
 	return ret;

@@ -56,6 +56,27 @@ expect_failure "--all-paths where every record requires a secure channel" \
 	30000 -- "$NVMEFS" perf -t "$trtype" -a "$addr" -s "$tls_port" -n "${subnqns[0]}" --all-paths --time 1
 rm "$d/subsystems/${subnqns[0]}" && rmdir "$d" || fail "removing nvmet port 199 failed"
 
+other=tcp
+[[ $trtype == rdma ]] || other=rdma
+log "--all-paths across transports: port 1's log refers to the $other port at ${ports[0]}, whose log lists the subsystem there too; a path over each"
+d=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/referrals/to-$other
+mkdir "$d" || fail "making the referral $d failed"
+echo "$other" >"$d/addr_trtype"
+echo ipv4 >"$d/addr_adrfam"
+echo "$addr" >"$d/addr_traddr"
+echo "${ports[0]}" >"$d/addr_trsvcid"
+echo 1 >"$d/enable"
+out=$("$NVMEFS" perf -v -t "$trtype" -a "$addr" -s "${ports[0]}" -n "${subnqns[0]}" --all-paths --iopolicy round-robin --time 1 -o json \
+	2>/tmp/mixed.err) || fail "perf --all-paths with a referral to the $other port failed: $(cat /tmp/mixed.err)"
+for t in "$trtype" "$other"; do
+	grep -q "connecting path [12] to ${subnqns[0]} at $addr:${ports[0]} over $t\$" /tmp/mixed.err ||
+		fail "--all-paths connected no path over $t: $(grep 'connecting path' /tmp/mixed.err)"
+done
+jq -e '(.paths | length) == 2 and all(.paths[]; .state == "live" and .ios > 0)' <<<"$out" >/dev/null ||
+	fail "--all-paths across transports: not two live paths that both did I/O: $(jq -c .paths <<<"$out")"
+log "$(jq -c '[.paths[] | {trsvcid, ios}]' <<<"$out")"
+rmdir "$d" || fail "removing the referral $d failed"
+
 log "referrals: port 1 refers to port 2 and port 2 back to port 1"
 refer() { port_refer "$(nvmet_port_id "$1")" "$2"; } # PORT TARGET_TRSVCID
 refer 1 "${ports[1]}"

@@ -489,6 +489,7 @@ END_TEST
 #define UNREAD UINT64_MAX
 
 struct seen {
+	char trtype[16];
 	char traddr[64];
 	char trsvcid[16];
 	int depth;
@@ -505,6 +506,8 @@ static int record(const struct nvmefs_connect_opts *where, const struct nvmf_dis
 {
 	ck_assert_ptr_eq(arg, seen);
 	ck_assert_int_lt(nr_seen, 16);
+	snprintf(seen[nr_seen].trtype, sizeof(seen[0].trtype), "%s",
+		 where->trtype ? where->trtype : "(default)");
 	snprintf(seen[nr_seen].traddr, sizeof(seen[0].traddr), "%s", where->traddr);
 	snprintf(seen[nr_seen].trsvcid, sizeof(seen[0].trsvcid), "%s",
 		 where->trsvcid ? where->trsvcid : "(default)");
@@ -605,6 +608,30 @@ START_TEST(test_referral_loop)
 	ck_assert_int_eq(nr_seen, 2);
 	assert_seen(0, "10.0.0.1", "(default)", 0, 3);
 	assert_seen(1, "10.0.0.2", "4420", 1, 2);
+	free(a);
+	free(b);
+}
+END_TEST
+
+/* nvmet's ports are per transport: RDMA and TCP listen side by side on one
+ * address and port. A referral there over the other transport is another
+ * discovery controller, read once too; B's referral back to A over RDMA is
+ * A again. */
+START_TEST(test_referral_other_transport_same_port)
+{
+	struct nvmf_discovery_log *a = img_new(1, 2, 2), *b = img_new(1, 2, 2);
+
+	entry_subsys(&a->entries[0], "10.0.0.1", "nqn.2024-01.io.example:a");
+	entry_referral(&a->entries[1], NVMF_TRTYPE_TCP, "10.0.0.1", "4420", ' ');
+	entry_referral(&b->entries[0], NVMF_TRTYPE_RDMA, "10.0.0.1", "4420", '\0');
+	entry_subsys(&b->entries[1], "10.0.0.1", "nqn.2024-01.io.example:a");
+	script_visit("10.0.0.1", a);
+	script_visit("10.0.0.1", b);
+	ck_assert_int_eq(discover(5), 0);
+	ck_assert_int_eq(nr_seen, 2);
+	assert_seen(0, "10.0.0.1", "(default)", 0, 2);
+	assert_seen(1, "10.0.0.1", "4420", 1, 2);
+	ck_assert_str_eq(seen[1].trtype, "tcp");
 	free(a);
 	free(b);
 }
@@ -811,6 +838,7 @@ static Suite *discovery_suite(void)
 	tcase_add_test(tc, test_referral_followed);
 	tcase_add_test(tc, test_referral_not_followed_at_depth_0);
 	tcase_add_test(tc, test_referral_loop);
+	tcase_add_test(tc, test_referral_other_transport_same_port);
 	tcase_add_loop_test(tc, test_referral_depth_limit, 0, 2);
 	tcase_add_test(tc, test_referral_other_kinds_ignored);
 	tcase_add_test(tc, test_referral_unreachable_skipped);
