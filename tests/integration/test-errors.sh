@@ -49,8 +49,8 @@ done
 expect_failure "mount -o max_read" "max_read is set by nvmefs: give -o max_io" 2000 2 -- \
 	"$NVMEFS" mount -a "$addr" -n "${subnqns[0]}" -o max_read=65536 /tmp
 
-expect_failure "unknown transport" "transport 'tcp'.*rdma" 2000 2 -- \
-	"$NVMEFS" discover -t tcp -a "$addr"
+expect_failure "unknown transport" "transport 'fc' is not supported.*'rdma', 'tcp'" 2000 2 -- \
+	"$NVMEFS" discover -t fc -a "$addr"
 
 # Each command into each failure its man page's EXIT STATUS names (what needs no rare fault), and
 # nvmefs(1)'s usage errors before any command. A usage error is bounded loosely: starting the
