@@ -769,6 +769,15 @@ static inline bool nvmefs_connect_rsp_iattr(const struct nvmefs_cqe *cqe)
 	return (nvmefs_cqe_dw0(cqe) >> 16) & 1;
 }
 
+/**
+ * Whether a discovery log entry's TREQ (bits 1:0; bit 2 is SQ flow control)
+ * says that its controller requires a secure channel.
+ */
+static inline bool nvmefs_disc_entry_requires_secure_channel(const struct nvmf_disc_log_entry *e)
+{
+	return (e->treq & 0x3) == NVMF_TREQ_REQUIRED;
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,11 +5,9 @@
 #include <string.h>
 
 #include <nvmefs/nvmefs.h>
+#include <nvmefs/wire.h>
 
 #include "paths_log.h"
-
-/* TREQ bits 1:0, the secure channel requirement; bit 2 is SQ flow control. */
-#define TREQ_SECURE_CHANNEL_MASK 0x3
 
 void disc_log_field(char *dst, size_t size, const char *src, size_t len)
 {
@@ -29,7 +27,7 @@ enum path_record path_record_kind(const struct nvmf_disc_log_entry *e, const cha
 	disc_log_field(nqn, sizeof(nqn), e->subnqn, sizeof(e->subnqn));
 	if (e->subtype != NVME_NQN_NVME || strcmp(nqn, subnqn))
 		return PATH_RECORD_OTHER;
-	if ((e->treq & TREQ_SECURE_CHANNEL_MASK) == NVMF_TREQ_REQUIRED)
+	if (nvmefs_disc_entry_requires_secure_channel(e))
 		return PATH_RECORD_NEEDS_TLS;
 	*trtype = nvmefs_transport_by_trtype(e->trtype);
 	return *trtype ? PATH_RECORD_TAKE : PATH_RECORD_NO_TRANSPORT;

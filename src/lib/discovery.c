@@ -219,7 +219,7 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 		next.subnqn = NULL;
 		/* Connecting without the secure channel it requires would only
 		 * end in a refusal that says less. */
-		if ((e->treq & 3) == NVMF_TREQ_REQUIRED) {
+		if (nvmefs_disc_entry_requires_secure_channel(e)) {
 			char at[TEXT_WHERE_SIZE];
 
 			nvmefs_error(-EPROTONOSUPPORT, "the discovery controller at %s requires a "
