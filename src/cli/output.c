@@ -75,28 +75,9 @@ static void hex_str(const uint8_t *p, size_t n, char *str)
 /* Discovery log                                                            */
 /* ------------------------------------------------------------------------ */
 
-/*
- * nvme_strip_spaces(): clear trailing spaces and NULs among the first
- * @strip bytes of a field (nvme-cli does it in the log, we in a copy).
- */
-static void strip(char *s, size_t strip)
-{
-	while (strip && (s[strip - 1] == ' ' || s[strip - 1] == '\0'))
-		s[--strip] = '\0';
-}
-
-/* A fixed-size field as a C string, bounded by the field even unterminated. */
-static char *field(const char *s, size_t size, char *buf)
-{
-	memcpy(buf, s, size);
-	buf[size] = '\0';
-	return buf;
-}
-
 static void disc_normal(FILE *out, const struct nvmf_discovery_log *log, uint64_t nrec)
 {
-	char trsvcid[NVMF_TRSVCID_SIZE + 1], subnqn[NVME_NQN_LENGTH + 1];
-	char traddr[NVMF_TRADDR_SIZE + 1];
+	char trsvcid[NVMF_TRSVCID_SIZE + 1], traddr[NVMF_TRADDR_SIZE + 1];
 	char safe[TEXT_ESCAPED_SIZE(NVME_NQN_LENGTH)];
 
 	fprintf(out, "\nDiscovery Log Number of Records %d, Generation counter %" PRIu64 "\n",
@@ -104,9 +85,9 @@ static void disc_normal(FILE *out, const struct nvmf_discovery_log *log, uint64_
 	for (uint64_t i = 0; i < nrec; i++) {
 		const struct nvmf_disc_log_entry *e = &log->entries[i];
 
-		strip(field(e->trsvcid, NVMF_TRSVCID_SIZE, trsvcid), NVMF_TRSVCID_SIZE);
-		field(e->subnqn, NVME_NQN_LENGTH, subnqn);
-		strip(field(e->traddr, NVMF_TRADDR_SIZE, traddr), NVMF_TRADDR_SIZE);
+		/* nvme-cli trims trsvcid and traddr here, not subnqn. */
+		text_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		text_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
 
 		fprintf(out, "=====Discovery Log Entry %d======\n", (int)i);
 		fprintf(out, "trtype:  %s\n", nvmf_trtype_str(e->trtype));
@@ -116,7 +97,7 @@ static void disc_normal(FILE *out, const struct nvmf_discovery_log *log, uint64_
 		fprintf(out, "portid:  %d\n", le16toh(e->portid));
 		text_escape(safe, sizeof(safe), trsvcid, sizeof(trsvcid));
 		fprintf(out, "trsvcid: %s\n", safe);
-		text_escape(safe, sizeof(safe), subnqn, sizeof(subnqn));
+		text_escape(safe, sizeof(safe), e->subnqn, sizeof(e->subnqn));
 		fprintf(out, "subnqn:  %s\n", safe);
 		text_escape(safe, sizeof(safe), traddr, sizeof(traddr));
 		fprintf(out, "traddr:  %s\n", safe);
@@ -152,9 +133,9 @@ static void disc_json(FILE *out, const struct nvmf_discovery_log *log, uint64_t 
 	for (uint64_t i = 0; i < nrec; i++) {
 		const struct nvmf_disc_log_entry *e = &log->entries[i];
 
-		strip(field(e->trsvcid, NVMF_TRSVCID_SIZE, trsvcid), NVMF_TRSVCID_SIZE);
-		strip(field(e->subnqn, NVME_NQN_LENGTH, subnqn), NVMF_NQN_SIZE);
-		strip(field(e->traddr, NVMF_TRADDR_SIZE, traddr), NVMF_TRADDR_SIZE);
+		text_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		text_field(subnqn, sizeof(subnqn), e->subnqn, sizeof(e->subnqn));
+		text_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
 
 		json_object_begin(&j, NULL);
 		json_string(&j, "trtype", nvmf_trtype_str(e->trtype));

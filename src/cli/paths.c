@@ -144,8 +144,8 @@ static int take_records(const struct nvmefs_connect_opts *where,
 
 		if (kind == PATH_RECORD_OTHER)
 			continue;
-		disc_log_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
-		disc_log_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		text_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
+		text_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
 		if (kind == PATH_RECORD_NEEDS_TLS) {
 			if (!f->needs_tls++)
 				text_where(f->tls_where, sizeof(f->tls_where), traddr, trsvcid);

@@ -9,8 +9,6 @@
 #ifndef NVMEFS_CLI_PATHS_LOG_H
 #define NVMEFS_CLI_PATHS_LOG_H
 
-#include <stddef.h>
-
 #include <nvme/types.h>
 
 enum path_record {
@@ -24,9 +22,5 @@ enum path_record {
  * is the transport's name as nvmefs_connect_opts.trtype takes it. */
 enum path_record path_record_kind(const struct nvmf_disc_log_entry *e, const char *subnqn,
 				  const char **trtype);
-
-/* A space- or NUL-padded field of a discovery log entry (@len bytes at
- * @src) as a string in @dst, cut to @size - 1 bytes. */
-void disc_log_field(char *dst, size_t size, const char *src, size_t len);
 
 #endif

@@ -80,3 +80,17 @@ const char *text_where(char *buf, size_t size, const char *traddr, const char *t
 	snprintf(buf, size, strchr(traddr, ':') ? "[%s]:%s" : "%s:%s", addr, port);
 	return buf;
 }
+
+void text_field(char *dst, size_t size, const char *src, size_t len)
+{
+	size_t n = strnlen(src, len);
+
+	if (!size)
+		return;
+	if (n >= size)
+		n = size - 1;
+	while (n && src[n - 1] == ' ')
+		n--;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}

@@ -26,6 +26,15 @@ size_t text_utf8_char(const char *s, size_t n);
  */
 void text_escape(char *dst, size_t size, const char *src, size_t len);
 
+/*
+ * A fixed-width field of a discovery log entry (TRADDR, TRSVCID, SUBNQN:
+ * @len bytes at @src, padded with spaces or NULs, without a NUL when full)
+ * as a string in @dst (@size bytes): up to @len bytes or the first NUL,
+ * cut to @size - 1, without the trailing spaces left after the cut.
+ * Reads nothing past @len; writes nothing when @size is 0.
+ */
+void text_field(char *dst, size_t size, const char *src, size_t len);
+
 /* Big enough for text_where() of any TRADDR (256) and TRSVCID (32). */
 #define TEXT_WHERE_SIZE (TEXT_ESCAPED_SIZE(256) + TEXT_ESCAPED_SIZE(32) + 3)
 

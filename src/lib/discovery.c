@@ -121,17 +121,6 @@ fail:
 	return ret;
 }
 
-/* Fixed-size, space- or NUL-padded string fields of a log entry. */
-static void field(char *dst, size_t size, const char *src, size_t len)
-{
-	while (len && (src[len - 1] == ' ' || src[len - 1] == '\0'))
-		len--;
-	if (len >= size)
-		len = size - 1;
-	memcpy(dst, src, len);
-	dst[len] = '\0';
-}
-
 /* Room for a transport's name in a visited key ("rdma", "tcp"). */
 #define DISC_TRTYPE_KEY_SIZE 16
 
@@ -210,8 +199,8 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 		next.trtype = nvmefs_transport_by_trtype(e->trtype);
 		if (e->subtype != NVME_NQN_DISC || !next.trtype)
 			continue;
-		field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
-		field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		text_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
+		text_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
 		if (!visit(w, next.trtype, traddr, trsvcid))
 			continue;
 		next.traddr = traddr;

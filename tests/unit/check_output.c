@@ -394,6 +394,34 @@ START_TEST(test_discover_padding_and_tcp)
 }
 END_TEST
 
+/*
+ * Padding before a NUL, with stale bytes after it, as a target that pads a
+ * shorter string into a reused buffer sends it: the string ends at the NUL
+ * and its padding goes, in text and JSON alike.  A field that fills its
+ * width has no NUL and is whole.
+ */
+START_TEST(test_discover_padding_before_nul)
+{
+	struct nvmf_discovery_log *log = load_bin("discover.bin", 5120);
+	struct nvmf_disc_log_entry *e = &log->entries[0];
+	char *out;
+
+	memcpy(e->traddr, "10.0.0.1  \0old", 14);
+	memcpy(e->trsvcid, "0123456789abcdef0123456789abcdef", sizeof(e->trsvcid));
+
+	out = render_disc(log, 1, OUTPUT_NORMAL);
+	ck_assert_ptr_nonnull(strstr(out, "\ntraddr:  10.0.0.1\neflags:"));
+	ck_assert_ptr_nonnull(strstr(out, "\ntrsvcid: 0123456789abcdef0123456789abcdef\nsubnqn:"));
+	free(out);
+
+	out = render_disc(log, 1, OUTPUT_JSON);
+	ck_assert_ptr_nonnull(strstr(out, "\"traddr\":\"10.0.0.1\","));
+	ck_assert_ptr_nonnull(strstr(out, "\"trsvcid\":\"0123456789abcdef0123456789abcdef\","));
+	free(out);
+	free(log);
+}
+END_TEST
+
 /* @json with the whitespace outside its strings taken out, as `jq -c` has it. */
 static char *squeeze(const char *json)
 {
@@ -572,6 +600,44 @@ START_TEST(test_hostile_strings)
 	free(out);
 	free(log);
 	free(id);
+}
+END_TEST
+
+/*
+ * A discovery log's padded field as a string: padding gone, a full field
+ * whole without a NUL (ASan sees a read past it: it is allocated to size),
+ * the string ending at an embedded NUL, padding dropped after a cut too.
+ */
+START_TEST(test_text_field)
+{
+	char buf[9], *full = malloc(8);
+
+	ck_assert_ptr_nonnull(full);
+	memcpy(full, "4420abcd", 8);
+	text_field(buf, sizeof(buf), full, 8);
+	ck_assert_str_eq(buf, "4420abcd");
+	text_field(buf, sizeof(buf), "4420    ", 8);
+	ck_assert_str_eq(buf, "4420");
+	text_field(buf, sizeof(buf), "44\0\0\0\0\0\0", 8);
+	ck_assert_str_eq(buf, "44");
+	text_field(buf, sizeof(buf), "        ", 8);
+	ck_assert_str_eq(buf, "");
+	/* What follows a NUL is stale, the padding before it is padding. */
+	text_field(buf, sizeof(buf), "44  \0" "99 ", 8);
+	ck_assert_str_eq(buf, "44");
+	/* Cut to the destination, never past it, and no padding left at the cut. */
+	text_field(buf, 8, "123456789abc", 12);
+	ck_assert_str_eq(buf, "1234567");
+	text_field(buf, 4, full, 8);
+	ck_assert_str_eq(buf, "442");
+	text_field(buf, 4, "ab  cdef", 8);
+	ck_assert_str_eq(buf, "ab");
+	text_field(buf, 1, full, 8);
+	ck_assert_str_eq(buf, "");
+	memcpy(buf, "kept", 5);
+	text_field(buf, 0, full, 8);
+	ck_assert_str_eq(buf, "kept");
+	free(full);
 }
 END_TEST
 
@@ -907,10 +973,12 @@ static Suite *output_suite(void)
 
 	tc = tcase_create("corners");
 	tcase_add_test(tc, test_discover_padding_and_tcp);
+	tcase_add_test(tc, test_discover_padding_before_nul);
 	tcase_add_test(tc, test_discover_json_line);
 	tcase_add_test(tc, test_discover_empty);
 	tcase_add_test(tc, test_id_ctrl_32bit_sign);
 	tcase_add_test(tc, test_hostile_strings);
+	tcase_add_test(tc, test_text_field);
 	tcase_add_test(tc, test_id_ctrl_power_states);
 	tcase_add_test(tc, test_id_ns_lbafs);
 	tcase_add_test(tc, test_ns_descs_all_types);

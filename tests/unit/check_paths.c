@@ -103,20 +103,6 @@ START_TEST(test_other_records_left)
 }
 END_TEST
 
-START_TEST(test_field_padding)
-{
-	char buf[8];
-
-	disc_log_field(buf, sizeof(buf), "4420    ", 8);
-	ck_assert_str_eq(buf, "4420");
-	disc_log_field(buf, sizeof(buf), "44\0\0\0\0\0\0", 8);
-	ck_assert_str_eq(buf, "44");
-	/* Cut to the buffer, never past it. */
-	disc_log_field(buf, sizeof(buf), "123456789abc", 12);
-	ck_assert_str_eq(buf, "1234567");
-}
-END_TEST
-
 static Suite *paths_suite(void)
 {
 	Suite *s = suite_create("paths");
@@ -126,7 +112,6 @@ static Suite *paths_suite(void)
 	tcase_add_test(tc, test_tcp_record_taken);
 	tcase_add_test(tc, test_secure_channel_required_refused);
 	tcase_add_test(tc, test_other_records_left);
-	tcase_add_test(tc, test_field_padding);
 	suite_add_tcase(s, tc);
 	return s;
 }
