@@ -188,17 +188,3 @@ tests_unit_san_check_tcp_SOURCES = $(tests_unit_check_tcp_SOURCES)
 tests_unit_san_check_tcp_CFLAGS = $(tests_unit_check_tcp_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_tcp_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_tcp_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
-
-# Which discovery log records --all-paths connects (src/cli/paths_log.c, issue #27): the
-# library's transports by number, nothing else of it.
-check_PROGRAMS += tests/unit/check_paths tests/unit/san/check_paths
-UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
-
-tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h
-tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
-
-tests_unit_san_check_paths_SOURCES = $(tests_unit_check_paths_SOURCES)
-tests_unit_san_check_paths_CFLAGS = $(tests_unit_check_paths_CFLAGS) $(SAN_FLAGS)
-tests_unit_san_check_paths_LDFLAGS = $(SAN_FLAGS)
-tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
