@@ -13,7 +13,7 @@
 enum path_record path_record_kind(const struct nvmf_disc_log_entry *e, const char *subnqn,
 				  const char **trtype)
 {
-	char nqn[NVMF_NQN_SIZE + 1];
+	char nqn[sizeof(e->subnqn) + 1];
 
 	text_field(nqn, sizeof(nqn), e->subnqn, sizeof(e->subnqn));
 	if (e->subtype != NVME_NQN_NVME || strcmp(nqn, subnqn))

@@ -103,6 +103,35 @@ START_TEST(test_other_records_left)
 }
 END_TEST
 
+/* The longest NQN the user can give (NVMF_NQN_SIZE, 223): a record
+ * matches it with the rest of its 256-byte field padded, not with more
+ * characters after it, however malformed such a record is. */
+START_TEST(test_longest_nqn_compared_whole)
+{
+	char nqn[NVMF_NQN_SIZE + 1], longer[NVME_NQN_LENGTH + 1];
+	struct nvmf_disc_log_entry e;
+	const char *trtype = NULL;
+
+	memset(nqn, 'q', NVMF_NQN_SIZE);
+	memcpy(nqn, "nqn.", 4);
+	nqn[NVMF_NQN_SIZE] = '\0';
+	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, nqn);
+	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_TAKE);
+	memset(e.subnqn + NVMF_NQN_SIZE, ' ', sizeof(e.subnqn) - NVMF_NQN_SIZE);
+	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_TAKE);
+
+	memcpy(longer, nqn, NVMF_NQN_SIZE);
+	memcpy(longer + NVMF_NQN_SIZE, "x", 2);
+	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, longer);
+	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_OTHER);
+	/* The whole field, without a NUL. */
+	memset(longer + NVMF_NQN_SIZE, 'x', sizeof(e.subnqn) - NVMF_NQN_SIZE);
+	longer[sizeof(e.subnqn)] = '\0';
+	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, longer);
+	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_OTHER);
+}
+END_TEST
+
 static Suite *paths_suite(void)
 {
 	Suite *s = suite_create("paths");
@@ -112,6 +141,7 @@ static Suite *paths_suite(void)
 	tcase_add_test(tc, test_tcp_record_taken);
 	tcase_add_test(tc, test_secure_channel_required_refused);
 	tcase_add_test(tc, test_other_records_left);
+	tcase_add_test(tc, test_longest_nqn_compared_whole);
 	suite_add_tcase(s, tc);
 	return s;
 }
