@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): what one request costs, in one testbed boot, on four paths to the same
+# namespace: fio (libaio, O_DIRECT, one job, 4k random reads) on the kernel initiator's block
+# device, fio on the file of tests/bench/fuse-null (FUSE's round trip with no backend), `nvmefs
+# perf` (the NVMe path without FUSE, sleeping on completion events) and fio on the file of
+# `nvmefs mount` with its defaults; at queue depth 1 and 32.  Per request: the mean latency, the
+# guest's CPU time (user, system, idle: two vCPUs shared with the target) and the server's own
+# (the mount's daemon, fuse-null, or perf itself), and the server's system calls, counted in the
+# kernel (ftrace) while it runs (`make bench-mount-cost`, issue #26, doc/PERFORMANCE.md).
+#
+#   tests/bench/mount-cost.sh [--time SEC]
+# Run from the build tree after `make`; the testbed boots the kernel NVMEFS_TESTBED_KERNEL names.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+time_s=4
+while (($#)); do
+	case $1 in
+	--time) time_s=$2; shift 2 ;;
+	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "mount-cost.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
+	esac
+done
+[[ $time_s =~ ^[1-9][0-9]*$ ]] || { echo "mount-cost.sh: --time is whole seconds, 1 or more" >&2; exit 2; }
+
+if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
+	[[ -x $top/src/cli/nvmefs && -x $top/tests/bench/fuse-null ]] ||
+		{ echo "mount-cost.sh: build first (make)" >&2; exit 1; }
+	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 1800 -- \
+		bash "$0" --time "$time_s"
+fi
+
+nvmefs=$top/src/cli/nvmefs
+nqn=${NVMEFS_TEST_SUBNQNS%% *}
+addr=$NVMEFS_TEST_TRADDR
+svc=$NVMEFS_TEST_TRSVCID
+tracing=/sys/kernel/tracing
+[[ -d $tracing/events ]] || mount -t tracefs none "$tracing"
+sys_enter=$tracing/events/raw_syscalls/sys_enter
+tck=$(getconf CLK_TCK)
+mnt=/tmp/nvmefs-cost nullmnt=/tmp/nvmefs-cost-null
+trap 'echo 0 > "$sys_enter/enable" 2>/dev/null; echo 0 > "$sys_enter/filter" 2>/dev/null
+	fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
+	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+
+# The guest's CPU: user, system (with interrupts), idle (with iowait), in ticks.
+guest_cpu() { awk '/^cpu / { print $2 + $3, $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+# A process's user and system ticks, every thread's.
+proc_cpu() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
+
+# Counts @pid's system calls (every thread it has now) until syscalls_stop; the trigger's
+# histogram is keyed by system call and holds nothing of anyone else's.
+syscalls_start() {
+	local filter
+	filter=$(ls "/proc/$1/task" | sed 's/^/common_pid == /' | paste -sd'|' | sed 's/|/ || /g')
+	echo "hist:keys=id.syscall:vals=hitcount:sort=hitcount.descending:size=256 if $filter" > "$sys_enter/trigger"
+	hist_filter=$filter
+}
+syscalls_stop() { # -> "name count" lines
+	sed -n 's/^{ id: sys_\([a-z0-9_]*\) *\[ *[0-9]*\] } hitcount: *\([0-9]*\)$/\1 \2/p' "$sys_enter/hist"
+	echo "!hist:keys=id.syscall:vals=hitcount:sort=hitcount.descending:size=256 if $hist_filter" > "$sys_enter/trigger"
+}
+
+# One measurement: @name, @qd, the server's pid (or - for none; self: perf), then the command that
+# makes the load (fio or perf) and prints its IOPS and mean latency (us) once it ends.  The window
+# is the middle of the run: the load runs time_s + 2 s and is measured for time_s after its first
+# second; a request's share is the window's over the load's IOPS times time_s (fio's exclude its
+# first second, perf's do not: within a few percent either way).
+measure() {
+	local name=$1 qd=$2 server=$3 load_pid out g0 g1 p0=(0 0) p1=(0 0) calls
+	shift 3
+	"$@" > /tmp/cost-load.out &
+	load_pid=$!
+	sleep 1
+	[[ $server == self ]] && server=$(pgrep -n -f "nvmefs perf")
+	read -r -a g0 < <(guest_cpu)
+	[[ $server != - ]] && { read -r -a p0 < <(proc_cpu "$server"); syscalls_start "$server"; }
+	sleep "$time_s"
+	read -r -a g1 < <(guest_cpu)
+	if [[ $server != - ]]; then
+		read -r -a p1 < <(proc_cpu "$server")
+		calls=$(syscalls_stop)
+	fi
+	wait "$load_pid"
+	read -r iops lat < /tmp/cost-load.out
+	local reqs
+	reqs=$(echo "$iops * $time_s" | bc)
+	per() { echo "scale=0; $1 * 1000000 / $tck / $reqs" | bc; }
+	printf '%-10s %-5s %8.0f %8.0f | %6s %6s %6s | %6s %6s |' "$name" "QD$qd" "$iops" "$lat" \
+		"$(per $((g1[0] - g0[0])))" "$(per $((g1[1] - g0[1])))" "$(per $((g1[2] - g0[2])))" \
+		"$( [[ $server == - ]] && echo - || per $((p1[0] - p0[0])))" \
+		"$( [[ $server == - ]] && echo - || per $((p1[1] - p0[1])))"
+	if [[ $server != - ]]; then
+		local total
+		total=$(awk '{ s += $2 } END { print s + 0 }' <<<"$calls")
+		printf ' %5.1f  ' "$(echo "scale=2; $total / $reqs" | bc)"
+		head -5 <<<"$calls" | while read -r call n; do
+			printf '%s %.2f  ' "$call" "$(echo "scale=3; $n / $reqs" | bc)"
+		done
+	fi
+	echo
+}
+
+fio_load() { # file qd
+	fio --name=c --filename="$1" --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth="$2" \
+		--time_based --ramp_time=1 --runtime=$((time_s + 1)) --norandommap --randrepeat=0 \
+		--output-format=json |
+		jq -r '.jobs[0].read | "\(.iops) \(.lat_ns.mean / 1000)"'
+}
+perf_load() { # qd
+	"$nvmefs" perf -a "$addr" -s "$svc" -n "$nqn" --qd "$1" --queues 1 --threads 1 --mode event \
+		--rw randread --bs 4k --time $((time_s + 2)) -o json 2>/tmp/cost-perf.err |
+		jq -r '"\(.iops) \(.lat_us.mean)"'
+}
+
+nvme connect -t rdma -a "$addr" -s "$svc" -n "$nqn" >/dev/null
+dev=
+for ((i = 0; i < 50; i++)); do
+	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
+		[[ $(cat "$sys/subsysnqn") == "$nqn" ]] && dev=/dev/$(basename "$(ls -d "$sys"/nvme*n1 | head -1)")
+	done
+	[[ -b $dev ]] && break
+	sleep 0.1
+done
+[[ -b $dev ]] || { echo "mount-cost.sh: no block device for $nqn" >&2; exit 1; }
+size_mib=$(($(blockdev --getsize64 "$dev") >> 20))
+
+echo "4k random reads, per request: mean latency (us); the guest's CPU (us: user, system, idle);"
+echo "the server's CPU (us: user, system) and system calls (all, then the five most made)"
+printf '%-10s %-5s %8s %8s | %6s %6s %6s | %6s %6s | %s\n' path depth IOPS lat_us user sys idle \
+	s_user s_sys "syscalls"
+for qd in 1 32; do
+	measure kernel "$qd" - fio_load "$dev" "$qd"
+done
+nvme disconnect -n "$nqn" >/dev/null
+
+mkdir -p "$nullmnt" "$mnt"
+"$top/tests/bench/fuse-null" "$nullmnt" "$size_mib" 128 &
+null_pid=$!
+for ((i = 0; i < 100; i++)); do
+	[[ -e $nullmnt/n1 ]] && break
+	sleep 0.1
+done
+[[ -e $nullmnt/n1 ]] || { echo "mount-cost.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
+for qd in 1 32; do
+	measure fuse-null "$qd" "$null_pid" fio_load "$nullmnt/n1" "$qd"
+done
+fusermount3 -u "$nullmnt"
+
+for qd in 1 32; do
+	measure perf "$qd" self perf_load "$qd"
+done
+
+"$nvmefs" mount -a "$addr" -s "$svc" -n "$nqn" --pidfile /tmp/nvmefs-cost.pid "$mnt"
+for qd in 1 32; do
+	measure mount "$qd" "$(cat /tmp/nvmefs-cost.pid)" fio_load "$mnt/n1" "$qd"
+done
