@@ -258,7 +258,8 @@ static void reset(struct nvmefs_ctrl *ctrl)
 static int reconnect(struct nvmefs_ctrl *ctrl)
 {
 	struct nvme_id_ctrl *id = malloc(sizeof(*id));
-	char subnqn[NVMF_NQN_SIZE + 1], shown[TEXT_ESCAPED_SIZE(NVMF_NQN_SIZE)];
+	/* The whole field: the session's NQN and more after it is another one. */
+	char subnqn[sizeof(id->subnqn) + 1], shown[TEXT_ESCAPED_SIZE(sizeof(id->subnqn))];
 	int ret;
 
 	if (!id)
@@ -266,11 +267,11 @@ static int reconnect(struct nvmefs_ctrl *ctrl)
 	ret = nvmefs_ctrl_admin_up(ctrl, id);
 	if (ret == 0) {
 		/* Identify's SUBNQN (NVMe 1.2.1 on) says whose controller this is. */
-		memcpy(subnqn, id->subnqn, NVMF_NQN_SIZE);
-		subnqn[NVMF_NQN_SIZE] = '\0';
+		memcpy(subnqn, id->subnqn, sizeof(id->subnqn));
+		subnqn[sizeof(id->subnqn)] = '\0';
 		if (subnqn[0] && strcmp(subnqn, ctrl->subnqn)) {
 			/* The target's bytes go to the reason, the log and a terminal. */
-			text_escape(shown, sizeof(shown), subnqn, NVMF_NQN_SIZE);
+			text_escape(shown, sizeof(shown), subnqn, sizeof(id->subnqn));
 			ret = nvmefs_error(-ESTALE, "%s now answers as subsystem %s, not %s: another "
 					   "subsystem took its place", nvmefs_ctrl_where(ctrl), shown,
 					   ctrl->subnqn);

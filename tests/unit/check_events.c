@@ -83,9 +83,9 @@ static void teardown(void)
 	fake_reset();
 }
 
-/* An NVM subsystem's controller without I/O queues that reconnects after a
- * failure until @ctrl_loss_s. */
-static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
+/* An NVM subsystem @subnqn's controller without I/O queues that reconnects
+ * after a failure until @ctrl_loss_s. */
+static struct nvmefs_ctrl *connect_recovering_as(const char *subnqn, int ctrl_loss_s)
 {
 	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
 	struct nvmefs_connect_opts opts;
@@ -93,7 +93,7 @@ static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
 	int ret;
 
 	fake_opts(&opts, TRADDR, 0);
-	opts.subnqn = SUBNQN;
+	opts.subnqn = subnqn;
 	opts.kato_ms = 0;
 	opts.ctrl_loss_tmo_s = ctrl_loss_s;
 	opts.reconnect_delay_s = 1;
@@ -101,6 +101,11 @@ static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
 	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
 	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
 	return ctrl;
+}
+
+static struct nvmefs_ctrl *connect_recovering(int ctrl_loss_s)
+{
+	return connect_recovering_as(SUBNQN, ctrl_loss_s);
 }
 
 /* Waits up to @max_ms for @ctrl to be in @state. */
@@ -131,22 +136,13 @@ START_TEST(test_other_subsystem_escaped)
 	struct nvmefs_ctrl *ctrl = connect_recovering(10);
 	static const char evil[] = "nqn.evil\x1b]0;owned\x07\x1b[2J\xff\xc2\x9b";
 	struct nvmefs_ctrl_status st;
-	struct nvme_id_ctrl id;
 	bool told = false;
 
 	nvmefs_ctrl_set_event_cb(ctrl, record_event, NULL);
 	fake_expect_destroy();
 	/* The attempt: everything as before, but Identify names another subsystem. */
-	fake_expect_create(TRADDR, "4420");
-	fake_expect_connect(31, 0, CNTLID);
-	fake_expect_prop_get(NVME_REG_CAP, t.cap);
-	fake_expect_prop_get(NVME_REG_VS, t.vs);
-	fake_expect_prop_set(NVME_REG_CC, 0x00460001u);
-	fake_expect_prop_get(NVME_REG_CSTS, 1);
-	fake_id_ctrl(&id, 0);
-	memset(id.subnqn, 0, sizeof(id.subnqn));
-	memcpy(id.subnqn, evil, sizeof(evil) - 1);
-	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
+	memcpy(t.subnqn, evil, sizeof(evil) - 1);
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
 	fake_expect_destroy();
 	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure");
 	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
@@ -167,6 +163,57 @@ START_TEST(test_other_subsystem_escaped)
 	ck_assert_msg(told, "no event told of the other subsystem");
 	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
 	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/*
+ * The session's NQN as long as the user may give it (NVMF_NQN_SIZE, 223
+ * characters): a reconnect that finds it in Identify's 256-byte SUBNQN with
+ * NULs after it is back; one that finds more characters after it, up to the
+ * whole field without a NUL, reached another subsystem (however malformed its
+ * NQN) and deletes the controller at once (ctrl_loss_tmo is 10 s), the reason
+ * showing the whole of that NQN.
+ */
+START_TEST(test_longest_nqn_compared_whole)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
+	static const size_t tails[] = { 1, sizeof(t.subnqn) - NVMF_NQN_SIZE };
+	char nqn[NVMF_NQN_SIZE + 1], other[sizeof(t.subnqn) + 1];
+	struct nvmefs_ctrl_status st;
+	struct nvmefs_ctrl *ctrl;
+
+	memset(nqn, 'q', NVMF_NQN_SIZE);
+	memcpy(nqn, "nqn.", 4);
+	nqn[NVMF_NQN_SIZE] = '\0';
+	for (size_t i = 0; i < sizeof(tails) / sizeof(tails[0]); i++) {
+		ctrl = connect_recovering_as(nqn, 10);
+		/* The same subsystem: back, and its namespaces looked at again. */
+		fake_expect_destroy();
+		memset(t.subnqn, 0, sizeof(t.subnqn));
+		memcpy(t.subnqn, nqn, NVMF_NQN_SIZE);
+		fake_script_connect_kato(TRADDR, "4420", &t, 0);
+		fake_float(fake_expect_identify(NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, 0, NULL, 0));
+		nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure 1");
+		wait_state(ctrl, NVMEFS_CTRL_LIVE, 3000);
+		nvmefs_ctrl_status(ctrl, &st);
+		ck_assert_uint_eq(st.reconnects, 1);
+
+		/* The same 223 characters and more: another subsystem. */
+		fake_expect_destroy();
+		memset(t.subnqn + NVMF_NQN_SIZE, 'x', tails[i]);
+		fake_script_connect_kato(TRADDR, "4420", &t, 0);
+		fake_expect_destroy();
+		nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure 2");
+		wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+		nvmefs_ctrl_status(ctrl, &st);
+		memcpy(other, t.subnqn, sizeof(t.subnqn));
+		other[NVMF_NQN_SIZE + tails[i]] = '\0';
+		ck_assert_msg(strstr(st.reason, other), "%zu characters more: %s", tails[i],
+			      st.reason);
+		nvmefs_ctrl_disconnect(ctrl);
+		fake_assert_done();
+		fake_reset();
+	}
 }
 END_TEST
 
@@ -635,6 +682,7 @@ static Suite *events_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_other_subsystem_escaped);
+	tcase_add_test(tc, test_longest_nqn_compared_whole);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("callbacks");

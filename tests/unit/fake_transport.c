@@ -436,6 +436,8 @@ struct fake_step *fake_script_connect_kato_at(int line, const char *traddr, cons
 	fake_id_ctrl(&id, t->mdts);
 	id.ioccsz = nvmefs_cpu_to_le32(t->ioccsz);
 	id.crdt1 = nvmefs_cpu_to_le16(t->crdt1);
+	_Static_assert(sizeof(t->subnqn) == sizeof(id.subnqn), "SUBNQN is 256 bytes");
+	memcpy(id.subnqn, t->subnqn, sizeof(id.subnqn));
 	fake_expect_identify_at(line, NVME_IDENTIFY_CNS_CTRL, 0, &id, sizeof(id));
 	return connect;
 }

@@ -163,6 +163,7 @@ struct fake_target {
 	bool io;			/* an NVM subsystem: kato 5000 in Connect */
 	uint32_t ioccsz;		/* Identify Controller IOCCSZ (16-byte units) */
 	uint16_t crdt1;			/* Identify Controller CRDT1 (100 ms units) */
+	char subnqn[256];		/* Identify Controller SUBNQN, as is */
 };
 
 /* A namespace as fake_script_io_queues() identifies it. */
