@@ -9,7 +9,9 @@
 # --workloads "randread:4k:1 randread:4k:32 randwrite:4k:32 read:128k:16 write:128k:16".
 #
 #   tests/bench/ab-mount.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N] [--rw randread|randwrite]
-#                           [--workloads "RW:BS:QD ..."]
+#                           [--workloads "RW:BS:QD ..."] [--a-opts "OPTS"] [--b-opts "OPTS"]
+# --a-opts and --b-opts are mount options of A's and B's mounts (e.g. --b-opts "-i 1 --depth 32"):
+# give one build twice to compare two settings.
 # The two nvmefs binaries must lie under a directory the testbed guest sees (the working
 # directory, or /work).
 set -euo pipefail
@@ -18,13 +20,15 @@ top=$(cd "$here/../.." && pwd)
 (($# >= 2)) || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 a=$(readlink -f "$1") b=$(readlink -f "$2")
 shift 2
-time_s=3 runs=3 rw=randread workloads=
+time_s=3 runs=3 rw=randread workloads= a_opts= b_opts=
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
 	--runs) runs=$2; shift 2 ;;
 	--rw) rw=$2; shift 2 ;;
 	--workloads) workloads=$2; shift 2 ;;
+	--a-opts) a_opts=$2; shift 2 ;;
+	--b-opts) b_opts=$2; shift 2 ;;
 	*) echo "ab-mount.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
@@ -35,17 +39,21 @@ for w in $workloads; do
 done
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
-		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs" --workloads "$workloads"
+		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs" --workloads "$workloads" \
+		--a-opts "$a_opts" --b-opts "$b_opts"
 fi
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 mnt=/tmp/nvmefs-ab
 mkdir -p "$mnt"
 trap 'fusermount3 -u "$mnt" 2>/dev/null || true' EXIT
-run() { # nvmefs rw bs qd -> "IOPS MiB/s mean_us"
-	"$1" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "$mnt" >/dev/null ||
-		{ echo "mount failed"; return; }
-	fio --name=b --filename="$mnt/n1" --ioengine=libaio --direct=1 --rw="$2" --bs="$3" \
-		--iodepth="$4" --time_based --runtime="$time_s" --ramp_time=1 --norandommap --randrepeat=0 \
+run() { # nvmefs "mount options" rw bs qd -> "IOPS MiB/s mean_us"
+	local nvmefs=$1 opts
+	read -r -a opts <<<"$2"
+	shift 2
+	"$nvmefs" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${opts[@]}" "$mnt" \
+		>/dev/null || { echo "mount failed"; return; }
+	fio --name=b --filename="$mnt/n1" --ioengine=libaio --direct=1 --rw="$1" --bs="$2" \
+		--iodepth="$3" --time_based --runtime="$time_s" --ramp_time=1 --norandommap --randrepeat=0 \
 		--output-format=json 2>/dev/null |
 		jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end) | "\(.iops | floor) \(.bw / 1024 | floor) \(.lat_ns.mean / 1000 | floor)"' ||
 		echo "failed"
@@ -57,11 +65,11 @@ for w in $workloads; do
 	for ((i = 1; i <= runs; i++)); do
 		# Which goes first alternates: neither always runs right after the other's unmount.
 		if ((i % 2)); then
-			ra=$(run "$a" "$wrw" "$bs" "$qd")
-			rb=$(run "$b" "$wrw" "$bs" "$qd")
+			ra=$(run "$a" "$a_opts" "$wrw" "$bs" "$qd")
+			rb=$(run "$b" "$b_opts" "$wrw" "$bs" "$qd")
 		else
-			rb=$(run "$b" "$wrw" "$bs" "$qd")
-			ra=$(run "$a" "$wrw" "$bs" "$qd")
+			rb=$(run "$b" "$b_opts" "$wrw" "$bs" "$qd")
+			ra=$(run "$a" "$a_opts" "$wrw" "$bs" "$qd")
 		fi
 		for r in A B; do
 			v=$ra
