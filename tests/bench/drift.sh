@@ -34,20 +34,14 @@ if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 fi
 
 nvmefs=$top/src/cli/nvmefs
+# shellcheck source=tests/bench/lib.sh
+. "$here/lib.sh"
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 addr=$NVMEFS_TEST_TRADDR
 conn=(-a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn")
 
 nvme connect -t rdma "${conn[@]}" >/dev/null
-dev=
-for ((i = 0; i < 50; i++)); do
-	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
-		[[ $(cat "$sys/subsysnqn") == "$nqn" ]] && dev=/dev/$(basename "$(ls -d "$sys"/nvme*n1 | head -1)")
-	done
-	[[ -b $dev ]] && break
-	sleep 0.1
-done
-[[ -b $dev ]] || { echo "drift.sh: no block device for $nqn" >&2; exit 1; }
+dev=$(kernel_bdev drift.sh "$nqn")
 
 long=/tmp/nvmefs-drift-long fresh=/tmp/nvmefs-drift-fresh
 mkdir -p "$long" "$fresh"

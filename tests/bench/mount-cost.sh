@@ -31,6 +31,8 @@ if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 fi
 
 nvmefs=$top/src/cli/nvmefs
+# shellcheck source=tests/bench/lib.sh
+. "$here/lib.sh"
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 addr=$NVMEFS_TEST_TRADDR
 svc=$NVMEFS_TEST_TRSVCID
@@ -114,15 +116,7 @@ perf_load() { # qd
 }
 
 nvme connect -t rdma -a "$addr" -s "$svc" -n "$nqn" >/dev/null
-dev=
-for ((i = 0; i < 50; i++)); do
-	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
-		[[ $(cat "$sys/subsysnqn") == "$nqn" ]] && dev=/dev/$(basename "$(ls -d "$sys"/nvme*n1 | head -1)")
-	done
-	[[ -b $dev ]] && break
-	sleep 0.1
-done
-[[ -b $dev ]] || { echo "mount-cost.sh: no block device for $nqn" >&2; exit 1; }
+dev=$(kernel_bdev mount-cost.sh "$nqn")
 size_mib=$(($(blockdev --getsize64 "$dev") >> 20))
 
 echo "4k random reads, per request: mean latency (us); the guest's CPU (us: user, system, idle);"

@@ -58,6 +58,8 @@ if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 fi
 
 nvmefs=$top/src/cli/nvmefs
+# shellcheck source=tests/bench/lib.sh
+. "$here/lib.sh"
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 addr=$NVMEFS_TEST_TRADDR
 # name rw bs qd: qd is the total depth, for fio and for nvmefs perf alike.
@@ -81,15 +83,7 @@ elif ((digests)); then
 fi
 
 nvme connect -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${digest_opts[@]}" >/dev/null
-dev=
-for ((i = 0; i < 50; i++)); do
-	for sys in /sys/class/nvme-subsystem/nvme-subsys*; do
-		[[ $(cat "$sys/subsysnqn") == "$nqn" ]] && dev=/dev/$(basename "$(ls -d "$sys"/nvme*n1 | head -1)")
-	done
-	[[ -b $dev ]] && break
-	sleep 0.1
-done
-[[ -b $dev ]] || { echo "vs-kernel.sh: no block device for $nqn" >&2; exit 1; }
+dev=$(kernel_bdev vs-kernel.sh "$nqn")
 
 mnt=/tmp/nvmefs-bench
 mkdir -p "$mnt"
