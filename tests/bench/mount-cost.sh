@@ -41,8 +41,7 @@ tracing=/sys/kernel/tracing
 sys_enter=$tracing/events/raw_syscalls/sys_enter
 tck=$(getconf CLK_TCK)
 mnt=/tmp/nvmefs-cost nullmnt=/tmp/nvmefs-cost-null
-trap 'echo 0 > "$sys_enter/enable" 2>/dev/null; echo 0 > "$sys_enter/filter" 2>/dev/null
-	fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
+trap 'fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
 	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
 
 # The guest's CPU: user, system (with interrupts), idle (with iowait), in ticks.
@@ -53,14 +52,13 @@ proc_cpu() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
 # Counts @pid's system calls (every thread it has now) until syscalls_stop; the trigger's
 # histogram is keyed by system call and holds nothing of anyone else's.
 syscalls_start() {
-	local filter
-	filter=$(ls "/proc/$1/task" | sed 's/^/common_pid == /' | paste -sd'|' | sed 's/|/ || /g')
-	echo "hist:keys=id.syscall:vals=hitcount:sort=hitcount.descending:size=256 if $filter" > "$sys_enter/trigger"
-	hist_filter=$filter
+	hist_trigger="hist:keys=id.syscall:vals=hitcount:sort=hitcount.descending:size=256 if $(
+		ls "/proc/$1/task" | sed 's/^/common_pid == /' | paste -sd'|' | sed 's/|/ || /g')"
+	echo "$hist_trigger" > "$sys_enter/trigger"
 }
 syscalls_stop() { # -> "name count" lines
 	sed -n 's/^{ id: sys_\([a-z0-9_]*\) *\[ *[0-9]*\] } hitcount: *\([0-9]*\)$/\1 \2/p' "$sys_enter/hist"
-	echo "!hist:keys=id.syscall:vals=hitcount:sort=hitcount.descending:size=256 if $hist_filter" > "$sys_enter/trigger"
+	echo "!$hist_trigger" > "$sys_enter/trigger"
 }
 
 # One measurement: @name, @qd, the server's pid (or - for none; self: perf), then the command that
@@ -69,7 +67,7 @@ syscalls_stop() { # -> "name count" lines
 # second; a request's share is the window's over the load's IOPS times time_s (fio's exclude its
 # first second, perf's do not: within a few percent either way).
 measure() {
-	local name=$1 qd=$2 server=$3 load_pid out g0 g1 p0=(0 0) p1=(0 0) calls
+	local name=$1 qd=$2 server=$3 load_pid g0 g1 p0 p1 calls
 	shift 3
 	"$@" > /tmp/cost-load.out &
 	load_pid=$!
