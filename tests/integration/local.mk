@@ -60,6 +60,11 @@ INTEGRATION_TESTS += \
 	tests/integration/test-outage-answers.sh \
 	tests/integration/test-outage-stop.sh
 
+# Issue #34: a write resent after a TCP partition must not be overtaken by the old connection's
+# retransmission once the partition heals (TCP only, whatever the run's transport).
+INTEGRATION_TESTS += \
+	tests/integration/test-outage-tcp-stale-write.sh
+
 # Multipath with ANA (issue #14): the testbed's two ports as two paths.
 INTEGRATION_TESTS += \
 	tests/integration/test-multipath-perf.sh \
