@@ -24,6 +24,50 @@ trtype=${NVMEFS_TEST_TRTYPE:-rdma}
 [[ $trtype == rdma || $trtype == tcp ]] || fail "NVMEFS_TEST_TRTYPE is '$trtype': give rdma or tcp"
 [[ $trtype == rdma ]] || log "transport: $trtype (NVMEFS_TEST_TRTYPE)"
 
+# A run over TCP proves it: the .tcp runs would otherwise pass over RDMA as well, since the testbed
+# serves both on the same address and service ids. rdma_packets: what soft-RoCE has sent since its
+# device was made; tcp_active_opens: the TCP connections this guest has opened.
+rdma_packets() { rdma statistic show link 2>/dev/null | awk '{ for (i = 1; i < NF; i++) if ($i == "sent_pkts") n += $(i + 1) } END { print n + 0 }'; }
+tcp_active_opens() { awk '/^Tcp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "ActiveOpens") c = i; h = 1 } else print $c }' /proc/net/snmp; }
+rdma_packets_at_start=$(rdma_packets)
+tcp_opens_at_start=$(tcp_active_opens)
+
+# tcp_conns PID: the established TCP connections process PID holds to a service id of the target.
+tcp_conns() {
+	local p filter=
+	for p in $NVMEFS_TEST_TRSVCIDS 8009; do filter+="${filter:+ or }dport = :$p"; done
+	ss -Htnp state established "( $filter )" | grep -c "pid=$1," || true
+}
+
+# check_own_transport WHAT PID: process PID (a mount's daemon, a running perf) holds its queues over
+# the run's transport: over TCP, connections to the target and no RDMA queue pair; over RDMA, queue
+# pairs and no TCP connection to the target.
+check_own_transport() {
+	local what=$1 pid=$2 conns qps
+	conns=$(tcp_conns "$pid") qps=$(rdma_res_count qp "$pid")
+	if [[ $trtype == tcp ]]; then
+		((conns >= 1 && qps == 0)) || fail "$what runs with $conns TCP connections and $qps RDMA queue pairs, not over TCP alone"
+	else
+		((qps >= 1 && conns == 0)) || fail "$what runs with $qps RDMA queue pairs and $conns TCP connections, not over RDMA alone"
+	fi
+}
+
+# check_run_transport: since the test began, the run's transport carried its traffic and the other
+# did not: over TCP, connections were opened and soft-RoCE sent nothing (a re-created device starts
+# its count again, so the count may only have fallen); over RDMA, soft-RoCE sent packets.
+check_run_transport() {
+	local sent opens
+	sent=$(rdma_packets) opens=$(tcp_active_opens)
+	if [[ $trtype == tcp ]]; then
+		((sent <= rdma_packets_at_start)) ||
+			fail "a run over TCP sent $((sent - rdma_packets_at_start)) packets over soft-RoCE: something ran over RDMA"
+		((opens > tcp_opens_at_start)) || fail "a run over TCP opened no TCP connection"
+		log "transport: TCP only ($((opens - tcp_opens_at_start)) connections opened, no RDMA packet)"
+	else
+		((sent > rdma_packets_at_start)) || fail "a run over RDMA sent no packet over soft-RoCE"
+	fi
+}
+
 # nvmet_port_id N: the nvmet port id of the testbed's port N (1-based) over the run's transport:
 # nvmet ports are per transport, and the testbed's TCP port N is another nvmet port than its RDMA
 # port N (NVMEFS_TEST_TCP_PORTIDS).
@@ -231,6 +275,8 @@ nvmefs_mount() {
 	[[ $(findmnt -n -o FSTYPE --mountpoint "$dir") == fuse.nvmefs ]] ||
 		fail "nvmefs mount $* $dir returned 0 but $dir is not an nvmefs mount: $(findmnt "$dir" || true)"
 	[[ -s $dir.pid ]] || fail "nvmefs mount returned but its pidfile $dir.pid is missing or empty"
+	# A test that names its own transport or paths checks them itself.
+	[[ " $* " =~ \ (-t|--transport|--path)[\ =] ]] || check_own_transport "the mount of $nqn on $dir" "$(cat "$dir.pid")"
 }
 
 # The PID in DIR.pid.
@@ -657,7 +703,10 @@ perf_load_start() {
 		--queues 2 --qd 8 --rw randrw --bs 4k --size 16M --time "$secs" "$@" \
 		>"/tmp/perf-$name.json" 2>"/tmp/perf-$name.err" &
 	load_pids[$name]=$!
+	wait_until 15000 perf_connected "$!" || fail "perf $name holds no queue 15 s after it started: $(cat "/tmp/perf-$name.err")"
+	check_own_transport "perf $name" "$!"
 }
+perf_connected() { (($(tcp_conns "$1") + $(rdma_res_count qp "$1") > 0)); }
 
 # The reconnects and longest outage in perf's JSON report.
 perf_reconnects() { jq -r '.controller.reconnects' "$1"; }

@@ -26,4 +26,5 @@ expect_failure "authentication required, no secret" \
 log "the kernel initiator with the secret gets in, after nvmefs's attempt"
 dev=$(kernel_connect "$nqn" 1 --hostnqn "$host" --dhchap-secret "$key")
 blockdev --getsize64 "$dev" >/dev/null || fail "the kernel initiator's $dev does not answer"
+check_run_transport
 echo "PASS: authentication required: the kernel initiator needs the secret; nvmefs without one says so in one line"

@@ -52,4 +52,5 @@ jq -e '.errors == 0 and .iops > 0' <<<"$out" >/dev/null || fail "perf with the h
 nvmefs_mount "$nqn" "$mnt" -q "$host" --dhchap-secret "$key"
 dd if="$mnt/n1" of=/dev/null bs=64k count=16 iflag=direct status=none || fail "reading through the mount failed"
 nvmefs_unmount "$mnt"
+check_run_transport
 echo "PASS: a controller secret makes nvmefs authenticate a controller that does not ask; nvmet refuses, and so does nvmefs"

@@ -370,4 +370,5 @@ fi
 log "$SECONDS s in all"
 explained="a missing device node or memlock limit is explained"
 [[ $trtype == rdma ]] || explained="no RDMA device node in any container"
+check_run_transport
 echo "PASS ($trtype): nvmefs discover, perf --verify and a mount under fio verify in rootless crun (no capabilities outside the container), and discover and mount in rootless and rootful podman; $explained"

@@ -106,4 +106,5 @@ grep -q "skipped the referral to $addr:$dead (depth 2)" "$err" ||
 	fail "no one-line report of the unreachable referral to port $dead: $(cat "$err")"
 (($(wc -l <"$err") == 1)) || fail "expected one line on stderr, got: $(cat "$err")"
 rm -f "$err"
+check_run_transport
 echo "PASS: discover matches nvme-cli over $trtype on ${#ports[@]} ports; referrals followed once each, unreachable ones skipped"

@@ -36,4 +36,5 @@ for nsid in $(seq 1 "$NVMEFS_TEST_NAMESPACES"); do
 	diff -u <(nvme id-ns "$nsdev") <(ident --nsid "$nsid" | sed '/^NVME Namespace Identification Descriptors/,$d') ||
 		fail "Identify Namespace $nsid text differs (- nvme id-ns, + nvmefs identify)"
 done
+check_run_transport
 echo "PASS ($trtype): identify agrees with nvme id-ctrl, id-ns and ns-descs for $NVMEFS_TEST_NAMESPACES namespaces"

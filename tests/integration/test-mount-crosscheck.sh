@@ -109,4 +109,5 @@ dd if=/tmp/cc-k of="$dev" bs=64K seek=800 oflag=direct conv=notrunc status=none 
 dd if="$mnt/n1" of=/tmp/cc-r bs=4k count=16 skip=12800 status=none || fail "reading through $mnt/n1 (-o cached) failed"
 same "64 KiB written by the kernel at 50 MiB, read through the file with -o cached" /tmp/cc-k /tmp/cc-r
 nvmefs_unmount "$mnt"
+check_run_transport
 echo "PASS: nvmefs and the kernel initiator read each other's writes byte for byte (direct and -o cached)"

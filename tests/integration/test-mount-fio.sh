@@ -42,4 +42,5 @@ errors=$(nvmefs_stats "$mnt" .total.errors)
 written=$(nvmefs_stats "$mnt" .total.write_bytes)
 ((written >= 3 * 67108864)) || fail "the mount's stats count $written bytes written, fio wrote 192 MiB through it"
 nvmefs_unmount "$mnt"
+check_run_transport
 echo "PASS: fio randwrite+crc32c verify of 64 MiB through the mounted file, bs 4k, 128k and a 512-1M mix: no errors"

@@ -237,4 +237,5 @@ log "concurrent writers checked in $(($(now_ms) - start)) ms"
 errors=$(nvmefs_stats "$mnt" .total.errors)
 [[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests"
 nvmefs_unmount "$mnt"
+check_run_transport
 echo "PASS: unaligned I/O matches a shadow copy byte for byte; concurrent overlapping writes neither lost nor mixed"

@@ -18,4 +18,5 @@ netdev=$(rxe_netdev)
 trap 'load_cleanup; nvmefs_cleanup; ip link set "$netdev" up 2>/dev/null || true' EXIT
 cd /tmp
 outage_under_load "$nqn" /tmp/nvmefs-outage 8 link_down link_restore
+check_run_transport
 echo "PASS: 8 s link down under fio verify through the mount and under perf --verify: reconnected, no I/O or verify error"

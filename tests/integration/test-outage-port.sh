@@ -14,4 +14,5 @@ link=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/subsystems/$nqn
 trap 'load_cleanup; nvmefs_cleanup; [[ -L $link ]] || port_link "$nqn" 2>/dev/null || true' EXIT
 cd /tmp
 outage_under_load "$nqn" /tmp/nvmefs-outage 8 "port_unlink $nqn" "port_link $nqn"
+check_run_transport
 echo "PASS ($trtype): 8 s port outage under fio verify through the mount and under perf --verify: reconnected, no I/O or verify error"
