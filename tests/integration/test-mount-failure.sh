@@ -22,10 +22,11 @@ trap 'nvmefs_cleanup; echo 1 >"$enable" 2>/dev/null || true
 nvmefs_mount "$nqn" "$mnt" -k 5 -l 0
 dd if=/dev/urandom of="$mnt/n1" bs=64K count=16 conv=notrunc status=none || fail "writing through $mnt/n1 failed"
 
-# io_fails WHAT DD_ARGS...: the dd must fail within 15 s (killed after 60 s); prints its error.
+# io_fails WHAT ERROR DD_ARGS...: the dd must fail within 15 s (killed after 60 s) with the error
+# text ERROR (strerror's), as the kernel's block device fails it.
 io_fails() {
-	local what=$1 out rc=0 start elapsed
-	shift
+	local what=$1 want=$2 out rc=0 start elapsed
+	shift 2
 	start=$(now_ms)
 	out=$(timeout -s KILL 60 dd "$@" status=none 2>&1) || rc=$?
 	elapsed=$(($(now_ms) - start))
@@ -33,7 +34,7 @@ io_fails() {
 	((rc != 137)) || fail "$what hung: killed after 60 s"
 	((elapsed <= 15000)) || fail "$what took $elapsed ms to fail"
 	log "$what failed after $elapsed ms: $out"
-	echo "$out" >/tmp/fail-last
+	[[ $out == *": $want" ]] || fail "$what failed with '$out', not $want"
 }
 
 log "the namespace disabled on the target"
@@ -41,9 +42,9 @@ log "the namespace disabled on the target"
 # longer listed, but what is open on it stays reachable and must fail.
 exec 8<>"$mnt/n1"
 echo 0 >"$enable" || fail "disabling the namespace failed"
-io_fails "a read of the disabled namespace" if=/proc/self/fd/8 of=/dev/null bs=4k count=1 iflag=direct
-io_fails "a write to the disabled namespace" if=/dev/zero of=/proc/self/fd/8 bs=4k count=1 seek=100 conv=notrunc
-io_fails "an unaligned write to the disabled namespace" if=/dev/zero of=/proc/self/fd/8 bs=100 count=1 seek=77 conv=notrunc
+io_fails "a read of the disabled namespace" "Input/output error" if=/proc/self/fd/8 of=/dev/null bs=4k count=1 iflag=direct
+io_fails "a write to the disabled namespace" "Input/output error" if=/dev/zero of=/proc/self/fd/8 bs=4k count=1 seek=100 conv=notrunc
+io_fails "an unaligned write to the disabled namespace" "Input/output error" if=/dev/zero of=/proc/self/fd/8 bs=100 count=1 seek=77 conv=notrunc
 errors=$(nvmefs_stats "$mnt" .total.errors)
 ((errors >= 3)) || fail "3 requests failed, the stats count $errors errors"
 [[ $(nvmefs_stats "$mnt" .controller_failed) == 0 ]] || fail "a disabled namespace marked the controller failed"
@@ -80,12 +81,14 @@ err=$(sed -n 's/^error: //p' /tmp/fail-reader)
 [[ $err == "Input/output error"* ]] || fail "the reader got '$err', not EIO"
 log "the busy reader got '$err' ${elapsed} ms after the link went"
 ((elapsed <= 15000)) || fail "the busy reader took $elapsed ms to get an error (at most 15000: keep-alive 5 s + margin)"
-io_fails "a new read after the controller went" if="$mnt/n1" of=/dev/null bs=4k count=1 skip=5 iflag=direct
-grep -q "Input/output error" /tmp/fail-last || fail "a new read after the controller went failed, but not with EIO"
-io_fails "a new write after the controller went" if=/dev/zero of="$mnt/n1" bs=4k count=1 seek=200 conv=notrunc
-grep -q "Input/output error" /tmp/fail-last || fail "a new write after the controller went failed, but not with EIO"
-out=$(timeout 10 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.fsync(fd)' "$mnt/n1" 2>&1) &&
-	fail "fsync after the controller went succeeded"
+io_fails "a new read after the controller went" "Input/output error" if="$mnt/n1" of=/dev/null bs=4k count=1 skip=5 iflag=direct
+io_fails "a new write after the controller went" "Input/output error" if=/dev/zero of="$mnt/n1" bs=4k count=1 seek=200 conv=notrunc
+rc=0
+out=$(timeout 10 python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDWR); os.fsync(fd)' "$mnt/n1" 2>&1) || rc=$?
+((rc != 0)) || fail "fsync after the controller went succeeded"
+((rc != 124)) || fail "fsync after the controller went hung: no answer within 10 s"
+[[ $(tail -n 1 <<<"$out") == "OSError: [Errno 5] Input/output error" ]] ||
+	fail "fsync after the controller went failed, but not with EIO: $out"
 log "fsync: $(tail -n 1 <<<"$out")"
 cf=$(nvmefs_stats "$mnt" .controller_failed)
 [[ $cf =~ ^-[0-9]+$ ]] || fail "stats shows controller_failed '$cf', not the negative errno of the failure: $(jq -c 'del(.queues)' "$mnt/stats")"

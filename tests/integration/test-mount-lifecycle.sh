@@ -83,7 +83,11 @@ log "SIGTERM, with a write in flight"
 head -c 24M /dev/urandom >/tmp/life-src
 dd if=/tmp/life-src of="$mnt/n1" bs=1M oflag=direct conv=notrunc 2>/tmp/life-dd &
 ddpid=$!
-sleep 0.5
+# In flight for sure: dd has had 2 MiB of writes answered (what its write calls returned, in
+# /proc/PID/io), and is still writing.
+dd_wrote_over() { (($(sed -n 's/^wchar: //p' "/proc/$1/io" 2>/dev/null || echo 0) > $2)); }
+wait_until 30000 dd_wrote_over "$ddpid" $((2 << 20)) || fail "dd did not write 2 MiB in 30 s: $(cat /tmp/life-dd)"
+kill -0 "$ddpid" 2>/dev/null || fail "dd wrote all 24 MiB before SIGTERM: no write was in flight"
 kill -TERM "$pid"
 start=$(now_ms)
 wait_unmounted "$mnt" 10000 || fail "$mnt is still mounted 10 s after SIGTERM to the daemon"
@@ -95,12 +99,11 @@ wait "$ddpid" || true
 done_mib=$(sed -n 's/^\([0-9]*\)+0 records out$/\1/p' /tmp/life-dd)
 [[ -n $done_mib ]] || fail "cannot tell how much dd wrote before SIGTERM: $(cat /tmp/life-dd)"
 log "dd had written $done_mib MiB when the mount went away: $(grep -v records /tmp/life-dd | head -n 1)"
-if ((done_mib > 0)); then
-	dev=$(kernel_connect "$nqn")
-	cmp -n $((done_mib << 20)) /tmp/life-src "$dev" >/dev/null ||
-		fail "of the $done_mib MiB whose writes succeeded before SIGTERM, the kernel initiator reads other data: $(cmp -n $((done_mib << 20)) /tmp/life-src "$dev" 2>&1)"
-	kernel_disconnect "$nqn"
-fi
+((done_mib > 0 && done_mib < 24)) || fail "dd wrote $done_mib MiB of 24: SIGTERM did not come with a write in flight"
+dev=$(kernel_connect "$nqn")
+cmp -n $((done_mib << 20)) /tmp/life-src "$dev" >/dev/null ||
+	fail "of the $done_mib MiB whose writes succeeded before SIGTERM, the kernel initiator reads other data: $(cmp -n $((done_mib << 20)) /tmp/life-src "$dev" 2>&1)"
+kernel_disconnect "$nqn"
 
 log "foreground (-f) and SIGINT"
 mount_fg ""

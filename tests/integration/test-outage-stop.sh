@@ -33,7 +33,8 @@ wait_gone "$pid" 15000 ||
 log "the daemon exited $(($(now_ms) - start)) ms after SIGTERM"
 wait_unmounted "$mnt" 2000 || fail "the daemon exited but $mnt is still mounted"
 load_wait held 30 && fail "fio ended without an error although the mount went away under its held I/O"
-grep -q "Input/output error" /tmp/fio-held.err || log "fio's messages: $(tail -c 500 /tmp/fio-held.err)"
+grep -q "Input/output error" /tmp/fio-held.err ||
+	fail "fio's held I/O did not fail with EIO: $(tail -c 500 /tmp/fio-held.err)"
 port_link "$nqn"
 
 log "an idle mount, the link down, SIGTERM"
@@ -47,5 +48,7 @@ kill -TERM "$pid"
 wait_gone "$pid" 15000 || fail "the daemon (PID $pid) still runs 15 s after SIGTERM with the link down"
 log "the daemon exited $(($(now_ms) - start)) ms after SIGTERM"
 wait_unmounted "$mnt" 2000 || fail "the daemon exited but $mnt is still mounted"
+grep -q "nvmefs\[$pid\]: flushing n1 before unmounting failed" "$syslog_file" ||
+	fail "the daemon did not report the final flush failing: $(grep "nvmefs\[$pid\]" "$syslog_file" | tail -n 5)"
 link_restore
 echo "PASS: SIGTERM during an outage, with I/O held or in the final flush: the daemon exited and unmounted within 15 s"
