@@ -711,6 +711,7 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
 	unsigned int seq = atomic_load(&ctrl->wake_seq);
 	eventfd_t v;
+	int ret;
 
 	/* Taken before the state is looked at, so that a change after it wakes
 	 * us; and only after a change, so that arming costs no system call. */
@@ -740,7 +741,15 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 	housekeeping(ioq, nvmefs_now_ms());
 	if (atomic_load(&ctrl->failed))
 		return 1;
-	return ctrl->ops->queue_arm(&ioq->q);
+	ret = ctrl->ops->queue_arm(&ioq->q);
+	if (ret < 0) {
+		/* As a failed poll: the controller recovers, and poll has the
+		 * outage to act on. */
+		nvmefs_queue_fail(&ioq->q, ret);
+		nvmefs_ctrl_fail(ctrl, ret, nvmefs_errmsg());
+		return 1;
+	}
+	return ret;
 }
 
 bool nvmefs_ioq_can_take(const struct nvmefs_ioq *ioq)

@@ -24,7 +24,9 @@
 #include <check.h>
 #include <nvme/util.h>
 
+#include "arm_contract.h"
 #include "fake_transport.h"
+#include "io_priv.h"
 #include "rdma_sgl.h"
 
 #define TRADDR "192.0.2.20"
@@ -1575,6 +1577,48 @@ START_TEST(test_fd_arm)
 }
 END_TEST
 
+/* A read of blocks 0-7 on @ctrl's one new I/O queue, its response held back. */
+static struct nvmefs_ioq *read_held(struct nvmefs_ctrl *ctrl, struct cb_rec *rec, void **buf)
+{
+	struct nvmefs_ioq *q;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	*buf = nvmefs_ioq_buf_get(q);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096)->hold = true;
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, *buf, on_io, rec), 0);
+	return q;
+}
+
+/* The arm contract every transport keeps (arm_contract.h), here the fake's. */
+static void answer_release(void *arg)
+{
+	(void)arg;
+	ck_assert_uint_eq(fake_release(1), 1);
+}
+
+static bool rec_ended(void *arg)
+{
+	return ((const struct cb_rec *)arg)->calls == 1;
+}
+
+START_TEST(test_arm_contract)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct arm_contract c = { .answer = answer_release, .ended = rec_ended, .arg = &rec };
+	struct nvmefs_ioq *ioq;
+	void *buf;
+
+	ioq = read_held(ctrl, &rec, &buf);
+	c.q = &ioq->q;
+	arm_contract_check(&c);
+	ck_assert_int_eq(rec.status, 0);
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* How data travels: nvmefs_rdma_map_data()                                 */
 /* ------------------------------------------------------------------------ */
@@ -2120,16 +2164,10 @@ START_TEST(test_outage_disconnect_noticed)
 	struct pollfd pfd = { .events = POLLIN };
 	struct cb_rec a = { 0 };
 	struct nvmefs_ioq *q;
-	struct fake_step *s;
 	int64_t start;
 	void *buf;
 
-	create_ioqs(ctrl, 1, 32, 0);
-	q = nvmefs_ctrl_io_queue(ctrl, 0);
-	buf = nvmefs_ioq_buf_get(q);
-	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
-	s->hold = true;
-	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	q = read_held(ctrl, &a, &buf);
 	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
 	ck_assert_int_eq(nvmefs_ioq_arm(q), 0);
 	pfd.fd = nvmefs_ioq_fd(q);
@@ -2141,6 +2179,30 @@ START_TEST(test_outage_disconnect_noticed)
 	ck_assert_int_lt(now_ms() - start, 1000);
 	ck_assert_int_eq(a.status, -ECONNRESET);
 	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -ECONNRESET);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+/*
+ * A transport's arm that fails fails the queue through the controller's
+ * path, as a failed poll does: arm says there is work (the outage), and the
+ * I/O in flight ends at the next poll instead of waiting for its timeout.
+ */
+START_TEST(test_arm_error_fails_queue)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	void *buf;
+
+	q = read_held(ctrl, &a, &buf);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
+	fake_arm_error = -ENETDOWN;
+	ck_assert_int_gt(nvmefs_ioq_arm(q), 0);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -ENETDOWN);
+	poll_until(q, &a, 1000);
+	ck_assert_int_eq(a.status, -ENETDOWN);
 	nvmefs_ioq_buf_put(q, buf);
 	disconnect_io(ctrl, 1, true);
 }
@@ -3341,6 +3403,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_registered_keys);
 	tcase_add_test(tc, test_pool);
 	tcase_add_test(tc, test_fd_arm);
+	tcase_add_test(tc, test_arm_contract);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("map_data");
@@ -3375,6 +3438,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_outage_refused_probed_soon);
 	tcase_add_test(tc, test_outage_fewer_queues_shared);
 	tcase_add_test(tc, test_outage_disconnect_noticed);
+	tcase_add_test(tc, test_arm_error_fails_queue);
 	tcase_add_test(tc, test_outage_reconnect_requeues);
 	tcase_add_test(tc, test_outage_namespace_replaced);
 	tcase_add_test(tc, test_retry_without_dnr);

@@ -332,6 +332,9 @@ extern int fake_mr_fail;
 /* Commands go to the device only at the queue's next process() or arm(),
  * as rdma.c posts them; what a stopped queue had not posted never goes. */
 extern bool fake_defer_posts;
+/* What the next queue_arm returns instead of arming (0: nothing), once:
+ * a transport that finds its connection broken while arming. */
+extern int fake_arm_error;
 
 /* The target closes queue @qid: its event descriptor becomes readable and
  * queue_check() (and process() when it waits) report the loss. */

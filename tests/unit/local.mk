@@ -6,7 +6,8 @@
 
 FAKE_TRANSPORT_SOURCES = \
 	tests/unit/fake_transport.c \
-	tests/unit/fake_transport.h
+	tests/unit/fake_transport.h \
+	tests/unit/arm_contract.h
 # fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_sgl.h).
 UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS)
 UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
@@ -181,7 +182,7 @@ tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp
 check_PROGRAMS += $(TCP_UNIT_TESTS)
 UNIT_TESTS += $(TCP_UNIT_TESTS)
-tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c
+tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c tests/unit/arm_contract.h
 tests_unit_check_tcp_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_tcp_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_tcp_SOURCES = $(tests_unit_check_tcp_SOURCES)
