@@ -352,6 +352,14 @@ static void pump_pending(struct nvmefs_ioq *ioq)
 			/* Another namespace answers to this NSID now: never write to it. */
 			io->status = -ENODEV;
 			io->nlb_left = 0;
+		} else if (!io->started && io->nlb_left && !chunk_blocks(ioq, io)) {
+			/* Held through an outage, and the controller came back
+			 * moving less than one block in a command. */
+			io->status = nvmefs_error(-EINVAL, "namespace %u's %u-byte blocks are larger "
+						  "than the %u bytes %s moves in one command since it "
+						  "reconnected", io->nsid, 1u << io->lba_shift,
+						  atomic_load(&ioq->ctrl->max_xfer), ioq->ctrl->subnqn);
+			io->nlb_left = 0;
 		} else if (io_pump(ioq, io) < 0 && !io->started) {
 			return;
 		}

@@ -2209,6 +2209,68 @@ START_TEST(test_arm_error_fails_queue)
 END_TEST
 
 /*
+ * The target was reconfigured while we were away: 1024 bytes of in-capsule
+ * data instead of 4096 (IOCCSZ 68 instead of 260), 8 KiB per command
+ * instead of 1 MiB (MDTS).  The reconnect takes the new limits before any
+ * I/O goes again: the write the outage held is sent again in 8 KiB pieces,
+ * and a new 2 KiB write is no longer in-capsule (nvmet would reject it and
+ * read its data as the next PDU).
+ */
+START_TEST(test_reconnect_takes_new_limits)
+{
+	static const struct fake_target before = { .cntlid = CNTLID, .cap = CAP_MQES_1023,
+						   .vs = 0x10400, .mdts = MDTS_1M, .io = true,
+						   .ioccsz = 260 };
+	struct fake_target after = before;
+	struct cb_rec a = { 0 }, b = { 0 }, c = { 0 };
+	struct fake_step *s, *w1, *w2, *small, *big;
+	struct nvmefs_ctrl *ctrl = connect_recovering_to(&before, 10, 0);
+	struct nvmefs_ioq *q;
+	struct nvmefs_mr *mr;
+	struct nvme_id_ns id;
+	uint8_t *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	ck_assert_uint_eq(ctrl->max_xfer, MIB);
+	ck_assert_uint_eq(ctrl->inline_size, 4096);
+	buf = reg_buf(ctrl, 16384, 0x3c, &mr);
+	s = fake_expect_rw(1, nvme_cmd_write, 1, 0, 32, 16384);
+	s->hold = true;
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 32, buf, on_io, &a), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
+
+	after.mdts = MDTS_8K;
+	after.ioccsz = 68;
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_script_attempt(TRADDR, &after, 32, &id, 1, 1);
+	w1 = fake_expect_rw(1, nvme_cmd_write, 1, 0, 16, 8192);
+	w2 = fake_expect_rw(1, nvme_cmd_write, 1, 16, 16, 8192);
+	fake_disconnect(1);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(ctrl->max_xfer, 8192);
+	ck_assert_uint_eq(ctrl->inline_size, 1024);
+	assert_keyed(&w1->seen_sgl, buf, 8192, mr->rkey);
+	assert_keyed(&w2->seen_sgl, buf + 8192, 8192, mr->rkey);
+
+	big = fake_expect_rw(1, nvme_cmd_write, 1, 40, 4, 2048);
+	small = fake_expect_rw(1, nvme_cmd_write, 1, 48, 2, 1024);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 40, 4, buf, on_io, &b), 0);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 48, 2, buf, on_io, &c), 0);
+	poll_until(q, &c, 1000);
+	poll_until(q, &b, 1000);
+	assert_keyed(&big->seen_sgl, buf, 2048, mr->rkey);
+	assert_inline_sgl(&small->seen_sgl, 1024);
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
  * The controller's thread reconnects in place, and the read the outage
  * held is sent again and completes: the caller sees no error.
  */
@@ -3440,6 +3502,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_outage_disconnect_noticed);
 	tcase_add_test(tc, test_arm_error_fails_queue);
 	tcase_add_test(tc, test_outage_reconnect_requeues);
+	tcase_add_test(tc, test_reconnect_takes_new_limits);
 	tcase_add_test(tc, test_outage_namespace_replaced);
 	tcase_add_test(tc, test_retry_without_dnr);
 	tcase_add_test(tc, test_outage_create_fails_read_held);
