@@ -176,7 +176,8 @@ static void teardown(void)
 	fake_reset();
 }
 
-static void connect_with(uint8_t mdts, int ctrl_loss_s)
+/* Connects with @nr I/O queues of 32. */
+static void connect_queues(uint8_t mdts, int ctrl_loss_s, unsigned int nr)
 {
 	struct fake_target target = {
 		.cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400, .mdts = mdts, .io = true,
@@ -196,23 +197,34 @@ static void connect_with(uint8_t mdts, int ctrl_loss_s)
 	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &t.ctrl);
 	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
 	nvmefs_io_opts_init(&io);
-	io.nr_queues = 1;
+	io.nr_queues = nr;
 	io.queue_size = 32;
-	fake_script_io_queues(1, 32, CNTLID, default_ns, 1);
+	fake_script_io_queues(nr, 32, CNTLID, default_ns, 1);
 	ret = nvmefs_ctrl_create_io_queues(t.ctrl, &io);
 	ck_assert_msg(ret == 0, "create_io_queues: %d: %s", ret, nvmefs_errmsg());
 	ret = nvmefs_subsys_create_single(t.ctrl, &t.head);
 	ck_assert_msg(ret == 0, "subsys_create_single: %d: %s", ret, nvmefs_errmsg());
 }
 
-/* One worker with @depth buffers over the one I/O queue. */
-static void engine_create(unsigned int depth)
+static void connect_with(uint8_t mdts, int ctrl_loss_s)
 {
-	struct exp_opts o = { .workers = 1, .depth = depth, .max_io = MAX_IO };
+	connect_queues(mdts, ctrl_loss_s, 1);
+}
+
+/* @workers workers with @depth buffers each, one I/O queue each. */
+static void engine_create_workers(unsigned int workers, unsigned int depth)
+{
+	struct exp_opts o = { .workers = workers, .depth = depth, .max_io = MAX_IO };
 	int ret;
 
 	ret = exp_create(t.head, &o, &t_ops, &t.sock[0], &t.e);
 	ck_assert_msg(ret == 0, "exp_create: %d: %s", ret, exp_errmsg());
+}
+
+/* One worker with @depth buffers over the one I/O queue. */
+static void engine_create(unsigned int depth)
+{
+	engine_create_workers(1, depth);
 }
 
 static void engine_start(void)
@@ -224,15 +236,16 @@ static void engine_start(void)
  * left, and disconnects. */
 static void finish(void)
 {
-	struct exp_worker *w;
-	unsigned int n = 0;
-
 	exp_stop(t.e);
-	w = &t.e->workers[0];
-	for (struct exp_req *f = w->free; f; f = f->next)
-		n++;
-	ck_assert_uint_eq(n, t.e->opts.depth);
-	ck_assert_uint_eq(w->busy, 0);
+	for (unsigned int i = 0; i < t.e->opts.workers; i++) {
+		struct exp_worker *w = &t.e->workers[i];
+		unsigned int n = 0;
+
+		for (struct exp_req *f = w->free; f; f = f->next)
+			n++;
+		ck_assert_uint_eq(n, t.e->opts.depth);
+		ck_assert_uint_eq(w->busy, 0);
+	}
 	for (unsigned int i = 0; i < t.e->nr_resv; i++)
 		ck_assert(!t.e->resv[i].used);
 	exp_destroy(t.e);
@@ -644,6 +657,75 @@ START_TEST(test_posted_copy_and_after_stop)
 }
 END_TEST
 
+/* CPU time @w's thread has used, in ms. */
+static int64_t worker_cpu_ms(const struct exp_worker *w)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	ck_assert_int_eq(pthread_getcpuclockid(w->thread, &clk), 0);
+	ck_assert_int_eq(clock_gettime(clk, &ts), 0);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The target came back granting one I/O queue of two: worker 1's I/O goes
+ * out on worker 0's queue, and worker 0 has no request of its own.  Under
+ * a transport whose descriptor stays readable while a response waits and
+ * whose arm says nothing (as tcp.c's did), worker 0 must still poll the
+ * queue it carries I/O on: the read completes at once, not after the I/O
+ * timeout, and no worker spins once it has.
+ */
+START_TEST(test_forwarded_io_on_idle_worker)
+{
+	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				      .mdts = MDTS_1M, .io = true };
+	struct nvmefs_ctrl_status st;
+	uint8_t image[4096];
+	struct nvme_id_ns id;
+	struct fake_step *s;
+	struct exp_post p;
+	int64_t end, cpu[2];
+	struct done d;
+
+	connect_queues(MDTS_1M, 10, 2);
+	engine_create_workers(2, 1);
+	fill(image, sizeof(image), 41);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* I/O queue 2 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_script_attempt(TRADDR, &target, 32, &id, 2, 1);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_data(s, image, sizeof(image));
+	fake_arm_level = true;
+	engine_start();
+	fake_disconnect(1);
+	for (end = now_ms() + 5000; now_ms() < end; usleep(1000)) {
+		nvmefs_ctrl_status(t.ctrl, &st);
+		if (st.state == NVMEFS_CTRL_LIVE && st.reconnects == 1)
+			break;
+	}
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_LIVE);
+	ck_assert_uint_eq(st.io_queues, 1);
+	/* To worker 1, whose queue has no connection of its own. */
+	atomic_store(&t.e->post_next, 1);
+	post(&p, EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
+	d = wait_done(0, 2000);
+	ck_assert_int_eq(d.err, 0);
+	ck_assert_mem_eq(d.data, image, sizeof(image));
+	ck_assert_uint_eq(atomic_load(&t.e->workers[0].stats.reads), 0);
+	ck_assert_uint_eq(atomic_load(&t.e->workers[1].stats.reads), 1);
+	for (unsigned int i = 0; i < 2; i++)
+		cpu[i] = worker_cpu_ms(&t.e->workers[i]);
+	usleep(300000);
+	for (unsigned int i = 0; i < 2; i++)
+		ck_assert_msg(worker_cpu_ms(&t.e->workers[i]) - cpu[i] < 100,
+			      "worker %u spun while idle", i);
+	finish();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -660,6 +742,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_stats_pinned_bytes);
 	tcase_add_test(tc, test_posted_requests);
 	tcase_add_test(tc, test_posted_copy_and_after_stop);
+	tcase_add_test(tc, test_forwarded_io_on_idle_worker);
 	suite_add_tcase(s, tc);
 	return s;
 }
