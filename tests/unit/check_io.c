@@ -2208,6 +2208,29 @@ START_TEST(test_arm_error_fails_queue)
 }
 END_TEST
 
+/* @op (read or write) of @nlb blocks of namespace 1 at block 0, @len bytes
+ * at @buf, on @q, its response held back. */
+static void rw_held(struct nvmefs_ioq *q, uint8_t op, uint32_t nlb, uint32_t len, void *buf,
+		    struct cb_rec *rec)
+{
+	fake_expect_rw(1, op, 1, 0, nlb, len)->hold = true;
+	ck_assert_int_eq(op == nvme_cmd_write ? nvmefs_ioq_write(q, 1, 0, nlb, buf, on_io, rec) :
+			 nvmefs_ioq_read(q, 1, 0, nlb, buf, on_io, rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
+}
+
+/* The one I/O queue and the admin queue torn down, then a reconnect to @t,
+ * namespace 1 identifying as @ns. */
+static void script_back_as(const struct fake_target *t, const struct fake_ns *ns)
+{
+	struct nvme_id_ns id;
+
+	fake_id_ns(&id, ns->nsze, ns->lba_shift);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_script_attempt(TRADDR, t, 32, &id, 1, 1);
+}
+
 /*
  * The target was reconfigured while we were away: 1024 bytes of in-capsule
  * data instead of 4096 (IOCCSZ 68 instead of 260), 8 KiB per command
@@ -2223,11 +2246,10 @@ START_TEST(test_reconnect_takes_new_limits)
 						   .ioccsz = 260 };
 	struct fake_target after = before;
 	struct cb_rec a = { 0 }, b = { 0 }, c = { 0 };
-	struct fake_step *s, *w1, *w2, *small, *big;
+	struct fake_step *w1, *w2, *small, *big;
 	struct nvmefs_ctrl *ctrl = connect_recovering_to(&before, 10, 0);
 	struct nvmefs_ioq *q;
 	struct nvmefs_mr *mr;
-	struct nvme_id_ns id;
 	uint8_t *buf;
 
 	create_ioqs(ctrl, 1, 32, 0);
@@ -2235,17 +2257,11 @@ START_TEST(test_reconnect_takes_new_limits)
 	ck_assert_uint_eq(ctrl->max_xfer, MIB);
 	ck_assert_uint_eq(ctrl->inline_size, 4096);
 	buf = reg_buf(ctrl, 16384, 0x3c, &mr);
-	s = fake_expect_rw(1, nvme_cmd_write, 1, 0, 32, 16384);
-	s->hold = true;
-	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 0, 32, buf, on_io, &a), 0);
-	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
+	rw_held(q, nvme_cmd_write, 32, 16384, buf, &a);
 
 	after.mdts = MDTS_8K;
 	after.ioccsz = 68;
-	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
-	fake_expect_destroy();		/* I/O queue 1 */
-	fake_expect_destroy();		/* the admin queue */
-	fake_script_attempt(TRADDR, &after, 32, &id, 1, 1);
+	script_back_as(&after, &default_ns[0]);
 	w1 = fake_expect_rw(1, nvme_cmd_write, 1, 0, 16, 8192);
 	w2 = fake_expect_rw(1, nvme_cmd_write, 1, 16, 16, 8192);
 	fake_disconnect(1);
@@ -2264,6 +2280,45 @@ START_TEST(test_reconnect_takes_new_limits)
 	poll_until(q, &b, 1000);
 	assert_keyed(&big->seen_sgl, buf, 2048, mr->rkey);
 	assert_inline_sgl(&small->seen_sgl, 1024);
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * Held through an outage, a read of one 16 KiB block meets a controller
+ * that came back moving 8 KiB a command (MDTS): it cannot go in pieces, so
+ * it fails, with a message, rather than going out as a command of no blocks.
+ */
+START_TEST(test_reconnect_mdts_below_a_block)
+{
+	static const struct fake_ns ns16k[] = { { .nsid = 1, .nsze = 1ULL << 20, .lba_shift = 14 } };
+	static const struct fake_target before = { .cntlid = CNTLID, .cap = CAP_MQES_1023,
+						   .vs = 0x10400, .mdts = MDTS_1M, .io = true };
+	struct fake_target after = before;
+	struct nvmefs_ctrl *ctrl = connect_recovering_to(&before, 10, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_io_opts o;
+	struct nvmefs_ioq *q;
+	struct nvmefs_mr *mr;
+	uint8_t *buf;
+
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 1;
+	o.queue_size = 32;
+	fake_script_io_queues(1, 32, CNTLID, ns16k, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = reg_buf(ctrl, 16384, 0x3c, &mr);
+	rw_held(q, nvme_cmd_read, 1, 16384, buf, &a);
+
+	after.mdts = MDTS_8K;
+	script_back_as(&after, &ns16k[0]);
+	fake_disconnect(1);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, -EINVAL);
+	assert_msg_has("16384-byte blocks are larger than the 8192 bytes");
 	nvmefs_mr_dereg(mr);
 	free(buf);
 	disconnect_io(ctrl, 1, false);
@@ -3503,6 +3558,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_arm_error_fails_queue);
 	tcase_add_test(tc, test_outage_reconnect_requeues);
 	tcase_add_test(tc, test_reconnect_takes_new_limits);
+	tcase_add_test(tc, test_reconnect_mdts_below_a_block);
 	tcase_add_test(tc, test_outage_namespace_replaced);
 	tcase_add_test(tc, test_retry_without_dnr);
 	tcase_add_test(tc, test_outage_create_fails_read_held);
