@@ -153,7 +153,14 @@ struct nvmefs_transport_ops {
 	int (*queue_fd)(struct nvmefs_queue *q);
 	/* A descriptor readable when queue_check() has something to say. */
 	int (*queue_event_fd)(struct nvmefs_queue *q);
-	/* Arm the queue's descriptor; > 0 if completions are already waiting. */
+	/*
+	 * Arm the queue's descriptor.  > 0 if anything already waits for
+	 * process(): completions, or bytes a level-triggered descriptor stays
+	 * readable for.  Callers process the queue then, and otherwise sleep
+	 * on the descriptor.  -errno with a message if the queue is lost: the
+	 * caller fails it as it does a failed process().  Every transport the
+	 * unit tests reach is checked by tests/unit/arm_contract.h.
+	 */
 	int (*queue_arm)(struct nvmefs_queue *q);
 };
 
