@@ -219,7 +219,10 @@ static void *worker_main(void *arg)
 		bool busy = false;
 		int wait, n;
 
-		if (w->busy && worker_poll(w, 0) > 0)
+		/* Anything in flight on the queue, its own or I/O it carries for
+		 * another worker's queue (fewer queues granted): a worker woken
+		 * for it takes what came, whatever arm says. */
+		if ((w->busy || worker_inflight(w)) && worker_poll(w, 0) > 0)
 			busy = true;
 		if (w->retry_head && exp_run_retries(w))
 			busy = true;

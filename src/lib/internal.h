@@ -153,7 +153,14 @@ struct nvmefs_transport_ops {
 	int (*queue_fd)(struct nvmefs_queue *q);
 	/* A descriptor readable when queue_check() has something to say. */
 	int (*queue_event_fd)(struct nvmefs_queue *q);
-	/* Arm the queue's descriptor; > 0 if completions are already waiting. */
+	/*
+	 * Arm the queue's descriptor.  > 0 if anything already waits for
+	 * process(): completions, or bytes a level-triggered descriptor stays
+	 * readable for.  Callers process the queue then, and otherwise sleep
+	 * on the descriptor.  -errno with a message if the queue is lost: the
+	 * caller fails it as it does a failed process().  Every transport the
+	 * unit tests reach is checked by tests/unit/arm_contract.h.
+	 */
 	int (*queue_arm)(struct nvmefs_queue *q);
 };
 
@@ -368,14 +375,17 @@ struct nvmefs_ctrl {
 	 * none due), the rescan_tries'th time. */
 	int64_t rescan_at_ms;
 	unsigned int rescan_tries;
-	uint32_t max_xfer;		/* bytes per I/O command */
+	/* Bytes per I/O command, and in-capsule write data per command: from
+	 * Identify at every connect (nvmefs_io_take_limits()), read by every
+	 * thread that submits. */
+	_Atomic uint32_t max_xfer;
 	/* DH-HMAC-CHAP secrets and state (auth.c); NULL without a secret. */
 	struct nvmefs_auth *auth;
 	/* The NVM command set's limits (Identify CNS 06h), 0 where none:
 	 * bytes per Write Zeroes (WZSL), blocks per Deallocate range (DMRSL). */
 	uint64_t max_zeroes_bytes;
 	uint32_t max_dealloc_blocks;
-	uint32_t inline_size;		/* in-capsule write data per command */
+	_Atomic uint32_t inline_size;
 	/* The transport gives each transfer a remote key of its own. */
 	bool rkey_per_io;
 	/* mpath.c: one path of several.  Its I/O is never held through an
@@ -566,6 +576,11 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id);
 /* Tear the admin queue's transport down (it can be brought up again). */
 void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl);
+
+/* io_queues.c: the I/O limits Identify Controller @id gives (MDTS, IOCCSZ,
+ * ICDOFF), taken before any I/O goes on new queues, at the first connect
+ * and at every reconnect. */
+void nvmefs_io_take_limits(struct nvmefs_ctrl *ctrl, const struct nvme_id_ctrl *id);
 
 /* io.c, for recovery: bring every I/O queue back with the same geometry and
  * check the namespaces; tear their transports down. */

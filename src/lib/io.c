@@ -352,6 +352,14 @@ static void pump_pending(struct nvmefs_ioq *ioq)
 			/* Another namespace answers to this NSID now: never write to it. */
 			io->status = -ENODEV;
 			io->nlb_left = 0;
+		} else if (!io->started && io->nlb_left && !chunk_blocks(ioq, io)) {
+			/* Held through an outage, and the controller came back
+			 * moving less than one block in a command. */
+			io->status = nvmefs_error(-EINVAL, "namespace %u's %u-byte blocks are larger "
+						  "than the %u bytes %s moves in one command since it "
+						  "reconnected", io->nsid, 1u << io->lba_shift,
+						  atomic_load(&ioq->ctrl->max_xfer), ioq->ctrl->subnqn);
+			io->nlb_left = 0;
 		} else if (io_pump(ioq, io) < 0 && !io->started) {
 			return;
 		}
@@ -711,6 +719,7 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
 	unsigned int seq = atomic_load(&ctrl->wake_seq);
 	eventfd_t v;
+	int ret;
 
 	/* Taken before the state is looked at, so that a change after it wakes
 	 * us; and only after a change, so that arming costs no system call. */
@@ -740,7 +749,15 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 	housekeeping(ioq, nvmefs_now_ms());
 	if (atomic_load(&ctrl->failed))
 		return 1;
-	return ctrl->ops->queue_arm(&ioq->q);
+	ret = ctrl->ops->queue_arm(&ioq->q);
+	if (ret < 0) {
+		/* As a failed poll: the controller recovers, and poll has the
+		 * outage to act on. */
+		nvmefs_queue_fail(&ioq->q, ret);
+		nvmefs_ctrl_fail(ctrl, ret, nvmefs_errmsg());
+		return 1;
+	}
+	return ret;
 }
 
 bool nvmefs_ioq_can_take(const struct nvmefs_ioq *ioq)

@@ -302,6 +302,28 @@ void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&ctrl->io_lock);
 }
 
+void nvmefs_io_take_limits(struct nvmefs_ctrl *ctrl, const struct nvme_id_ctrl *id)
+{
+	/* The target's 32-bit count of 16-byte units, in 64 bits. */
+	uint64_t capsule = (uint64_t)nvmefs_le32_to_cpu(id->ioccsz) * 16;
+	uint32_t max_xfer, inline_size = 0;
+
+	/* A target reconfigured during an outage may take less than before:
+	 * the admin queue's transfers follow its MDTS too. */
+	ctrl->id.mdts = id->mdts;
+	ctrl->id.ioccsz = id->ioccsz;
+	ctrl->id.icdoff = id->icdoff;
+	max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
+	/* In-capsule data starts right after the SQE only when ICDOFF is 0;
+	 * no command carries more data than max_xfer. */
+	if (!id->icdoff && capsule > sizeof(struct nvmefs_sqe)) {
+		capsule -= sizeof(struct nvmefs_sqe);
+		inline_size = capsule < max_xfer ? (uint32_t)capsule : max_xfer;
+	}
+	atomic_store(&ctrl->max_xfer, max_xfer);
+	atomic_store(&ctrl->inline_size, inline_size);
+}
+
 /* Entries for every pool buffer's I/O in flight whole: one command per
  * largest transfer of it (@opts->buf_size is not 0), and the one entry a
  * full queue keeps free. */
@@ -347,7 +369,7 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	ret = may_ask(ctrl, opts->nr_queues);
 	if (ret < 0)
 		return ret;
-	ctrl->max_xfer = nvmefs_ctrl_limit_xfer(ctrl, SGL_MAX_XFER);
+	nvmefs_io_take_limits(ctrl, &ctrl->id);
 	if (opts->queue_size == NVMEFS_IO_QUEUE_SIZE_AUTO && opts->buf_size)
 		opts->queue_size = auto_queue_size(ctrl, opts, mqes);
 	if (opts->queue_size < 2 || opts->queue_size > mqes)
@@ -362,11 +384,6 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	ret = nvmefs_ctrl_read_nvm_limits(ctrl);
 	if (ret < 0)
 		return ret;
-	/* In-capsule data starts right after the SQE only when ICDOFF is 0. */
-	ctrl->inline_size = 0;
-	if (!ctrl->id.icdoff && nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 > sizeof(struct nvmefs_sqe))
-		ctrl->inline_size = nvmefs_le32_to_cpu(ctrl->id.ioccsz) * 16 - sizeof(struct nvmefs_sqe);
-
 	ret = set_nr_queues(ctrl, opts->nr_queues, opts->take_fewer ? &opts->nr_queues : NULL);
 	if (ret == 0)
 		ret = nvmefs_io_scan_namespaces(ctrl);

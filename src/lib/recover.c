@@ -277,6 +277,10 @@ static int reconnect(struct nvmefs_ctrl *ctrl)
 					   ctrl->subnqn);
 		}
 	}
+	/* Before the I/O queues connect: a TCP queue takes its in-capsule
+	 * size as it is created, and the held I/O goes once they are up. */
+	if (ret == 0)
+		nvmefs_io_take_limits(ctrl, id);
 	if (ret == 0)
 		ret = nvmefs_ctrl_register_again(ctrl);
 	if (ret == 0)

@@ -443,9 +443,23 @@ static int tcp_queue_fd(struct nvmefs_queue *q)
 
 static int tcp_queue_arm(struct nvmefs_queue *q)
 {
-	/* Nothing received waits in user space between polls: the socket's
-	 * descriptor, level-triggered, says when there is more. */
-	return flush(q);
+	struct tcp_queue *tq = q->tp;
+	uint8_t byte;
+	int n;
+
+	if (tq->fd < 0)
+		return q->failed ? q->failed : -ENOTCONN;
+	n = flush(q);
+	if (n != 0)
+		return n;
+	/* The descriptor is level-triggered: bytes left in the socket (a
+	 * response, what a batch left, the target's close) keep it readable,
+	 * and a caller that polls only when told would wake forever. */
+	if (recv(tq->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0)
+		return 1;
+	if (errno == EAGAIN || errno == EINTR)
+		return 0;
+	return conn_error(q, errno, "receiving");
 }
 
 /* Nothing to register: the kernel copies to and from any memory. */

@@ -282,6 +282,9 @@ nvmefs_mount() {
 # The PID in DIR.pid.
 nvmefs_pid() { cat "$1.pid"; }
 
+# cpu_ticks PID: the user and system clock ticks (getconf CLK_TCK a second) PID has used.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
 # nvmefs_unmount DIR: fusermount3 -u DIR; the daemon must exit within 30 s.
 nvmefs_unmount() {
 	local dir=$1 pid

@@ -126,6 +126,7 @@ TCP_TESTS = \
 	tests/integration/tcp/test-mount-crosscheck.tcp \
 	tests/integration/tcp/test-outage-port.tcp \
 	tests/integration/tcp/test-outage-link.tcp \
+	tests/integration/tcp/test-outage-fewer-queues.tcp \
 	tests/integration/tcp/test-auth-required.tcp \
 	tests/integration/tcp/test-auth-unasked.tcp \
 	tests/integration/tcp/test-container.tcp

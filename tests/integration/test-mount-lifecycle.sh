@@ -70,7 +70,6 @@ io_check "$mnt"
 log "an idle mount sleeps"
 # After I/O, the workers wait for the next request; a completion event left pending once made
 # them spin a whole CPU.  Over 3 s idle, the daemon may use a few ticks (keep-alive), not 10%.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 sleep 1
 t0=$(cpu_ticks "$pid")
 sleep 3

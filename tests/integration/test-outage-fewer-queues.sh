@@ -5,7 +5,9 @@
 # reconnect gets one I/O queue where the mount has two (one per worker). The mount carries on, the
 # second worker's I/O going through the first queue: fio writing and verifying (crc32c) through
 # the file sees no error, and both workers keep doing I/O. attr_qid_max raised again forces
-# another reconnect, which brings both queues back. Then the same under nvmefs perf --verify with
+# another reconnect, which brings both queues back. With one queue again, reads one at a time
+# leave the first worker idle while the second's I/O goes out on its queue: no I/O waits for the
+# timeout, and the idle daemon sleeps (over TCP too). Then the same under nvmefs perf --verify with
 # two queues on one thread, and, as the reference, the kernel initiator connected with two I/O
 # queues under the same fio job on its block device.
 . "$(dirname "$0")/lib.sh"
@@ -63,6 +65,37 @@ errors=$(nvmefs_stats "$mnt" .total.errors)
 [[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests: $(jq -c 'del(.queues)' "$mnt/stats")"
 reconnects=$(nvmefs_ctrl_stat "$mnt" reconnects)
 ((reconnects >= 2)) || fail "the mount reconnected $reconnects times, not twice: $(jq -c .controller "$mnt/stats")"
+
+log "one read at a time through the mount while the target grants 1 I/O queue"
+# One request at a time leaves the worker that did not read it idle: about half the reads are the
+# second worker's, sent and answered on the first one's queue, which that worker must poll with
+# nothing of its own in flight. Once, its socket's answer waited for the 30 s I/O timeout while the
+# worker spun on the readable socket.
+set_qid_max 1
+wait_io_queues "$mnt" 1
+reconnects=$(nvmefs_ctrl_stat "$mnt" reconnects)
+mapfile -t before < <(worker_ios "$mnt")
+start=$(date +%s%N)
+timeout 25 dd if="$mnt/n1" of=/dev/null bs=4k count=400 iflag=direct status=none ||
+	fail "400 reads of 4 KiB one at a time through the mount did not end within 25 s (exit $?): I/O carried for the other worker waited for the I/O timeout"
+mapfile -t after < <(worker_ios "$mnt")
+log "400 reads one at a time with one queue: $((($(date +%s%N) - start) / 1000000)) ms, by worker: $((after[0] - before[0])), $((after[1] - before[1]))"
+((after[1] > before[1])) || fail "worker 1 read nothing of the 400 reads: no I/O went through the other worker's queue"
+[[ $(nvmefs_ctrl_stat "$mnt" reconnects) == "$reconnects" ]] ||
+	fail "the mount reconnected during the reads (an I/O timed out?): $(jq -c .controller "$mnt/stats")"
+errors=$(nvmefs_stats "$mnt" .total.errors)
+[[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests: $(jq -c 'del(.queues)' "$mnt/stats")"
+# Idle with one queue for two workers, the daemon sleeps: a few ticks (keep-alive), not 10%.
+pid=$(nvmefs_pid "$mnt")
+hz=$(getconf CLK_TCK)
+sleep 1
+t0=$(cpu_ticks "$pid")
+sleep 3
+ticks=$(($(cpu_ticks "$pid") - t0))
+log "idle with one queue, the daemon used $ticks ticks of $((3 * hz)) in 3 s"
+((ticks * 10 < 3 * hz)) || fail "idle with one queue, the nvmefs daemon used $ticks clock ticks in 3 s (at $hz a second): it spins"
+set_qid_max "$orig"
+wait_io_queues "$mnt" 2
 nvmefs_unmount "$mnt"
 
 log "nvmefs perf --verify (2 queues, 1 thread) while the target grants 1 I/O queue, then 2 again"
@@ -94,4 +127,4 @@ set_qid_max "$orig"
 fio_load_check kernel 120
 log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queues at the end"
 kernel_disconnect "$nqn"
-echo "PASS: the target granting 1 of 2 I/O queues and then 2 again under fio verify through the mount and perf --verify: no I/O or verify error (the kernel initiator beside: the same)"
+echo "PASS: the target granting 1 of 2 I/O queues and then 2 again under fio verify through the mount and perf --verify: no I/O or verify error (the kernel initiator beside: the same); reads one at a time with one queue: none waited for the I/O timeout, and the idle daemon sleeps"

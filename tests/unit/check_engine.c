@@ -1,290 +1,22 @@
 /*
- * The export engine (src/export) without FUSE: a front end of the test's
- * own sends byte-range requests through a SOCK_SEQPACKET socket (one
- * request a message, as /dev/fuse gives one a read), the engine's worker
- * thread reads and dispatches them, and the library underneath talks to
- * the scripted transport.  Each request carries a cookie; the test checks
- * what reached the target, the bytes a read completes with, and that each
- * cookie completes exactly once.
+ * The export engine (src/export) without FUSE, through engine_harness.h:
+ * requests read and posted, split, retried, reserved and counted.  The
+ * outages are check_engine_outage.c's.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
 #include <nvme/types.h>
 
-#include "fake_transport.h"
-#include "../../src/export/engine.h"
-#include "../../src/export/export_priv.h"
-
-#define TRADDR "192.0.2.20"
-#define SUBNQN "nqn.2024-01.io.example:io"
-#define CNTLID 0x0021
-#define CAP_MQES_1023 0x00000000010003ffULL
-/* 2^2 pages of 4 KiB: 16 KiB, 32 blocks of 512 bytes, per command. */
-#define MDTS_16K 2
-#define MDTS_1M 8
-#define MAX_IO (64u << 10)
-#define NR_COOKIES 4
-
-static const struct fake_ns default_ns[] = { { .nsid = 1, .nsze = 1ULL << 20, .lba_shift = 9 } };
-
-/* What the test's front end sends: a header, then a write's payload. */
-struct tmsg {
-	uint32_t op;		/* enum exp_op */
-	uint32_t nsid;
-	uint64_t off;
-	uint32_t size;
-	uint32_t cookie;	/* index into t.done */
-};
-
-struct done {
-	unsigned int calls;
-	int err;
-	size_t len;
-	uint8_t *data;		/* a read's bytes, copied */
-	const void *from;	/* where the engine completed a read from */
-};
-
-static struct {
-	pthread_mutex_t lock;
-	struct done done[NR_COOKIES];
-	unsigned int dispatched, refused;
-	struct exp_ns ns;
-	int sock[2];
-	struct nvmefs_ctrl *ctrl;
-	/* The head of that one path, which the engine sends through. */
-	struct nvmefs_subsys *head;
-	struct exp *e;
-} t;
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static ssize_t t_read(void *arg, void *buf, size_t size)
-{
-	ssize_t n = recv(*(int *)arg, buf, size, MSG_DONTWAIT);
-
-	if (n == 0)
-		return -ENODEV;
-	return n < 0 ? -errno : n;
-}
-
-static uint32_t t_io_nsid(void *arg, const void *buf, size_t len)
-{
-	(void)arg;
-	ck_assert_uint_ge(len, sizeof(struct tmsg));
-	return ((const struct tmsg *)buf)->nsid;
-}
-
-static void t_dispatch(void *arg, void *buf, size_t len)
-{
-	struct tmsg m;
-
-	(void)arg;
-	ck_assert_uint_ge(len, sizeof(m));
-	memcpy(&m, buf, sizeof(m));
-	pthread_mutex_lock(&t.lock);
-	t.dispatched++;
-	pthread_mutex_unlock(&t.lock);
-	exp_submit(&t.done[m.cookie], &t.ns, (enum exp_op)m.op, m.off, m.size,
-		   m.op == EXP_WRITE ? (uint8_t *)buf + sizeof(m) : NULL);
-}
-
-static void t_refuse(void *arg, const void *buf, int err)
-{
-	(void)arg;
-	(void)buf;
-	(void)err;
-	pthread_mutex_lock(&t.lock);
-	t.refused++;
-	pthread_mutex_unlock(&t.lock);
-}
-
-static void t_complete_read(void *cookie, const void *data, size_t len)
-{
-	struct done *d = cookie;
-
-	pthread_mutex_lock(&t.lock);
-	free(d->data);
-	d->data = malloc(len);
-	ck_assert_ptr_nonnull(d->data);
-	memcpy(d->data, data, len);
-	d->from = data;
-	d->len = len;
-	d->err = 0;
-	d->calls++;
-	pthread_mutex_unlock(&t.lock);
-}
-
-static void t_complete(void *cookie, enum exp_op op, int err, size_t len)
-{
-	struct done *d = cookie;
-
-	(void)op;
-	pthread_mutex_lock(&t.lock);
-	d->err = err;
-	d->len = len;
-	d->calls++;
-	pthread_mutex_unlock(&t.lock);
-}
-
-static const struct exp_ops t_ops = {
-	.read = t_read,
-	.io_nsid = t_io_nsid,
-	.dispatch = t_dispatch,
-	.refuse = t_refuse,
-	.complete_read = t_complete_read,
-	.complete = t_complete,
-};
-
-static void setup(void)
-{
-	fake_reset();
-	memset(&t, 0, sizeof(t));
-	pthread_mutex_init(&t.lock, NULL);
-	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, t.sock), 0);
-	t.ns.nsid = 1;
-	t.ns.lba_size = 512;
-	t.ns.lba_shift = 9;
-	t.ns.max_zeroes_nlb = 1u << 16;
-	atomic_init(&t.ns.size, default_ns[0].nsze << 9);
-	snprintf(t.ns.name, sizeof(t.ns.name), "n1");
-}
-
-static void teardown(void)
-{
-	for (unsigned int i = 0; i < NR_COOKIES; i++)
-		free(t.done[i].data);
-	close(t.sock[0]);
-	close(t.sock[1]);
-	pthread_mutex_destroy(&t.lock);
-	fake_reset();
-}
-
-static void connect_with(uint8_t mdts, int ctrl_loss_s)
-{
-	struct fake_target target = {
-		.cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400, .mdts = mdts, .io = true,
-	};
-	struct nvmefs_connect_opts opts;
-	struct nvmefs_io_opts io;
-	int ret;
-
-	fake_opts(&opts, TRADDR, 0);
-	opts.subnqn = SUBNQN;
-	opts.kato_ms = 0;
-	if (ctrl_loss_s) {
-		opts.ctrl_loss_tmo_s = ctrl_loss_s;
-		opts.reconnect_delay_s = 1;
-	}
-	fake_script_connect_kato(TRADDR, "4420", &target, 0);
-	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &t.ctrl);
-	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
-	nvmefs_io_opts_init(&io);
-	io.nr_queues = 1;
-	io.queue_size = 32;
-	fake_script_io_queues(1, 32, CNTLID, default_ns, 1);
-	ret = nvmefs_ctrl_create_io_queues(t.ctrl, &io);
-	ck_assert_msg(ret == 0, "create_io_queues: %d: %s", ret, nvmefs_errmsg());
-	ret = nvmefs_subsys_create_single(t.ctrl, &t.head);
-	ck_assert_msg(ret == 0, "subsys_create_single: %d: %s", ret, nvmefs_errmsg());
-}
-
-/* One worker with @depth buffers over the one I/O queue. */
-static void engine_create(unsigned int depth)
-{
-	struct exp_opts o = { .workers = 1, .depth = depth, .max_io = MAX_IO };
-	int ret;
-
-	ret = exp_create(t.head, &o, &t_ops, &t.sock[0], &t.e);
-	ck_assert_msg(ret == 0, "exp_create: %d: %s", ret, exp_errmsg());
-}
-
-static void engine_start(void)
-{
-	ck_assert_int_eq(exp_start(t.e, t.sock[0]), 0);
-}
-
-/* Stops the engine, checks every buffer came back and no reservation is
- * left, and disconnects. */
-static void finish(void)
-{
-	struct exp_worker *w;
-	unsigned int n = 0;
-
-	exp_stop(t.e);
-	w = &t.e->workers[0];
-	for (struct exp_req *f = w->free; f; f = f->next)
-		n++;
-	ck_assert_uint_eq(n, t.e->opts.depth);
-	ck_assert_uint_eq(w->busy, 0);
-	for (unsigned int i = 0; i < t.e->nr_resv; i++)
-		ck_assert(!t.e->resv[i].used);
-	exp_destroy(t.e);
-	fake_expect_destroy();
-	fake_script_disconnect();
-	nvmefs_subsys_destroy(t.head);
-	fake_assert_done();
-}
-
-static void send_req(enum exp_op op, uint64_t off, uint32_t size, unsigned int cookie,
-		     const uint8_t *payload)
-{
-	uint8_t msg[sizeof(struct tmsg) + MAX_IO];
-	struct tmsg m = { .op = op, .nsid = 1, .off = off, .size = size, .cookie = cookie };
-	size_t len = sizeof(m);
-
-	memcpy(msg, &m, sizeof(m));
-	if (payload) {
-		memcpy(msg + sizeof(m), payload, size);
-		len += size;
-	}
-	ck_assert_int_eq(send(t.sock[1], msg, len, 0), (ssize_t)len);
-}
-
-/* Waits up to @max_ms for cookie @i's completion; then, a little longer,
- * that no second one comes. */
-static struct done wait_done(unsigned int i, int max_ms)
-{
-	int64_t end = now_ms() + max_ms;
-	struct done d;
-
-	for (;;) {
-		pthread_mutex_lock(&t.lock);
-		d = t.done[i];
-		pthread_mutex_unlock(&t.lock);
-		if (d.calls || now_ms() >= end)
-			break;
-		usleep(1000);
-	}
-	ck_assert_msg(d.calls, "request %u did not complete within %d ms", i, max_ms);
-	usleep(20000);
-	pthread_mutex_lock(&t.lock);
-	ck_assert_uint_eq(t.done[i].calls, 1);
-	pthread_mutex_unlock(&t.lock);
-	return d;
-}
-
-static void fill(uint8_t *p, size_t len, uint8_t seed)
-{
-	for (size_t i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed + i * 7 + (i >> 9));
-}
+#include "engine_harness.h"
 
 /* ------------------------------------------------------------------------ */
 
@@ -454,69 +186,6 @@ START_TEST(test_flush_after_writes)
 }
 END_TEST
 
-/* The controller's thread reconnecting one I/O queue of 32: both queues
- * torn down, an attempt refused, then one that gets through. */
-static void script_refused_then_back(void)
-{
-	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
-				      .mdts = MDTS_1M, .io = true };
-	struct fake_step *s;
-	struct nvme_id_ns id;
-
-	fake_expect_destroy();		/* I/O queue 1 */
-	fake_expect_destroy();		/* the admin queue */
-	s = fake_expect_create(TRADDR, "4420");
-	s->create_ret = -ECONNREFUSED;
-	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
-	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
-	fake_script_attempt(TRADDR, &target, 32, &id, 1, 1);
-}
-
-/*
- * A read to a namespace the queue holds (its controller reconnecting) is
- * parked, copied out of the buffer it came in, and not dispatched; once the
- * controller is back it goes, and completes with the target's bytes.
- */
-START_TEST(test_held_namespace_parks)
-{
-	struct nvmefs_ioq *q;
-	uint8_t image[4096];
-	struct fake_step *s;
-	unsigned int dispatched = 0;
-	bool parked = false;
-	struct done d;
-	int64_t end;
-
-	connect_with(MDTS_1M, 10);
-	q = nvmefs_ctrl_io_queue(t.ctrl, 0);
-	engine_create(2);
-	script_refused_then_back();
-	fill(image, sizeof(image), 23);
-	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
-	fake_step_data(s, image, sizeof(image));
-	engine_start();
-	fake_disconnect(1);
-	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
-		usleep(1000);
-	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
-	send_req(EXP_READ, 0, 4096, 0, NULL);
-	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000)) {
-		pthread_mutex_lock(&t.lock);
-		dispatched = t.dispatched;
-		pthread_mutex_unlock(&t.lock);
-		parked = atomic_load(&t.e->parked_bytes) > 0;
-	}
-	ck_assert_msg(parked, "the held read was not parked");
-	ck_assert_uint_eq(dispatched, 0);
-	d = wait_done(0, 10000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_mem_eq(d.data, image, sizeof(image));
-	ck_assert_uint_eq(t.dispatched, 1);
-	ck_assert_uint_eq(atomic_load(&t.e->parked_bytes), 0);
-	finish();
-}
-END_TEST
-
 /* The number after "@key": in the stats' JSON @text. */
 static uint64_t json_number(const char *text, const char *key)
 {
@@ -555,16 +224,6 @@ START_TEST(test_stats_pinned_bytes)
 	finish();
 }
 END_TEST
-
-/* A request posted as FUSE over io_uring's ring threads post them. */
-static void post(struct exp_post *p, enum exp_op op, uint64_t off, size_t size,
-		 unsigned int cookie, const void *data, bool copy, void *read_buf, size_t read_room)
-{
-	*p = (struct exp_post){ .cookie = &t.done[cookie], .ns = &t.ns, .op = op, .off = off,
-				.size = size, .data = data, .copy = copy, .read_buf = read_buf,
-				.read_room = read_room };
-	exp_post(t.e, p);
-}
 
 /*
  * Posted from another thread (this one) rather than read from the source:
@@ -656,11 +315,11 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_retryable_status);
 	tcase_add_test(tc, test_dnr_status_fails);
 	tcase_add_test(tc, test_flush_after_writes);
-	tcase_add_test(tc, test_held_namespace_parks);
 	tcase_add_test(tc, test_stats_pinned_bytes);
 	tcase_add_test(tc, test_posted_requests);
 	tcase_add_test(tc, test_posted_copy_and_after_stop);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, engine_outage_tcase());
 	return s;
 }
 

@@ -24,7 +24,9 @@
 #include <check.h>
 #include <nvme/util.h>
 
+#include "arm_contract.h"
 #include "fake_transport.h"
+#include "io_priv.h"
 #include "rdma_sgl.h"
 
 #define TRADDR "192.0.2.20"
@@ -1575,6 +1577,48 @@ START_TEST(test_fd_arm)
 }
 END_TEST
 
+/* A read of blocks 0-7 on @ctrl's one new I/O queue, its response held back. */
+static struct nvmefs_ioq *read_held(struct nvmefs_ctrl *ctrl, struct cb_rec *rec, void **buf)
+{
+	struct nvmefs_ioq *q;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	*buf = nvmefs_ioq_buf_get(q);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096)->hold = true;
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, *buf, on_io, rec), 0);
+	return q;
+}
+
+/* The arm contract every transport keeps (arm_contract.h), here the fake's. */
+static void answer_release(void *arg)
+{
+	(void)arg;
+	ck_assert_uint_eq(fake_release(1), 1);
+}
+
+static bool rec_ended(void *arg)
+{
+	return ((const struct cb_rec *)arg)->calls == 1;
+}
+
+START_TEST(test_arm_contract)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec rec = { 0 };
+	struct arm_contract c = { .answer = answer_release, .ended = rec_ended, .arg = &rec };
+	struct nvmefs_ioq *ioq;
+	void *buf;
+
+	ioq = read_held(ctrl, &rec, &buf);
+	c.q = &ioq->q;
+	arm_contract_check(&c);
+	ck_assert_int_eq(rec.status, 0);
+	nvmefs_ioq_buf_put(ioq, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* How data travels: nvmefs_rdma_map_data()                                 */
 /* ------------------------------------------------------------------------ */
@@ -2120,16 +2164,10 @@ START_TEST(test_outage_disconnect_noticed)
 	struct pollfd pfd = { .events = POLLIN };
 	struct cb_rec a = { 0 };
 	struct nvmefs_ioq *q;
-	struct fake_step *s;
 	int64_t start;
 	void *buf;
 
-	create_ioqs(ctrl, 1, 32, 0);
-	q = nvmefs_ctrl_io_queue(ctrl, 0);
-	buf = nvmefs_ioq_buf_get(q);
-	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
-	s->hold = true;
-	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	q = read_held(ctrl, &a, &buf);
 	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
 	ck_assert_int_eq(nvmefs_ioq_arm(q), 0);
 	pfd.fd = nvmefs_ioq_fd(q);
@@ -2143,6 +2181,147 @@ START_TEST(test_outage_disconnect_noticed)
 	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -ECONNRESET);
 	nvmefs_ioq_buf_put(q, buf);
 	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+/*
+ * A transport's arm that fails fails the queue through the controller's
+ * path, as a failed poll does: arm says there is work (the outage), and the
+ * I/O in flight ends at the next poll instead of waiting for its timeout.
+ */
+START_TEST(test_arm_error_fails_queue)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_ioq *q;
+	void *buf;
+
+	q = read_held(ctrl, &a, &buf);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
+	fake_arm_error = -ENETDOWN;
+	ck_assert_int_gt(nvmefs_ioq_arm(q), 0);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -ENETDOWN);
+	poll_until(q, &a, 1000);
+	ck_assert_int_eq(a.status, -ENETDOWN);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, true);
+}
+END_TEST
+
+/* @op (read or write) of @nlb blocks of namespace 1 at block 0, @len bytes
+ * at @buf, on @q, its response held back. */
+static void rw_held(struct nvmefs_ioq *q, uint8_t op, uint32_t nlb, uint32_t len, void *buf,
+		    struct cb_rec *rec)
+{
+	fake_expect_rw(1, op, 1, 0, nlb, len)->hold = true;
+	ck_assert_int_eq(op == nvme_cmd_write ? nvmefs_ioq_write(q, 1, 0, nlb, buf, on_io, rec) :
+			 nvmefs_ioq_read(q, 1, 0, nlb, buf, on_io, rec), 0);
+	ck_assert_int_eq(nvmefs_ioq_poll(q, 0), 0);
+}
+
+/* The one I/O queue and the admin queue torn down, then a reconnect to @t,
+ * namespace 1 identifying as @ns. */
+static void script_back_as(const struct fake_target *t, const struct fake_ns *ns)
+{
+	struct nvme_id_ns id;
+
+	fake_id_ns(&id, ns->nsze, ns->lba_shift);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_script_attempt(TRADDR, t, 32, &id, 1, 1);
+}
+
+/*
+ * The target was reconfigured while we were away: 1024 bytes of in-capsule
+ * data instead of 4096 (IOCCSZ 68 instead of 260), 8 KiB per command
+ * instead of 1 MiB (MDTS).  The reconnect takes the new limits before any
+ * I/O goes again: the write the outage held is sent again in 8 KiB pieces,
+ * and a new 2 KiB write is no longer in-capsule (nvmet would reject it and
+ * read its data as the next PDU).
+ */
+START_TEST(test_reconnect_takes_new_limits)
+{
+	static const struct fake_target before = { .cntlid = CNTLID, .cap = CAP_MQES_1023,
+						   .vs = 0x10400, .mdts = MDTS_1M, .io = true,
+						   .ioccsz = 260 };
+	struct fake_target after = before;
+	struct cb_rec a = { 0 }, b = { 0 }, c = { 0 };
+	struct fake_step *w1, *w2, *small, *big;
+	struct nvmefs_ctrl *ctrl = connect_recovering_to(&before, 10, 0);
+	struct nvmefs_ioq *q;
+	struct nvmefs_mr *mr;
+	uint8_t *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	ck_assert_uint_eq(ctrl->max_xfer, MIB);
+	ck_assert_uint_eq(ctrl->inline_size, 4096);
+	buf = reg_buf(ctrl, 16384, 0x3c, &mr);
+	rw_held(q, nvme_cmd_write, 32, 16384, buf, &a);
+
+	after.mdts = MDTS_8K;
+	after.ioccsz = 68;
+	script_back_as(&after, &default_ns[0]);
+	w1 = fake_expect_rw(1, nvme_cmd_write, 1, 0, 16, 8192);
+	w2 = fake_expect_rw(1, nvme_cmd_write, 1, 16, 16, 8192);
+	fake_disconnect(1);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_uint_eq(ctrl->max_xfer, 8192);
+	ck_assert_uint_eq(ctrl->inline_size, 1024);
+	assert_keyed(&w1->seen_sgl, buf, 8192, mr->rkey);
+	assert_keyed(&w2->seen_sgl, buf + 8192, 8192, mr->rkey);
+
+	big = fake_expect_rw(1, nvme_cmd_write, 1, 40, 4, 2048);
+	small = fake_expect_rw(1, nvme_cmd_write, 1, 48, 2, 1024);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 40, 4, buf, on_io, &b), 0);
+	ck_assert_int_eq(nvmefs_ioq_write(q, 1, 48, 2, buf, on_io, &c), 0);
+	poll_until(q, &c, 1000);
+	poll_until(q, &b, 1000);
+	assert_keyed(&big->seen_sgl, buf, 2048, mr->rkey);
+	assert_inline_sgl(&small->seen_sgl, 1024);
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
+/*
+ * Held through an outage, a read of one 16 KiB block meets a controller
+ * that came back moving 8 KiB a command (MDTS): it cannot go in pieces, so
+ * it fails, with a message, rather than going out as a command of no blocks.
+ */
+START_TEST(test_reconnect_mdts_below_a_block)
+{
+	static const struct fake_ns ns16k[] = { { .nsid = 1, .nsze = 1ULL << 20, .lba_shift = 14 } };
+	static const struct fake_target before = { .cntlid = CNTLID, .cap = CAP_MQES_1023,
+						   .vs = 0x10400, .mdts = MDTS_1M, .io = true };
+	struct fake_target after = before;
+	struct nvmefs_ctrl *ctrl = connect_recovering_to(&before, 10, 0);
+	struct cb_rec a = { 0 };
+	struct nvmefs_io_opts o;
+	struct nvmefs_ioq *q;
+	struct nvmefs_mr *mr;
+	uint8_t *buf;
+
+	nvmefs_io_opts_init(&o);
+	o.nr_queues = 1;
+	o.queue_size = 32;
+	fake_script_io_queues(1, 32, CNTLID, ns16k, 1);
+	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = reg_buf(ctrl, 16384, 0x3c, &mr);
+	rw_held(q, nvme_cmd_read, 1, 16384, buf, &a);
+
+	after.mdts = MDTS_8K;
+	script_back_as(&after, &ns16k[0]);
+	fake_disconnect(1);
+	poll_until(q, &a, 5000);
+	ck_assert_int_eq(a.status, -EINVAL);
+	assert_msg_has("16384-byte blocks are larger than the 8192 bytes");
+	nvmefs_mr_dereg(mr);
+	free(buf);
+	disconnect_io(ctrl, 1, false);
 }
 END_TEST
 
@@ -3341,6 +3520,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_registered_keys);
 	tcase_add_test(tc, test_pool);
 	tcase_add_test(tc, test_fd_arm);
+	tcase_add_test(tc, test_arm_contract);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("map_data");
@@ -3375,7 +3555,10 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_outage_refused_probed_soon);
 	tcase_add_test(tc, test_outage_fewer_queues_shared);
 	tcase_add_test(tc, test_outage_disconnect_noticed);
+	tcase_add_test(tc, test_arm_error_fails_queue);
 	tcase_add_test(tc, test_outage_reconnect_requeues);
+	tcase_add_test(tc, test_reconnect_takes_new_limits);
+	tcase_add_test(tc, test_reconnect_mdts_below_a_block);
 	tcase_add_test(tc, test_outage_namespace_replaced);
 	tcase_add_test(tc, test_retry_without_dnr);
 	tcase_add_test(tc, test_outage_create_fails_read_held);

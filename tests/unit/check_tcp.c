@@ -21,6 +21,7 @@
 
 #include <check.h>
 
+#include "arm_contract.h"
 #include "internal.h"
 #include "tcp_pdu.h"
 
@@ -1013,6 +1014,53 @@ START_TEST(test_closed_peer_noticed)
 }
 END_TEST
 
+/* The arm contract, over a socket: a response that arrived is reported by
+ * arm, not left to a level-triggered descriptor that nobody polls. */
+static void answer_rsp(void *arg)
+{
+	const struct nvmefs_req *req = arg;
+	struct pdu p;
+
+	pdu_c2h(&p, req->cid, 0, 4096, NVMEFS_TCP_F_DATA_LAST, 0x5a);
+	ck_assert_int_eq(write(peer.fd, p.b, p.len), (ssize_t)p.len);
+	pdu_rsp(&p, req->cid, 0);
+	ck_assert_int_eq(write(peer.fd, p.b, p.len), (ssize_t)p.len);
+}
+
+static bool req_ended(void *arg)
+{
+	(void)arg;
+	return ended == 1;
+}
+
+START_TEST(test_arm_contract)
+{
+	struct nvmefs_req *req = read_in_flight(4096);
+	struct arm_contract c = { .q = &q, .answer = answer_rsp, .ended = req_ended, .arg = req };
+
+	arm_contract_check(&c);
+	ck_assert_int_eq(last_error, 0);
+}
+END_TEST
+
+/* A connection that is gone is an arm error: the caller fails the queue
+ * rather than sleeping on it. */
+START_TEST(test_arm_reports_a_reset)
+{
+	struct linger l = { .l_onoff = 1, .l_linger = 0 };
+
+	read_in_flight(4096);
+	ck_assert_int_eq(nvmefs_tcp_ops.queue_arm(&q), 0);
+	/* Abortive: the host's socket gets a reset, not an end of stream. */
+	ck_assert_int_eq(setsockopt(peer.fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l)), 0);
+	close(peer.fd);
+	peer.fd = -1;
+	delivered();
+	ck_assert_int_eq(nvmefs_tcp_ops.queue_arm(&q), -ECONNRESET);
+	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "queue 1"));
+}
+END_TEST
+
 /* The kernel copies to and from any memory: a registration is a mark that
  * the region is known (mr.c reads tp as "registered"), and pins nothing. */
 START_TEST(test_nothing_pinned)
@@ -1097,6 +1145,8 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_bad_hlen);
 	tcase_add_test(tc, test_c2h_term_req);
 	tcase_add_test(tc, test_closed_peer_noticed);
+	tcase_add_test(tc, test_arm_contract);
+	tcase_add_test(tc, test_arm_reports_a_reset);
 	suite_add_tcase(s, tc);
 	return s;
 }

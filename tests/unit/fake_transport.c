@@ -79,6 +79,8 @@ struct fake_stats fake_stats;
 struct nvmefs_ctrl *fake_last_ctrl;
 int fake_mr_fail;
 bool fake_defer_posts;
+int fake_arm_error;
+bool fake_arm_level;
 
 static void stat_inc(unsigned int *counter)
 {
@@ -113,6 +115,8 @@ void fake_reset(void)
 	mr_serial = 0;
 	fake_mr_fail = 0;
 	fake_defer_posts = false;
+	fake_arm_error = 0;
+	fake_arm_level = false;
 	memset(queues, 0, sizeof(queues));
 	memset(stopped_qid, 0, sizeof(stopped_qid));
 	memset(&fake_stats, 0, sizeof(fake_stats));
@@ -1084,10 +1088,23 @@ static int fake_queue_arm(struct nvmefs_queue *q)
 	uint64_t count;
 
 	ck_assert_ptr_nonnull(fq);
+	if (fake_arm_error) {
+		int err = fake_arm_error;
+
+		fake_arm_error = 0;
+		return nvmefs_error(err, "queue %u: arming failed (scripted)", q->qid);
+	}
 	post_all(q, fq);
 	/* As ibv_req_notify_cq(): consume the old event, then arm. */
 	if (read(fq->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
 		ck_abort_msg("reading the queue's eventfd: %s", strerror(errno));
+	if (fake_arm_level) {
+		count = 1;
+		if (fq->ev_head < fq->nr_ev)
+			ck_assert_int_eq(write(fq->efd, &count, sizeof(count)), (int)sizeof(count));
+		fq->armed = true;
+		return 0;
+	}
 	if (fq->ev_head < fq->nr_ev)
 		return 1;
 	fq->armed = true;

@@ -332,6 +332,14 @@ extern int fake_mr_fail;
 /* Commands go to the device only at the queue's next process() or arm(),
  * as rdma.c posts them; what a stopped queue had not posted never goes. */
 extern bool fake_defer_posts;
+/* What the next queue_arm returns instead of arming (0: nothing), once:
+ * a transport that finds its connection broken while arming. */
+extern int fake_arm_error;
+/* queue_arm reports nothing waiting and leaves the descriptor readable
+ * while completions wait, as a level-triggered socket whose arm does not
+ * look: a caller must still poll a queue whose descriptor woke it.  Set
+ * before any thread arms. */
+extern bool fake_arm_level;
 
 /* The target closes queue @qid: its event descriptor becomes readable and
  * queue_check() (and process() when it waits) report the loss. */

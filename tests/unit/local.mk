@@ -6,7 +6,8 @@
 
 FAKE_TRANSPORT_SOURCES = \
 	tests/unit/fake_transport.c \
-	tests/unit/fake_transport.h
+	tests/unit/fake_transport.h \
+	tests/unit/arm_contract.h
 # fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_sgl.h).
 UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS)
 UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
@@ -142,7 +143,8 @@ tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
 
 # The export engine (src/export) without FUSE, over the library and the
 # scripted transport: plain, ASan, and TSan (its worker is a thread).
-ENGINE_UNIT_SOURCES = tests/unit/check_engine.c $(FAKE_TRANSPORT_SOURCES) \
+ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_outage.c \
+	tests/unit/engine_harness.c tests/unit/engine_harness.h $(FAKE_TRANSPORT_SOURCES) \
 	src/export/engine.h src/export/export_priv.h src/export/requests.c src/export/worker.c \
 	src/export/post.c \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
@@ -181,7 +183,7 @@ tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp
 check_PROGRAMS += $(TCP_UNIT_TESTS)
 UNIT_TESTS += $(TCP_UNIT_TESTS)
-tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c
+tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c tests/unit/arm_contract.h
 tests_unit_check_tcp_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_tcp_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_tcp_SOURCES = $(tests_unit_check_tcp_SOURCES)

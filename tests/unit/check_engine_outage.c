@@ -1,0 +1,163 @@
+/*
+ * The export engine through outages (engine_harness.h): requests to a held
+ * namespace parked, and I/O carried for another worker's queue when the
+ * target grants fewer queues.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <nvme/types.h>
+
+#include "engine_harness.h"
+
+/* The controller's thread reconnecting one I/O queue of 32: both queues
+ * torn down, an attempt refused, then one that gets through. */
+static void script_refused_then_back(void)
+{
+	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				      .mdts = MDTS_1M, .io = true };
+	struct fake_step *s;
+	struct nvme_id_ns id;
+
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_script_attempt(TRADDR, &target, 32, &id, 1, 1);
+}
+
+/*
+ * A read to a namespace the queue holds (its controller reconnecting) is
+ * parked, copied out of the buffer it came in, and not dispatched; once the
+ * controller is back it goes, and completes with the target's bytes.
+ */
+START_TEST(test_held_namespace_parks)
+{
+	struct nvmefs_ioq *q;
+	uint8_t image[4096];
+	struct fake_step *s;
+	unsigned int dispatched = 0;
+	bool parked = false;
+	struct done d;
+	int64_t end;
+
+	connect_with(MDTS_1M, 10);
+	q = nvmefs_ctrl_io_queue(t.ctrl, 0);
+	engine_create(2);
+	script_refused_then_back();
+	fill(image, sizeof(image), 23);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_data(s, image, sizeof(image));
+	engine_start();
+	fake_disconnect(1);
+	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
+		usleep(1000);
+	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
+	send_req(EXP_READ, 0, 4096, 0, NULL);
+	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000)) {
+		pthread_mutex_lock(&t.lock);
+		dispatched = t.dispatched;
+		pthread_mutex_unlock(&t.lock);
+		parked = atomic_load(&t.e->parked_bytes) > 0;
+	}
+	ck_assert_msg(parked, "the held read was not parked");
+	ck_assert_uint_eq(dispatched, 0);
+	d = wait_done(0, 10000);
+	ck_assert_int_eq(d.err, 0);
+	ck_assert_mem_eq(d.data, image, sizeof(image));
+	ck_assert_uint_eq(t.dispatched, 1);
+	ck_assert_uint_eq(atomic_load(&t.e->parked_bytes), 0);
+	finish();
+}
+END_TEST
+
+/* CPU time @w's thread has used, in ms. */
+static int64_t worker_cpu_ms(const struct exp_worker *w)
+{
+	struct timespec ts;
+	clockid_t clk;
+
+	ck_assert_int_eq(pthread_getcpuclockid(w->thread, &clk), 0);
+	ck_assert_int_eq(clock_gettime(clk, &ts), 0);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * The target came back granting one I/O queue of two: worker 1's I/O goes
+ * out on worker 0's queue, and worker 0 has no request of its own.  Under
+ * a transport whose descriptor stays readable while a response waits and
+ * whose arm says nothing (as tcp.c's did), worker 0 must still poll the
+ * queue it carries I/O on: the read completes at once, not after the I/O
+ * timeout, and no worker spins once it has.
+ */
+START_TEST(test_forwarded_io_on_idle_worker)
+{
+	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				      .mdts = MDTS_1M, .io = true };
+	struct nvmefs_ctrl_status st;
+	uint8_t image[4096];
+	struct nvme_id_ns id;
+	struct fake_step *s;
+	struct exp_post p;
+	int64_t end, cpu[2];
+	struct done d;
+
+	connect_queues(MDTS_1M, 10, 2);
+	engine_create_workers(2, 1);
+	fill(image, sizeof(image), 41);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* I/O queue 2 */
+	fake_expect_destroy();		/* the admin queue */
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_script_attempt(TRADDR, &target, 32, &id, 2, 1);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_data(s, image, sizeof(image));
+	fake_arm_level = true;
+	engine_start();
+	fake_disconnect(1);
+	for (end = now_ms() + 5000; now_ms() < end; usleep(1000)) {
+		nvmefs_ctrl_status(t.ctrl, &st);
+		if (st.state == NVMEFS_CTRL_LIVE && st.reconnects == 1)
+			break;
+	}
+	ck_assert_int_eq(st.state, NVMEFS_CTRL_LIVE);
+	ck_assert_uint_eq(st.io_queues, 1);
+	/* To worker 1, whose queue has no connection of its own. */
+	atomic_store(&t.e->post_next, 1);
+	post(&p, EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
+	d = wait_done(0, 2000);
+	ck_assert_int_eq(d.err, 0);
+	ck_assert_mem_eq(d.data, image, sizeof(image));
+	ck_assert_uint_eq(atomic_load(&t.e->workers[0].stats.reads), 0);
+	ck_assert_uint_eq(atomic_load(&t.e->workers[1].stats.reads), 1);
+	for (unsigned int i = 0; i < 2; i++)
+		cpu[i] = worker_cpu_ms(&t.e->workers[i]);
+	usleep(300000);
+	for (unsigned int i = 0; i < 2; i++)
+		ck_assert_msg(worker_cpu_ms(&t.e->workers[i]) - cpu[i] < 100,
+			      "worker %u spun while idle", i);
+	finish();
+}
+END_TEST
+
+TCase *engine_outage_tcase(void)
+{
+	TCase *tc = tcase_create("outages");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, test_held_namespace_parks);
+	tcase_add_test(tc, test_forwarded_io_on_idle_worker);
+	return tc;
+}

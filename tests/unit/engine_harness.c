@@ -1,0 +1,262 @@
+/* The export engine's unit test harness: engine_harness.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <nvme/types.h>
+
+#include "engine_harness.h"
+
+const struct fake_ns default_ns[1] = { { .nsid = 1, .nsze = 1ULL << 20, .lba_shift = 9 } };
+struct engine_harness t;
+
+int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static ssize_t t_read(void *arg, void *buf, size_t size)
+{
+	ssize_t n = recv(*(int *)arg, buf, size, MSG_DONTWAIT);
+
+	if (n == 0)
+		return -ENODEV;
+	return n < 0 ? -errno : n;
+}
+
+static uint32_t t_io_nsid(void *arg, const void *buf, size_t len)
+{
+	(void)arg;
+	ck_assert_uint_ge(len, sizeof(struct tmsg));
+	return ((const struct tmsg *)buf)->nsid;
+}
+
+static void t_dispatch(void *arg, void *buf, size_t len)
+{
+	struct tmsg m;
+
+	(void)arg;
+	ck_assert_uint_ge(len, sizeof(m));
+	memcpy(&m, buf, sizeof(m));
+	pthread_mutex_lock(&t.lock);
+	t.dispatched++;
+	pthread_mutex_unlock(&t.lock);
+	exp_submit(&t.done[m.cookie], &t.ns, (enum exp_op)m.op, m.off, m.size,
+		   m.op == EXP_WRITE ? (uint8_t *)buf + sizeof(m) : NULL);
+}
+
+static void t_refuse(void *arg, const void *buf, int err)
+{
+	(void)arg;
+	(void)buf;
+	(void)err;
+	pthread_mutex_lock(&t.lock);
+	t.refused++;
+	pthread_mutex_unlock(&t.lock);
+}
+
+static void t_complete_read(void *cookie, const void *data, size_t len)
+{
+	struct done *d = cookie;
+
+	pthread_mutex_lock(&t.lock);
+	free(d->data);
+	d->data = malloc(len);
+	ck_assert_ptr_nonnull(d->data);
+	memcpy(d->data, data, len);
+	d->from = data;
+	d->len = len;
+	d->err = 0;
+	d->calls++;
+	pthread_mutex_unlock(&t.lock);
+}
+
+static void t_complete(void *cookie, enum exp_op op, int err, size_t len)
+{
+	struct done *d = cookie;
+
+	(void)op;
+	pthread_mutex_lock(&t.lock);
+	d->err = err;
+	d->len = len;
+	d->calls++;
+	pthread_mutex_unlock(&t.lock);
+}
+
+static const struct exp_ops t_ops = {
+	.read = t_read,
+	.io_nsid = t_io_nsid,
+	.dispatch = t_dispatch,
+	.refuse = t_refuse,
+	.complete_read = t_complete_read,
+	.complete = t_complete,
+};
+
+void setup(void)
+{
+	fake_reset();
+	memset(&t, 0, sizeof(t));
+	pthread_mutex_init(&t.lock, NULL);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, t.sock), 0);
+	t.ns.nsid = 1;
+	t.ns.lba_size = 512;
+	t.ns.lba_shift = 9;
+	t.ns.max_zeroes_nlb = 1u << 16;
+	atomic_init(&t.ns.size, default_ns[0].nsze << 9);
+	snprintf(t.ns.name, sizeof(t.ns.name), "n1");
+}
+
+void teardown(void)
+{
+	for (unsigned int i = 0; i < NR_COOKIES; i++)
+		free(t.done[i].data);
+	close(t.sock[0]);
+	close(t.sock[1]);
+	pthread_mutex_destroy(&t.lock);
+	fake_reset();
+}
+
+/* Connects with @nr I/O queues of 32. */
+void connect_queues(uint8_t mdts, int ctrl_loss_s, unsigned int nr)
+{
+	struct fake_target target = {
+		.cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400, .mdts = mdts, .io = true,
+	};
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_io_opts io;
+	int ret;
+
+	fake_opts(&opts, TRADDR, 0);
+	opts.subnqn = SUBNQN;
+	opts.kato_ms = 0;
+	if (ctrl_loss_s) {
+		opts.ctrl_loss_tmo_s = ctrl_loss_s;
+		opts.reconnect_delay_s = 1;
+	}
+	fake_script_connect_kato(TRADDR, "4420", &target, 0);
+	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &t.ctrl);
+	ck_assert_msg(ret == 0, "connect: %d: %s", ret, nvmefs_errmsg());
+	nvmefs_io_opts_init(&io);
+	io.nr_queues = nr;
+	io.queue_size = 32;
+	fake_script_io_queues(nr, 32, CNTLID, default_ns, 1);
+	ret = nvmefs_ctrl_create_io_queues(t.ctrl, &io);
+	ck_assert_msg(ret == 0, "create_io_queues: %d: %s", ret, nvmefs_errmsg());
+	ret = nvmefs_subsys_create_single(t.ctrl, &t.head);
+	ck_assert_msg(ret == 0, "subsys_create_single: %d: %s", ret, nvmefs_errmsg());
+}
+
+void connect_with(uint8_t mdts, int ctrl_loss_s)
+{
+	connect_queues(mdts, ctrl_loss_s, 1);
+}
+
+/* @workers workers with @depth buffers each, one I/O queue each. */
+void engine_create_workers(unsigned int workers, unsigned int depth)
+{
+	struct exp_opts o = { .workers = workers, .depth = depth, .max_io = MAX_IO };
+	int ret;
+
+	ret = exp_create(t.head, &o, &t_ops, &t.sock[0], &t.e);
+	ck_assert_msg(ret == 0, "exp_create: %d: %s", ret, exp_errmsg());
+}
+
+/* One worker with @depth buffers over the one I/O queue. */
+void engine_create(unsigned int depth)
+{
+	engine_create_workers(1, depth);
+}
+
+void engine_start(void)
+{
+	ck_assert_int_eq(exp_start(t.e, t.sock[0]), 0);
+}
+
+/* Stops the engine, checks every buffer came back and no reservation is
+ * left, and disconnects. */
+void finish(void)
+{
+	exp_stop(t.e);
+	for (unsigned int i = 0; i < t.e->opts.workers; i++) {
+		struct exp_worker *w = &t.e->workers[i];
+		unsigned int n = 0;
+
+		for (struct exp_req *f = w->free; f; f = f->next)
+			n++;
+		ck_assert_uint_eq(n, t.e->opts.depth);
+		ck_assert_uint_eq(w->busy, 0);
+	}
+	for (unsigned int i = 0; i < t.e->nr_resv; i++)
+		ck_assert(!t.e->resv[i].used);
+	exp_destroy(t.e);
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_subsys_destroy(t.head);
+	fake_assert_done();
+}
+
+void send_req(enum exp_op op, uint64_t off, uint32_t size, unsigned int cookie,
+	      const uint8_t *payload)
+{
+	uint8_t msg[sizeof(struct tmsg) + MAX_IO];
+	struct tmsg m = { .op = op, .nsid = 1, .off = off, .size = size, .cookie = cookie };
+	size_t len = sizeof(m);
+
+	memcpy(msg, &m, sizeof(m));
+	if (payload) {
+		memcpy(msg + sizeof(m), payload, size);
+		len += size;
+	}
+	ck_assert_int_eq(send(t.sock[1], msg, len, 0), (ssize_t)len);
+}
+
+/* Waits up to @max_ms for cookie @i's completion; then, a little longer,
+ * that no second one comes. */
+struct done wait_done(unsigned int i, int max_ms)
+{
+	int64_t end = now_ms() + max_ms;
+	struct done d;
+
+	for (;;) {
+		pthread_mutex_lock(&t.lock);
+		d = t.done[i];
+		pthread_mutex_unlock(&t.lock);
+		if (d.calls || now_ms() >= end)
+			break;
+		usleep(1000);
+	}
+	ck_assert_msg(d.calls, "request %u did not complete within %d ms", i, max_ms);
+	usleep(20000);
+	pthread_mutex_lock(&t.lock);
+	ck_assert_uint_eq(t.done[i].calls, 1);
+	pthread_mutex_unlock(&t.lock);
+	return d;
+}
+
+void fill(uint8_t *p, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 7 + (i >> 9));
+}
+
+
+/* A request posted as FUSE over io_uring's ring threads post them. */
+void post(struct exp_post *p, enum exp_op op, uint64_t off, size_t size, unsigned int cookie,
+	  const void *data, bool copy, void *read_buf, size_t read_room)
+{
+	*p = (struct exp_post){ .cookie = &t.done[cookie], .ns = &t.ns, .op = op, .off = off,
+				.size = size, .data = data, .copy = copy, .read_buf = read_buf,
+				.read_room = read_room };
+	exp_post(t.e, p);
+}
