@@ -9,65 +9,12 @@
  */
 #include "config.h"
 
-#include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <time.h>
-#include <unistd.h>
+#include "engine_harness.h"
 
-#include <check.h>
-#include <nvme/types.h>
+const struct fake_ns default_ns[1] = { { .nsid = 1, .nsze = 1ULL << 20, .lba_shift = 9 } };
+struct engine_test t;
 
-#include "fake_transport.h"
-#include "../../src/export/engine.h"
-#include "../../src/export/export_priv.h"
-
-#define TRADDR "192.0.2.20"
-#define SUBNQN "nqn.2024-01.io.example:io"
-#define CNTLID 0x0021
-#define CAP_MQES_1023 0x00000000010003ffULL
-/* 2^2 pages of 4 KiB: 16 KiB, 32 blocks of 512 bytes, per command. */
-#define MDTS_16K 2
-#define MDTS_1M 8
-#define MAX_IO (64u << 10)
-#define NR_COOKIES 4
-
-static const struct fake_ns default_ns[] = { { .nsid = 1, .nsze = 1ULL << 20, .lba_shift = 9 } };
-
-/* What the test's front end sends: a header, then a write's payload. */
-struct tmsg {
-	uint32_t op;		/* enum exp_op */
-	uint32_t nsid;
-	uint64_t off;
-	uint32_t size;
-	uint32_t cookie;	/* index into t.done */
-};
-
-struct done {
-	unsigned int calls;
-	int err;
-	size_t len;
-	uint8_t *data;		/* a read's bytes, copied */
-	const void *from;	/* where the engine completed a read from */
-};
-
-static struct {
-	pthread_mutex_t lock;
-	struct done done[NR_COOKIES];
-	unsigned int dispatched, refused;
-	struct exp_ns ns;
-	int sock[2];
-	struct nvmefs_ctrl *ctrl;
-	/* The head of that one path, which the engine sends through. */
-	struct nvmefs_subsys *head;
-	struct exp *e;
-} t;
-
-static int64_t now_ms(void)
+int64_t now_ms(void)
 {
 	struct timespec ts;
 
@@ -176,7 +123,7 @@ static void teardown(void)
 	fake_reset();
 }
 
-static void connect_with(uint8_t mdts, int ctrl_loss_s)
+void connect_with(uint8_t mdts, int ctrl_loss_s)
 {
 	struct fake_target target = {
 		.cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400, .mdts = mdts, .io = true,
@@ -206,7 +153,7 @@ static void connect_with(uint8_t mdts, int ctrl_loss_s)
 }
 
 /* One worker with @depth buffers over the one I/O queue. */
-static void engine_create(unsigned int depth)
+void engine_create(unsigned int depth)
 {
 	struct exp_opts o = { .workers = 1, .depth = depth, .max_io = MAX_IO };
 	int ret;
@@ -215,14 +162,14 @@ static void engine_create(unsigned int depth)
 	ck_assert_msg(ret == 0, "exp_create: %d: %s", ret, exp_errmsg());
 }
 
-static void engine_start(void)
+void engine_start(void)
 {
 	ck_assert_int_eq(exp_start(t.e, t.sock[0]), 0);
 }
 
 /* Stops the engine, checks every buffer came back and no reservation is
  * left, and disconnects. */
-static void finish(void)
+void finish(void)
 {
 	struct exp_worker *w;
 	unsigned int n = 0;
@@ -242,7 +189,7 @@ static void finish(void)
 	fake_assert_done();
 }
 
-static void send_req(enum exp_op op, uint64_t off, uint32_t size, unsigned int cookie,
+void send_req(enum exp_op op, uint64_t off, uint32_t size, unsigned int cookie,
 		     const uint8_t *payload)
 {
 	uint8_t msg[sizeof(struct tmsg) + MAX_IO];
@@ -259,7 +206,7 @@ static void send_req(enum exp_op op, uint64_t off, uint32_t size, unsigned int c
 
 /* Waits up to @max_ms for cookie @i's completion; then, a little longer,
  * that no second one comes. */
-static struct done wait_done(unsigned int i, int max_ms)
+struct done wait_done(unsigned int i, int max_ms)
 {
 	int64_t end = now_ms() + max_ms;
 	struct done d;
@@ -280,7 +227,7 @@ static struct done wait_done(unsigned int i, int max_ms)
 	return d;
 }
 
-static void fill(uint8_t *p, size_t len, uint8_t seed)
+void fill(uint8_t *p, size_t len, uint8_t seed)
 {
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)(seed + i * 7 + (i >> 9));
@@ -456,7 +403,7 @@ END_TEST
 
 /* The controller's thread reconnecting one I/O queue of 32: both queues
  * torn down, an attempt refused, then one that gets through. */
-static void script_refused_then_back(void)
+void script_refused_then_back(void)
 {
 	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
 				      .mdts = MDTS_1M, .io = true };
@@ -556,94 +503,6 @@ START_TEST(test_stats_pinned_bytes)
 }
 END_TEST
 
-/* A request posted as FUSE over io_uring's ring threads post them. */
-static void post(struct exp_post *p, enum exp_op op, uint64_t off, size_t size,
-		 unsigned int cookie, const void *data, bool copy, void *read_buf, size_t read_room)
-{
-	*p = (struct exp_post){ .cookie = &t.done[cookie], .ns = &t.ns, .op = op, .off = off,
-				.size = size, .data = data, .copy = copy, .read_buf = read_buf,
-				.read_room = read_room };
-	exp_post(t.e, p);
-}
-
-/*
- * Posted from another thread (this one) rather than read from the source:
- * an aligned read lands in the poster's registered buffer and completes
- * from there (no copy), a write goes to the target from the poster's
- * buffer, and more posts than the worker has buffers wait for one.
- */
-START_TEST(test_posted_requests)
-{
-	static uint8_t ring[3][8192] __attribute__((aligned(4096)));
-	struct nvmefs_subsys_mr *mr;
-	struct exp_post p[3];
-	uint8_t image[8192];
-	struct fake_step *s, *w;
-	struct done d;
-
-	connect_with(MDTS_1M, 0);
-	engine_create(1);
-	ck_assert_int_eq(nvmefs_subsys_mr_reg(t.head, ring, sizeof(ring), &mr), 0);
-	fill(image, sizeof(image), 31);
-	fill(ring[1], 4096, 77);
-	s = fake_expect_rw(1, nvme_cmd_read, 1, 16, 16, 8192);
-	fake_step_data(s, image, sizeof(image));
-	w = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
-	s = fake_expect_rw(1, nvme_cmd_read, 1, 1, 1, 512);
-	fake_step_data(s, image, 512);
-	engine_start();
-	post(&p[0], EXP_READ, 8192, 8192, 0, NULL, false, ring[0], sizeof(ring[0]));
-	post(&p[1], EXP_WRITE, 0, 4096, 1, ring[1], false, NULL, 0);
-	/* Unaligned: read into the worker's buffer, completed from there. */
-	post(&p[2], EXP_READ, 600, 100, 2, NULL, false, ring[2], sizeof(ring[2]));
-	d = wait_done(0, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_ptr_eq(d.from, ring[0]);
-	ck_assert_mem_eq(ring[0], image, sizeof(image));
-	d = wait_done(1, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_uint_eq(d.len, 4096);
-	ck_assert_mem_eq(w->captured, ring[1], 4096);
-	d = wait_done(2, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_uint_eq(d.len, 100);
-	ck_assert_ptr_ne(d.from, ring[2] + 88);
-	ck_assert_mem_eq(d.data, image + 88, 100);
-	ck_assert_uint_eq(atomic_load(&t.e->writes_inflight_max), 1);
-	ck_assert_uint_eq(atomic_load(&t.e->writes_inflight), 0);
-	exp_stop(t.e);
-	nvmefs_subsys_mr_dereg(mr);
-	finish();
-}
-END_TEST
-
-/* A write posted with a payload that is not registered is copied into the
- * worker's buffer and sent from there; one posted once the workers have
- * stopped is answered at once, with ENODEV. */
-START_TEST(test_posted_copy_and_after_stop)
-{
-	uint8_t payload[4096];
-	struct exp_post p[2];
-	struct fake_step *w;
-	struct done d;
-
-	connect_with(MDTS_1M, 0);
-	engine_create(1);
-	fill(payload, sizeof(payload), 5);
-	w = fake_expect_rw(1, nvme_cmd_write, 1, 8, 8, 4096);
-	engine_start();
-	post(&p[0], EXP_WRITE, 4096, sizeof(payload), 0, payload, true, NULL, 0);
-	d = wait_done(0, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_mem_eq(w->captured, payload, sizeof(payload));
-	exp_stop(t.e);
-	post(&p[1], EXP_READ, 0, 4096, 1, NULL, false, NULL, 0);
-	d = wait_done(1, 100);
-	ck_assert_int_eq(d.err, ENODEV);
-	finish();
-}
-END_TEST
-
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -658,8 +517,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_flush_after_writes);
 	tcase_add_test(tc, test_held_namespace_parks);
 	tcase_add_test(tc, test_stats_pinned_bytes);
-	tcase_add_test(tc, test_posted_requests);
-	tcase_add_test(tc, test_posted_copy_and_after_stop);
+	engine_post_tests(tc);
 	suite_add_tcase(s, tc);
 	return s;
 }

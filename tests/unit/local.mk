@@ -142,7 +142,8 @@ tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
 
 # The export engine (src/export) without FUSE, over the library and the
 # scripted transport: plain, ASan, and TSan (its worker is a thread).
-ENGINE_UNIT_SOURCES = tests/unit/check_engine.c $(FAKE_TRANSPORT_SOURCES) \
+ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/engine_harness.h \
+	tests/unit/check_engine_post.c $(FAKE_TRANSPORT_SOURCES) \
 	src/export/engine.h src/export/export_priv.h src/export/requests.c src/export/worker.c \
 	src/export/post.c \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
