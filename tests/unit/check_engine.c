@@ -403,7 +403,7 @@ END_TEST
 
 /* The controller's thread reconnecting one I/O queue of 32: both queues
  * torn down, an attempt refused, then one that gets through. */
-void script_refused_then_back(void)
+static void script_refused_then_back(void)
 {
 	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
 				      .mdts = MDTS_1M, .io = true };
@@ -417,6 +417,29 @@ void script_refused_then_back(void)
 	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
 	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
 	fake_script_attempt(TRADDR, &target, 32, &id, 1, 1);
+}
+
+/* An engine with @depth buffers whose controller reconnects for 10 s when
+ * it fails, one attempt refused, then back: the caller scripts the I/O
+ * that goes once it is, then calls hold_namespace().  Returns its queue. */
+struct nvmefs_ioq *outage_engine(unsigned int depth)
+{
+	connect_with(MDTS_1M, 10);
+	engine_create(depth);
+	script_refused_then_back();
+	return nvmefs_ctrl_io_queue(t.ctrl, 0);
+}
+
+/* Starts the engine and fails the connection: @q holds namespace 1. */
+void hold_namespace(struct nvmefs_ioq *q)
+{
+	int64_t end;
+
+	engine_start();
+	fake_disconnect(1);
+	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
+		usleep(1000);
+	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
 }
 
 /*
@@ -434,18 +457,11 @@ START_TEST(test_held_namespace_parks)
 	struct done d;
 	int64_t end;
 
-	connect_with(MDTS_1M, 10);
-	q = nvmefs_ctrl_io_queue(t.ctrl, 0);
-	engine_create(2);
-	script_refused_then_back();
+	q = outage_engine(2);
 	fill(image, sizeof(image), 23);
 	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
 	fake_step_data(s, image, sizeof(image));
-	engine_start();
-	fake_disconnect(1);
-	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
-		usleep(1000);
-	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
+	hold_namespace(q);
 	send_req(EXP_READ, 0, 4096, 0, NULL);
 	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000)) {
 		pthread_mutex_lock(&t.lock);

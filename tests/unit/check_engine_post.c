@@ -70,7 +70,8 @@ END_TEST
 
 /* A write posted with a payload that is not registered is copied into the
  * worker's buffer and sent from there; one posted once the workers have
- * stopped is answered at once, with ENODEV. */
+ * stopped is answered at once, with ENOTCONN, as /dev/fuse answers a read
+ * once the mount is gone. */
 START_TEST(test_posted_copy_and_after_stop)
 {
 	uint8_t payload[4096];
@@ -90,7 +91,71 @@ START_TEST(test_posted_copy_and_after_stop)
 	exp_stop(t.e);
 	post(&p[1], EXP_READ, 0, 4096, 1, NULL, false, NULL, 0);
 	d = wait_done(1, 100);
-	ck_assert_int_eq(d.err, ENODEV);
+	ck_assert_int_eq(d.err, ENOTCONN);
+	finish();
+}
+END_TEST
+
+/*
+ * Posted reads to a namespace the queue holds (its controller reconnecting)
+ * are parked, as the source's are: the worker's one buffer stays free for
+ * I/O that can go.  Once the controller is back they go, in order.
+ */
+START_TEST(test_posted_held_namespace_parks)
+{
+	uint8_t image[2][4096];
+	struct nvmefs_ioq *q;
+	struct exp_post p[2];
+	struct fake_step *s;
+	bool parked = false;
+	struct done d;
+	int64_t end;
+
+	q = outage_engine(1);
+	fill(image[0], sizeof(image[0]), 41);
+	fill(image[1], sizeof(image[1]), 43);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_data(s, image[0], sizeof(image[0]));
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 8, 8, 4096);
+	fake_step_data(s, image[1], sizeof(image[1]));
+	hold_namespace(q);
+	post(&p[0], EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
+	post(&p[1], EXP_READ, 4096, 4096, 1, NULL, false, NULL, 0);
+	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000))
+		parked = atomic_load(&t.e->parked_bytes) > 0 && !atomic_load(&t.e->workers[0].inbox_len);
+	ck_assert_msg(parked, "the posted reads to the held namespace were not parked");
+	ck_assert_msg(atomic_load(&t.e->workers_with_free) == 1,
+		      "a posted read to the held namespace took the worker's buffer");
+	d = wait_done(0, 10000);
+	ck_assert_int_eq(d.err, 0);
+	ck_assert_mem_eq(d.data, image[0], sizeof(image[0]));
+	d = wait_done(1, 5000);
+	ck_assert_int_eq(d.err, 0);
+	ck_assert_mem_eq(d.data, image[1], sizeof(image[1]));
+	ck_assert_uint_eq(atomic_load(&t.e->parked_bytes), 0);
+	finish();
+}
+END_TEST
+
+/* A start that fails leaves no worker's inbox open: what is posted to a
+ * worker that never ran is answered at once (ENOTCONN), not kept for ever.
+ * The failure is made by the export's stop descriptor, which every worker's
+ * epoll watches, being no descriptor at all. */
+START_TEST(test_posted_after_failed_start)
+{
+	struct exp_post p;
+	struct done d;
+	int stop_fd;
+
+	connect_with(MDTS_1M, 0);
+	engine_create(1);
+	stop_fd = t.e->stop_fd;
+	t.e->stop_fd = -1;
+	ck_assert_int_lt(exp_start(t.e, t.sock[0]), 0);
+	t.e->stop_fd = stop_fd;
+	post(&p, EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
+	d = wait_done(0, 100);
+	ck_assert_int_eq(d.err, ENOTCONN);
 	finish();
 }
 END_TEST
@@ -99,4 +164,6 @@ void engine_post_tests(TCase *tc)
 {
 	tcase_add_test(tc, test_posted_requests);
 	tcase_add_test(tc, test_posted_copy_and_after_stop);
+	tcase_add_test(tc, test_posted_held_namespace_parks);
+	tcase_add_test(tc, test_posted_after_failed_start);
 }

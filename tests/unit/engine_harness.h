@@ -77,7 +77,8 @@ void send_req(enum exp_op op, uint64_t off, uint32_t size, unsigned int cookie,
 	      const uint8_t *payload);
 struct done wait_done(unsigned int i, int max_ms);
 void fill(uint8_t *p, size_t len, uint8_t seed);
-void script_refused_then_back(void);
+struct nvmefs_ioq *outage_engine(unsigned int depth);
+void hold_namespace(struct nvmefs_ioq *q);
 
 /* check_engine_post.c: requests posted from other threads (FUSE over io_uring). */
 void engine_post_tests(TCase *tc);
