@@ -13,11 +13,13 @@
 
 #include <nvmefs/nvmefs.h>
 
-/* Whether FUSE requests come from an io_uring (FUSE over io_uring). */
+/* Whether FUSE requests come from an io_uring (FUSE over io_uring).  The
+ * default is /dev/fuse, faster than the ring wherever it was measured
+ * (doc/PERFORMANCE.md). */
 enum nvmefs_fs_ring {
+	NVMEFS_FS_RING_OFF,	/* /dev/fuse only */
 	NVMEFS_FS_RING_AUTO,	/* when the kernel and libfuse offer it */
 	NVMEFS_FS_RING_ON,	/* or the mount fails */
-	NVMEFS_FS_RING_OFF,	/* /dev/fuse only */
 };
 
 struct nvmefs_fs_opts {
