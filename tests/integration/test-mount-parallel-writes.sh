@@ -40,8 +40,8 @@ if ! ring_kernel; then
 	log "it failed (exit $rc): $(grep 'io_uring=on' /tmp/pw-on.out | head -n 1)"
 fi
 
-# ring_threads DIR: libfuse's ring threads in the daemon of the mount on DIR.
-ring_threads() { grep -l '^fuse-ring-' /proc/"$(nvmefs_pid "$1")"/task/*/comm 2>/dev/null | wc -l; }
+# ring_threads DIR: libfuse's ring threads in the daemon of the mount on DIR (0: grep finds none).
+ring_threads() { { grep -l '^fuse-ring-' /proc/"$(nvmefs_pid "$1")"/task/*/comm 2>/dev/null || true; } | wc -l; }
 
 if ring_kernel && ((minor >= 18)); then
 	log "the default where the kernel and libfuse offer FUSE over io_uring: /dev/fuse"
