@@ -51,6 +51,7 @@ src_cli_nvmefs_SOURCES = \
 	src/export/parking.c \
 	src/export/parking.h \
 	src/fuse/serve.c \
+	src/fuse/memlock.c \
 	src/fuse/fs.h \
 	src/fuse/fs_priv.h \
 	src/fuse/namespaces.c

@@ -85,8 +85,8 @@ static void help(void)
 	       "  -o OPTIONS                comma-separated mount options: max_io=SIZE (largest\n"
 	       "                            read or write, default 128k), cached (page cache) or\n"
 	       "                            direct (the default), io_uring=auto|on|off (FUSE over\n"
-	       "                            io_uring: when offered, the default; or fail; or\n"
-	       "                            /dev/fuse), uid=N and gid=N (the files'\n"
+	       "                            io_uring: when offered; or fail; or /dev/fuse, the\n"
+	       "                            default), uid=N and gid=N (the files'\n"
 	       "                            owner), allow_other, allow_root and other FUSE\n"
 	       "                            options; and, for /etc/fstab, transport=, traddr=,\n"
 	       "                            trsvcid=, host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
@@ -395,6 +395,27 @@ static void choose_workers(struct mount_args *m)
 		MOUNT_AUTO_MAX_WORKERS);
 }
 
+/* Whether a path over @trtype (NULL: the default, RDMA) pins what it
+ * registers: RDMA does, NVMe/TCP registers nothing. */
+static bool trtype_pins(const char *trtype)
+{
+	return !trtype || !strcmp(trtype, "rdma");
+}
+
+/* How many of the mount's paths pin its buffers, each its own registration.
+ * --all-paths learns its paths from discovery, after this is asked: they
+ * are taken to be one, over -t's transport, as the check always took them. */
+static unsigned int pinning_paths(const struct mount_args *m)
+{
+	unsigned int n = trtype_pins(m->conn.opts.trtype);
+
+	if (m->paths.all_paths)
+		return n;
+	for (unsigned int i = 0; i < m->paths.nr; i++)
+		n += trtype_pins(m->paths.trtype[i] ? m->paths.trtype[i] : m->conn.opts.trtype);
+	return n;
+}
+
 static int serve(struct mount_args *m)
 {
 	struct nvmefs_subsys *subsys = NULL;
@@ -408,7 +429,7 @@ static int serve(struct mount_args *m)
 	m->fs.ready_arg = m;
 	/* Before connecting: the admin queue's registration would fail first,
 	 * with a smaller sum than the mount needs. */
-	ret = nvmefs_fs_check_memlock(&m->fs);
+	ret = nvmefs_fs_check_memlock(&m->fs, pinning_paths(m));
 	if (ret < 0) {
 		why = nvmefs_fs_errmsg;
 		goto done;

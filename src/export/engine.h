@@ -114,7 +114,7 @@ int exp_create(struct nvmefs_subsys *head, const struct exp_opts *opts, const st
 void exp_destroy(struct exp *e);
 /* Starts the workers, reading requests when @source_fd is readable.  On a
  * failure (-errno with exp_errmsg()), the workers started run until
- * exp_stop() as usual. */
+ * exp_stop() as usual; what is posted to the others is answered at once. */
 int exp_start(struct exp *e, int source_fd);
 /* Stops reading requests, lets what is in flight end (a controller that
  * is not live is given up: its I/O fails) and joins the workers. */
@@ -157,7 +157,9 @@ struct exp_post {
 /*
  * From any thread: hands @p to a worker, which owns its queue, and wakes it.
  * The worker takes it as it takes a request it read, when it has a buffer
- * free.  Once the workers are stopped, @p is completed at once, with ENODEV.
+ * free, or parks it while its namespace is held, as it parks a request it
+ * read.  Once the workers are stopped (or never started), @p is completed
+ * at once, with ENOTCONN, as /dev/fuse answers once the mount is gone.
  */
 void exp_post(struct exp *e, struct exp_post *p);
 /* The front end takes requests from an io_uring (the stats say so). */

@@ -167,7 +167,10 @@ void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_
 		   uint64_t off, size_t size, const void *data, uint8_t *rbuf);
 
 /* post.c */
-/* Starts the posted requests @w has buffers for: whether any started. */
+/* Starts the posted request @p in one of @w's free buffers. */
+void exp_post_start(struct exp_worker *w, struct exp_post *p);
+/* Starts the posted requests @w has buffers for, or parks them (exp_parks()):
+ * whether any was taken. */
 bool exp_inbox_run(struct exp_worker *w);
 /* The worker leaves: what is posted from now on is answered at once. */
 void exp_inbox_close(struct exp_worker *w);
@@ -175,6 +178,10 @@ void exp_inbox_close(struct exp_worker *w);
 void exp_inbox_fail(struct exp_worker *w, int err);
 
 /* worker.c */
+/* Whether I/O to @nsid, read from the source or posted, is parked rather
+ * than given a buffer: its namespace held by @w's queue, while the export
+ * has room to park it. */
+bool exp_parks(struct exp_worker *w, uint32_t nsid);
 /* Hands the request of @n bytes just read into w->free's buffer to the
  * front end (a harness comes in here too). */
 void exp_dispatch(struct exp_worker *w, size_t n);

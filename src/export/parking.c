@@ -32,18 +32,41 @@ void park_append(struct park_list *l, struct parked *p)
 	l->tail = p;
 }
 
-int park_add(struct park_list *l, atomic_size_t *total, uint32_t nsid, const uint8_t *buf,
-	     size_t len)
+/* A record of @len bytes for I/O to @nsid, counted in @total, at the end of @l. */
+static struct parked *park_new(struct park_list *l, atomic_size_t *total, uint32_t nsid,
+			       size_t len)
 {
 	struct parked *p = malloc(parked_bytes(len));
 
 	if (!p)
-		return -ENOMEM;
+		return NULL;
 	p->nsid = nsid;
+	p->post = NULL;
 	p->len = len;
-	memcpy(p->bytes, buf, len);
 	atomic_fetch_add_explicit(total, parked_bytes(len), memory_order_relaxed);
 	park_append(l, p);
+	return p;
+}
+
+int park_add(struct park_list *l, atomic_size_t *total, uint32_t nsid, const uint8_t *buf,
+	     size_t len)
+{
+	struct parked *p = park_new(l, total, nsid, len);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p->bytes, buf, len);
+	return 0;
+}
+
+int park_add_post(struct park_list *l, atomic_size_t *total, uint32_t nsid,
+		  struct exp_post *post)
+{
+	struct parked *p = park_new(l, total, nsid, 0);
+
+	if (!p)
+		return -ENOMEM;
+	p->post = post;
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Requests a worker read from the front end (FUSE requests from /dev/fuse)
- * but gives no request buffer yet, copied out of the buffer they came in:
+ * but gives no request buffer yet, copied out of the buffer they came in
+ * (or, posted ones, kept where they were posted):
  * I/O to a namespace that has no usable path (held), so that it takes no
  * buffer another namespace's I/O could use, and I/O read into the spare
  * while every buffer was taken (ready).  What they take together is
@@ -25,9 +26,14 @@
  * worker with nothing else to do wakes while it holds requests. */
 #define PARK_RECHECK_MS 50
 
+struct exp_post;
+
 struct parked {
 	struct parked *next;
 	uint32_t nsid;
+	/* A posted request, which stays where it was posted; else the @len
+	 * bytes of one read from the source. */
+	struct exp_post *post;
 	size_t len;
 	uint8_t bytes[];
 };
@@ -42,6 +48,9 @@ bool park_room(atomic_size_t *total);
  * @l, counted in @total; -ENOMEM. */
 int park_add(struct park_list *l, atomic_size_t *total, uint32_t nsid, const uint8_t *buf,
 	     size_t len);
+/* Parks the posted request @post, I/O to @nsid, at the end of @l; -ENOMEM. */
+int park_add_post(struct park_list *l, atomic_size_t *total, uint32_t nsid,
+		  struct exp_post *post);
 void park_append(struct park_list *l, struct parked *p);
 /* The oldest of @l, taken off it (still counted), or NULL. */
 struct parked *park_pop(struct park_list *l);

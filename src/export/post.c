@@ -44,7 +44,7 @@ void exp_post(struct exp *e, struct exp_post *p)
 	}
 	pthread_mutex_unlock(&w->inbox_lock);
 	if (closed)
-		e->ops->complete(p->cookie, p->op, ENODEV, 0);
+		e->ops->complete(p->cookie, p->op, ENOTCONN, 0);
 	else if (wake)
 		eventfd_write(w->wake_fd, 1);
 }
@@ -77,6 +77,20 @@ static bool read_in_place(const struct exp_post *p)
 	       ((p->size + mask) & ~(size_t)mask) <= p->read_room;
 }
 
+void exp_post_start(struct exp_worker *w, struct exp_post *p)
+{
+	struct exp_req *f = exp_req_take(w);
+	const void *data = p->data;
+
+	f->start_ns = p->start_ns;
+	if (p->op == EXP_WRITE && p->copy) {
+		memcpy(f->buf, p->data, p->size);
+		data = f->buf;
+	}
+	exp_start_req(f, p->cookie, p->ns, p->op, p->off, p->size, data,
+		      read_in_place(p) ? p->read_buf : NULL);
+}
+
 bool exp_inbox_run(struct exp_worker *w)
 {
 	bool any = false;
@@ -86,17 +100,13 @@ bool exp_inbox_run(struct exp_worker *w)
 	if (!atomic_load_explicit(&w->inbox_len, memory_order_relaxed))
 		return false;
 	while (w->free && (p = inbox_pop(w))) {
-		struct exp_req *f = exp_req_take(w);
-		const void *data = p->data;
-
-		f->start_ns = p->start_ns;
-		if (p->op == EXP_WRITE && p->copy) {
-			memcpy(f->buf, p->data, p->size);
-			data = f->buf;
-		}
-		exp_start_req(f, p->cookie, p->ns, p->op, p->off, p->size, data,
-			      read_in_place(p) ? p->read_buf : NULL);
 		any = true;
+		if (exp_parks(w, p->ns->nsid)) {
+			if (park_add_post(&w->held, &w->e->parked_bytes, p->ns->nsid, p) < 0)
+				w->e->ops->complete(p->cookie, p->op, ENOMEM, 0);
+			continue;
+		}
+		exp_post_start(w, p);
 	}
 	return any;
 }

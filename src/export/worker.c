@@ -87,6 +87,11 @@ static bool ns_held(void *arg, uint32_t nsid)
 	return nvmefs_mpq_ns_held(w->mpq, nsid);
 }
 
+bool exp_parks(struct exp_worker *w, uint32_t nsid)
+{
+	return nsid && ns_held(w, nsid) && park_room(&w->e->parked_bytes);
+}
+
 /* Copies the I/O request of @n bytes just read at @buf out, onto @l. */
 static void park(struct exp_worker *w, struct park_list *l, uint32_t nsid, const uint8_t *buf,
 		 size_t n)
@@ -119,8 +124,12 @@ static bool unpark(struct exp_worker *w, bool force)
 			park_append(&w->held, p);
 			continue;
 		}
-		memcpy(w->free->buf, p->bytes, p->len);
-		dispatch(w, w->free, p->len);
+		if (p->post) {
+			exp_post_start(w, p->post);
+		} else {
+			memcpy(w->free->buf, p->bytes, p->len);
+			dispatch(w, w->free, p->len);
+		}
 		park_free(p, &e->parked_bytes);
 		any = true;
 	}
@@ -175,7 +184,7 @@ static bool receive(struct exp_worker *w)
 	}
 	w->source_ready = true;
 	nsid = e->ops->io_nsid(e->arg, f->buf, (size_t)n);
-	if (nsid && ns_held(w, nsid) && park_room(&e->parked_bytes))
+	if (exp_parks(w, nsid))
 		park(w, &w->held, nsid, f->buf, (size_t)n);
 	else if (nsid && f == &w->spare)
 		park(w, &w->ready, nsid, f->buf, (size_t)n);
@@ -296,7 +305,10 @@ static void *worker_main(void *arg)
 	/* Left only when the queue failed with every buffer unanswered. */
 	park_release(&w->held, &w->ready, ns_held, w, true);
 	for (struct parked *p; (p = park_pop(&w->ready));) {
-		e->ops->refuse(e->arg, p->bytes, EIO);
+		if (p->post)
+			e->ops->complete(p->post->cookie, p->post->op, EIO, 0);
+		else
+			e->ops->refuse(e->arg, p->bytes, EIO);
 		park_free(p, &e->parked_bytes);
 	}
 	exp_inbox_fail(w, EIO);
@@ -441,6 +453,17 @@ static int watch_worker_fds(struct exp *e)
 	return 0;
 }
 
+/* The workers that never started take no posts: what was posted to them
+ * is answered as the mount's end answers it, and so is what comes after. */
+static int start_failed(struct exp *e, int ret)
+{
+	for (unsigned int i = e->started; i < e->opts.workers; i++) {
+		exp_inbox_close(&e->workers[i]);
+		exp_inbox_fail(&e->workers[i], ENOTCONN);
+	}
+	return ret;
+}
+
 int exp_start(struct exp *e, int source_fd)
 {
 	int ret;
@@ -448,7 +471,7 @@ int exp_start(struct exp *e, int source_fd)
 	e->source_fd = source_fd;
 	ret = watch_worker_fds(e);
 	if (ret < 0)
-		return ret;
+		return start_failed(e, ret);
 	atomic_store(&e->workers_left, e->opts.workers);
 	for (e->started = 0; e->started < e->opts.workers; e->started++) {
 		struct exp_worker *w = &e->workers[e->started];
@@ -456,8 +479,8 @@ int exp_start(struct exp *e, int source_fd)
 		ret = pthread_create(&w->thread, NULL, worker_main, w);
 		if (ret) {
 			atomic_fetch_sub(&e->workers_left, e->opts.workers - e->started);
-			return exp_error(-ret, "starting worker %u failed: %s", e->started,
-					 strerror(ret));
+			return start_failed(e, exp_error(-ret, "starting worker %u failed: %s",
+							 e->started, strerror(ret)));
 		}
 		/* For top -H and the tests that count what the workers cost. */
 		pthread_setname_np(w->thread, "nvmefs-worker");

@@ -13,11 +13,13 @@
 
 #include <nvmefs/nvmefs.h>
 
-/* Whether FUSE requests come from an io_uring (FUSE over io_uring). */
+/* Whether FUSE requests come from an io_uring (FUSE over io_uring).  The
+ * default is /dev/fuse, faster than the ring wherever it was measured
+ * (doc/PERFORMANCE.md). */
 enum nvmefs_fs_ring {
+	NVMEFS_FS_RING_OFF,	/* /dev/fuse only */
 	NVMEFS_FS_RING_AUTO,	/* when the kernel and libfuse offer it */
 	NVMEFS_FS_RING_ON,	/* or the mount fails */
-	NVMEFS_FS_RING_OFF,	/* /dev/fuse only */
 };
 
 struct nvmefs_fs_opts {
@@ -43,10 +45,17 @@ struct nvmefs_fs_opts {
 	void *ready_arg;
 };
 
-/* 0 when the locked-memory limit covers the buffers a mount with @opts
- * registers; else -ENOMEM with the sum and what to do (nvmefs_fs_errmsg()).
- * Call it before connecting, whose own registrations would fail first. */
-int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts);
+/* What a mount with @opts pins: its request buffers and, with FUSE over
+ * io_uring on @ring_cpus CPUs (0: /dev/fuse), the rings' payloads, which
+ * it registers on first use, each on every one of its @rdma_paths paths
+ * over RDMA; NVMe/TCP registers nothing.  SIZE_MAX past what size_t holds. */
+size_t nvmefs_fs_pinned_need(const struct nvmefs_fs_opts *opts, unsigned int rdma_paths,
+			     unsigned int ring_cpus);
+/* 0 when the locked-memory limit covers what a mount with @opts, @rdma_paths
+ * of its paths over RDMA, pins; else -ENOMEM with the sum and what to do
+ * (nvmefs_fs_errmsg()).  Call it before connecting, whose own
+ * registrations would fail first. */
+int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts, unsigned int rdma_paths);
 
 /* The I/O queues a mount with @opts needs, which the caller creates on each
  * path before it makes the subsystem head. */

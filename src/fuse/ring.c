@@ -114,7 +114,7 @@ void fs_ring_init(struct fs *fs, struct fuse_conn_info *conn)
 	if (fs->opts.io_uring == NVMEFS_FS_RING_ON) {
 		fs->init_error = exp_error(-EOPNOTSUPP, "-o io_uring=on: this kernel does not offer "
 					   "FUSE over io_uring: boot one built with CONFIG_FUSE_IO_URING "
-					   "with fuse.enable_uring=1, or mount with -o io_uring=auto");
+					   "with fuse.enable_uring=1, or mount with the default, /dev/fuse");
 		fuse_session_exit(fs->se);
 	}
 }
@@ -127,7 +127,7 @@ int fs_ring_started(struct fs *fs)
 	if (!on && atomic_load(&fs->ring_asked) && fs->opts.io_uring == NVMEFS_FS_RING_ON)
 		return exp_error(-EIO, "-o io_uring=on: the kernel offers FUSE over io_uring, but "
 				 "libfuse could not start its rings (it said why above: often the "
-				 "locked-memory limit); mount with -o io_uring=auto");
+				 "locked-memory limit); mount with the default, /dev/fuse");
 	return 0;
 }
 
@@ -244,7 +244,7 @@ int fs_ring_args(struct fs *fs, struct fuse_args *args)
 		return 0;
 	return exp_error(-EOPNOTSUPP, "-o io_uring=on: this nvmefs was built with libfuse %d.%d, "
 			 "without FUSE over io_uring: build libfuse 3.18 (contrib/build-libfuse "
-			 "PREFIX) and configure --with-libfuse=PREFIX, or mount with -o io_uring=auto",
+			 "PREFIX) and configure --with-libfuse=PREFIX, or mount with the default, /dev/fuse",
 			 FUSE_MAJOR_VERSION, FUSE_MINOR_VERSION);
 }
 

@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -46,42 +45,6 @@ static void on_signal(int sig)
 		atomic_store(&sig_fs->stopping, true);
 		eventfd_write(sig_fs->stop_fd, 1);
 	}
-}
-
-/* CAP_IPC_LOCK, which lets mlock() and the RDMA device pin past the limit,
- * counts only in the initial user namespace: root of a container's own
- * namespace is held to RLIMIT_MEMLOCK like anyone. */
-static bool memlock_unbounded(void)
-{
-	unsigned long inner, outer, count;
-	bool initial = false;
-	FILE *f;
-
-	if (geteuid() != 0)
-		return false;
-	f = fopen("/proc/self/uid_map", "r");
-	if (f) {
-		initial = fscanf(f, "%lu %lu %lu", &inner, &outer, &count) == 3 && inner == 0 &&
-			  outer == 0 && count == 4294967295ul;
-		fclose(f);
-	}
-	return initial;
-}
-
-int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts)
-{
-	size_t need = (size_t)opts->workers * opts->depth * exp_req_bytes(opts->max_io);
-	struct rlimit rl;
-
-	if (memlock_unbounded() || getrlimit(RLIMIT_MEMLOCK, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur >= need + (1u << 20))
-		return 0;
-	return exp_error(-ENOMEM, "the request buffers need %zu KiB of locked memory (%u queues x "
-			 "--depth %u x (max_io %zu KiB + 16 KiB)), more than RLIMIT_MEMLOCK allows (%llu KiB): "
-			 "raise it ('ulimit -l %zu'; in a container, --ulimit memlock=%zu) or use fewer "
-			 "or smaller buffers (-i, --depth, -o max_io)", need >> 10, opts->workers,
-			 opts->depth, opts->max_io >> 10, (unsigned long long)rl.rlim_cur >> 10,
-			 (need >> 10) + 1024, need + (1u << 20));
 }
 
 /* Until the mount is asked to stop. */

@@ -7,7 +7,10 @@
 # kernel are what count (everything in the guest is emulated).  With --floor, the same fio job
 # also runs on tests/bench/fuse-null's file (a FUSE server with no backend: FUSE's own round
 # trip), and issue #26's table follows: the mount, that floor and nvmefs perf against the kernel
-# (`make bench-mount`).  The testbed boots the kernel NVMEFS_TESTBED_KERNEL names, if set.
+# (`make bench-mount`).  The testbed boots the kernel NVMEFS_TESTBED_KERNEL names, if set.  Where
+# that kernel offers FUSE over io_uring and nvmefs was built with libfuse 3.18 (make check-ring's
+# ring-build/), the fio job also runs on a second mount with -o io_uring=on (column ring), beside
+# the default mount's (/dev/fuse), in the same boot.
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
 #                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor] [--transport rdma|tcp]
@@ -36,7 +39,7 @@ while (($#)); do
 	--floor) floor=1; shift ;;
 	--transport) transport=$2; shift 2 ;;
 	--digests) digests=1; shift ;;
-	-h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -88,9 +91,19 @@ dev=$(kernel_bdev vs-kernel.sh "$nqn")
 mnt=/tmp/nvmefs-bench
 mkdir -p "$mnt"
 "$nvmefs" mount -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${mount_opts[@]}" "$mnt"
-nullmnt=/tmp/nvmefs-bench-null
+nullmnt=/tmp/nvmefs-bench-null ringmnt=/tmp/nvmefs-bench-ring ring=0
 trap 'fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
-	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+	fusermount3 -u "$ringmnt" 2>/dev/null; nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+if [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]]; then
+	mkdir -p "$ringmnt"
+	if "$nvmefs" mount -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${mount_opts[@]}" \
+		-o io_uring=on "$ringmnt" 2>/tmp/vs-kernel-ring.err; then
+		ring=1
+	else
+		echo "vs-kernel.sh: the kernel offers FUSE over io_uring but -o io_uring=on failed, no ring" \
+			"column: $(tail -n 1 /tmp/vs-kernel-ring.err)" >&2
+	fi
+fi
 if ((floor)); then
 	# The same size as the namespace, requests of the mount's default max_io.
 	mkdir -p "$nullmnt"
@@ -142,7 +155,7 @@ better() { printf '%s\n%s\n' "$1" "$2" | sort -n -k1,1 | tail -n 1; }
 declare -A res
 for w in "${workloads[@]}"; do
 	read -r name rw bs qd <<<"$w"
-	k= kp= p1= pn= pd= f= z=
+	k= kp= p1= pn= pd= f= z= u=
 	spreads=$((qd >= spread && qd % spread == 0))
 	for ((r = 0; r < runs; r++)); do
 		k+=$(fio_run "$dev" "$rw" "$bs" "$qd")$'\n'
@@ -152,6 +165,7 @@ for w in "${workloads[@]}"; do
 		pd+=$(nvmefs_defaults "$rw" "$bs" "$qd")$'\n'
 		f+=$(fio_run "$mnt/n1" "$rw" "$bs" "$qd")$'\n'
 		((floor)) && z+=$(fio_run "$nullmnt/n1" "$rw" "$bs" "$qd")$'\n'
+		((ring)) && u+=$(fio_run "$ringmnt/n1" "$rw" "$bs" "$qd")$'\n'
 	done
 	res[$name k]=$(pick <<<"$k")
 	[[ $cpu == none ]] || res[$name k]=$(better "${res[$name k]}" "$(pick <<<"$kp")")
@@ -162,6 +176,8 @@ for w in "${workloads[@]}"; do
 	res[$name f]=$(pick <<<"$f")
 	res[$name z]=-
 	((floor)) && res[$name z]=$(pick <<<"$z")
+	res[$name u]=-
+	((ring)) && res[$name u]=$(pick <<<"$u")
 done
 
 # table TITLE FIELD FORMAT: FIELD 1 IOPS, 2 MiB/s, 3 mean latency (us)
@@ -169,12 +185,14 @@ table() {
 	printf '\n%-18s | %9s | %9s %6s | %9s %6s | %9s %6s | %9s %6s' "$1" kernel perf ratio \
 		"perf/${spread}q" ratio defaults ratio fuse ratio
 	((floor)) && printf ' | %9s %6s' null ratio
+	((ring)) && printf ' | %9s %6s' ring ratio
 	echo
 	for w in "${workloads[@]}"; do
 		read -r name _ <<<"$w"
 		awk -v name="$name" -v f="$2" -v fmt="$3" -v k="${res[$name k]}" -v p1="${res[$name p1]}" \
 			-v pn="${res[$name pn]}" -v pd="${res[$name pd]}" -v fu="${res[$name f]}" \
-			-v z="${res[$name z]}" -v floor="$floor" 'function cell(v, kv) {
+			-v z="${res[$name z]}" -v floor="$floor" -v u="${res[$name u]}" -v ring="$ring" \
+			'function cell(v, kv) {
 				if (v == "-") return sprintf(" %9s %6s", "-", "")
 				split(v, a, " ")
 				return sprintf(" " fmt " %5.2fx", a[f], a[f] / kv)
@@ -184,6 +202,7 @@ table() {
 				printf "%-18s | " fmt " |%s |%s |%s |%s", name, ka[f], cell(p1, ka[f]),
 					cell(pn, ka[f]), cell(pd, ka[f]), cell(fu, ka[f])
 				if (floor) printf " |%s", cell(z, ka[f])
+				if (ring) printf " |%s", cell(u, ka[f])
 				printf "\n"
 			}'
 	done
@@ -203,6 +222,7 @@ echo "the nvmefs mount's file n1 (its default queues and workers).  nvmefs perf 
 echo "sleeps on events otherwise.  Ratios are to the kernel: for IOPS and MiB/s higher is better,"
 echo "for latency lower."
 ((floor)) && echo "null: the fio job on tests/bench/fuse-null's file (no backend: zeros, success)."
+((ring)) && echo "ring: the fio job on a second mount with -o io_uring=on (FUSE over io_uring); fuse's mount takes the default, /dev/fuse."
 if [[ $transport == rdma ]]; then
 	echo "Over RDMA (the kernel's nvme-rdma); remote keys: --rkey-per-io=$rkey."
 	echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\

@@ -262,21 +262,29 @@ wait_unmounted() { wait_until "$2" not_mounted "$1"; }
 
 # nvmefs_mount SUBNQN DIR [OPTIONS...]: mounts SUBNQN of the testbed's target on DIR (created if
 # missing) with nvmefs mount in daemon mode, pidfile DIR.pid; the test fails unless the command
-# succeeds and DIR is then an nvmefs mount.
+# succeeds and DIR is then an nvmefs mount. With NVMEFS_TEST_RING=1 (make check-ring) the mount
+# asks for FUSE over io_uring (-o io_uring=on; /dev/fuse is the default) and the test fails unless
+# its stats say it has it.
 nvmefs_mount() {
-	local nqn=$1 dir=$2
+	local nqn=$1 dir=$2 ring=()
 	shift 2
+	[[ ${NVMEFS_TEST_RING:-} != 1 ]] || ring=(-o io_uring=on)
 	mkdir -p "$dir"
 	nvmefs_mounts+=("$dir")
 	# Output to a file, not a pipe: a daemon that kept the pipe open would hang $(...).
 	timeout 60 "$NVMEFS" mount -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
-		--pidfile "$dir.pid" "$@" "$dir" >"$dir.out" 2>&1 ||
-		fail "nvmefs mount $* $dir failed (exit $?): $(cat "$dir.out")"
+		--pidfile "$dir.pid" "${ring[@]}" "$@" "$dir" >"$dir.out" 2>&1 ||
+		fail "nvmefs mount ${ring[*]} $* $dir failed (exit $?): $(cat "$dir.out")"
 	[[ $(findmnt -n -o FSTYPE --mountpoint "$dir") == fuse.nvmefs ]] ||
 		fail "nvmefs mount $* $dir returned 0 but $dir is not an nvmefs mount: $(findmnt "$dir" || true)"
 	[[ -s $dir.pid ]] || fail "nvmefs mount returned but its pidfile $dir.pid is missing or empty"
 	# A test that names its own transport or paths checks them itself.
 	[[ " $* " =~ \ (-t|--transport|--path)[\ =] ]] || check_own_transport "the mount of $nqn on $dir" "$(cat "$dir.pid")"
+	if ((${#ring[@]})); then
+		[[ $(nvmefs_stats "$dir" .io_uring) == true ]] ||
+			fail "NVMEFS_TEST_RING=1: the mount on $dir with -o io_uring=on does not take FUSE over io_uring: its stats say io_uring $(nvmefs_stats "$dir" .io_uring)"
+		log "the mount on $dir takes FUSE over io_uring (NVMEFS_TEST_RING=1)"
+	fi
 }
 
 # The PID in DIR.pid.

@@ -129,7 +129,8 @@ TCP_TESTS = \
 	tests/integration/tcp/test-outage-fewer-queues.tcp \
 	tests/integration/tcp/test-auth-required.tcp \
 	tests/integration/tcp/test-auth-unasked.tcp \
-	tests/integration/tcp/test-container.tcp
+	tests/integration/tcp/test-container.tcp \
+	tests/integration/tcp/test-mount-unprivileged.tcp
 TEST_EXTENSIONS += .tcp
 TCP_LOG_COMPILER = env NVMEFS_TEST_TRTYPE=tcp $(top_srcdir)/tests/integration/run-in-testbed
 $(TCP_TESTS):

@@ -6,9 +6,11 @@
 # flight at once (writes_inflight_max), and fio's verify pass finds every block it wrote. With an
 # older libfuse the kernel holds the inode's lock through each write's round trip: exactly one at a
 # time, which the test then expects, so that it shows the difference either way.
-# Also FUSE over io_uring: where the kernel offers it and nvmefs has libfuse >= 3.18, the mount
-# takes it by default (the stats say "io_uring": true, libfuse's fuse-ring-N threads run); where
-# the kernel does not, the stats say false and -o io_uring=on fails with one line.
+# Also FUSE over io_uring: the default is /dev/fuse, faster on every kernel measured so far
+# (doc/PERFORMANCE.md), also where the kernel offers the ring and nvmefs has libfuse >= 3.18: a
+# mount without -o io_uring says "io_uring": false in its stats and runs no fuse-ring-N thread.
+# There -o io_uring=on takes the ring (the stats say true, libfuse's fuse-ring-N threads run);
+# where the kernel does not offer it, -o io_uring=on fails with one line.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 trap nvmefs_cleanup EXIT
@@ -38,15 +40,27 @@ if ! ring_kernel; then
 	log "it failed (exit $rc): $(grep 'io_uring=on' /tmp/pw-on.out | head -n 1)"
 fi
 
-nvmefs_mount "${subnqns[0]}" "$mnt"
-ring=$(nvmefs_stats "$mnt" .io_uring)
+# ring_threads DIR: libfuse's ring threads in the daemon of the mount on DIR (0: grep finds none).
+ring_threads() { { grep -l '^fuse-ring-' /proc/"$(nvmefs_pid "$1")"/task/*/comm 2>/dev/null || true; } | wc -l; }
+
 if ring_kernel && ((minor >= 18)); then
-	[[ $ring == true ]] || fail "the kernel and libfuse offer FUSE over io_uring, the stats say io_uring $ring"
+	log "the default where the kernel and libfuse offer FUSE over io_uring: /dev/fuse"
+	NVMEFS_TEST_RING= nvmefs_mount "${subnqns[0]}" "$mnt.default"
+	ring=$(nvmefs_stats "$mnt.default" .io_uring)
+	[[ $ring == false ]] || fail "a mount without -o io_uring takes FUSE over io_uring (the stats say io_uring $ring), not /dev/fuse, the faster default"
+	rings=$(ring_threads "$mnt.default")
+	((rings == 0)) || fail "a mount without -o io_uring runs $rings fuse-ring-N threads"
+	nvmefs_unmount "$mnt.default"
+	nvmefs_mount "${subnqns[0]}" "$mnt" -o io_uring=on
+	ring=$(nvmefs_stats "$mnt" .io_uring)
+	[[ $ring == true ]] || fail "-o io_uring=on where the kernel and libfuse offer FUSE over io_uring: the stats say io_uring $ring"
 	# libfuse's ring threads, which take the requests now.
-	rings=$(grep -l '^fuse-ring-' /proc/"$(nvmefs_pid "$mnt")"/task/*/comm 2>/dev/null | wc -l)
+	rings=$(ring_threads "$mnt")
 	((rings > 0)) || fail "the stats say io_uring true but the daemon has no fuse-ring-N thread"
-	log "FUSE over io_uring: $rings ring threads"
+	log "-o io_uring=on: FUSE over io_uring, $rings ring threads"
 else
+	nvmefs_mount "${subnqns[0]}" "$mnt"
+	ring=$(nvmefs_stats "$mnt" .io_uring)
 	[[ $ring == false ]] || fail "FUSE over io_uring cannot be had here, the stats say io_uring $ring"
 fi
 

@@ -1,7 +1,8 @@
 /*
  * The export engine (src/export) without FUSE, through engine_harness.h:
- * requests read and posted, split, retried, reserved and counted.  The
- * outages are check_engine_outage.c's.
+ * requests read from the source, split, retried, reserved and counted.
+ * Posted requests are check_engine_post.c's, the outages
+ * check_engine_outage.c's.
  */
 #include "config.h"
 
@@ -225,100 +226,19 @@ START_TEST(test_stats_pinned_bytes)
 }
 END_TEST
 
-/*
- * Posted from another thread (this one) rather than read from the source:
- * an aligned read lands in the poster's registered buffer and completes
- * from there (no copy), a write goes to the target from the poster's
- * buffer, and more posts than the worker has buffers wait for one.
- */
-START_TEST(test_posted_requests)
-{
-	static uint8_t ring[3][8192] __attribute__((aligned(4096)));
-	struct nvmefs_subsys_mr *mr;
-	struct exp_post p[3];
-	uint8_t image[8192];
-	struct fake_step *s, *w;
-	struct done d;
-
-	connect_with(MDTS_1M, 0);
-	engine_create(1);
-	ck_assert_int_eq(nvmefs_subsys_mr_reg(t.head, ring, sizeof(ring), &mr), 0);
-	fill(image, sizeof(image), 31);
-	fill(ring[1], 4096, 77);
-	s = fake_expect_rw(1, nvme_cmd_read, 1, 16, 16, 8192);
-	fake_step_data(s, image, sizeof(image));
-	w = fake_expect_rw(1, nvme_cmd_write, 1, 0, 8, 4096);
-	s = fake_expect_rw(1, nvme_cmd_read, 1, 1, 1, 512);
-	fake_step_data(s, image, 512);
-	engine_start();
-	post(&p[0], EXP_READ, 8192, 8192, 0, NULL, false, ring[0], sizeof(ring[0]));
-	post(&p[1], EXP_WRITE, 0, 4096, 1, ring[1], false, NULL, 0);
-	/* Unaligned: read into the worker's buffer, completed from there. */
-	post(&p[2], EXP_READ, 600, 100, 2, NULL, false, ring[2], sizeof(ring[2]));
-	d = wait_done(0, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_ptr_eq(d.from, ring[0]);
-	ck_assert_mem_eq(ring[0], image, sizeof(image));
-	d = wait_done(1, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_uint_eq(d.len, 4096);
-	ck_assert_mem_eq(w->captured, ring[1], 4096);
-	d = wait_done(2, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_uint_eq(d.len, 100);
-	ck_assert_ptr_ne(d.from, ring[2] + 88);
-	ck_assert_mem_eq(d.data, image + 88, 100);
-	ck_assert_uint_eq(atomic_load(&t.e->writes_inflight_max), 1);
-	ck_assert_uint_eq(atomic_load(&t.e->writes_inflight), 0);
-	exp_stop(t.e);
-	nvmefs_subsys_mr_dereg(mr);
-	finish();
-}
-END_TEST
-
-/* A write posted with a payload that is not registered is copied into the
- * worker's buffer and sent from there; one posted once the workers have
- * stopped is answered at once, with ENODEV. */
-START_TEST(test_posted_copy_and_after_stop)
-{
-	uint8_t payload[4096];
-	struct exp_post p[2];
-	struct fake_step *w;
-	struct done d;
-
-	connect_with(MDTS_1M, 0);
-	engine_create(1);
-	fill(payload, sizeof(payload), 5);
-	w = fake_expect_rw(1, nvme_cmd_write, 1, 8, 8, 4096);
-	engine_start();
-	post(&p[0], EXP_WRITE, 4096, sizeof(payload), 0, payload, true, NULL, 0);
-	d = wait_done(0, 5000);
-	ck_assert_int_eq(d.err, 0);
-	ck_assert_mem_eq(w->captured, payload, sizeof(payload));
-	exp_stop(t.e);
-	post(&p[1], EXP_READ, 0, 4096, 1, NULL, false, NULL, 0);
-	d = wait_done(1, 100);
-	ck_assert_int_eq(d.err, ENODEV);
-	finish();
-}
-END_TEST
-
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
-	TCase *tc = tcase_create("requests");
+	TCase *tc = engine_tcase("requests");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_read_split_mdts);
 	tcase_add_test(tc, test_write_unaligned_reserved);
 	tcase_add_test(tc, test_retryable_status);
 	tcase_add_test(tc, test_dnr_status_fails);
 	tcase_add_test(tc, test_flush_after_writes);
 	tcase_add_test(tc, test_stats_pinned_bytes);
-	tcase_add_test(tc, test_posted_requests);
-	tcase_add_test(tc, test_posted_copy_and_after_stop);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, engine_post_tcase());
 	suite_add_tcase(s, engine_outage_tcase());
 	return s;
 }

@@ -5,10 +5,8 @@
  */
 #include "config.h"
 
-#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -18,24 +16,6 @@
 #include <nvme/types.h>
 
 #include "engine_harness.h"
-
-/* The controller's thread reconnecting one I/O queue of 32: both queues
- * torn down, an attempt refused, then one that gets through. */
-static void script_refused_then_back(void)
-{
-	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
-				      .mdts = MDTS_1M, .io = true };
-	struct fake_step *s;
-	struct nvme_id_ns id;
-
-	fake_expect_destroy();		/* I/O queue 1 */
-	fake_expect_destroy();		/* the admin queue */
-	s = fake_expect_create(TRADDR, "4420");
-	s->create_ret = -ECONNREFUSED;
-	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
-	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
-	fake_script_attempt(TRADDR, &target, 32, &id, 1, 1);
-}
 
 /*
  * A read to a namespace the queue holds (its controller reconnecting) is
@@ -52,18 +32,11 @@ START_TEST(test_held_namespace_parks)
 	struct done d;
 	int64_t end;
 
-	connect_with(MDTS_1M, 10);
-	q = nvmefs_ctrl_io_queue(t.ctrl, 0);
-	engine_create(2);
-	script_refused_then_back();
+	q = outage_engine(2);
 	fill(image, sizeof(image), 23);
 	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
 	fake_step_data(s, image, sizeof(image));
-	engine_start();
-	fake_disconnect(1);
-	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
-		usleep(1000);
-	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
+	hold_namespace(q);
 	send_req(EXP_READ, 0, 4096, 0, NULL);
 	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000)) {
 		pthread_mutex_lock(&t.lock);
@@ -153,10 +126,8 @@ END_TEST
 
 TCase *engine_outage_tcase(void)
 {
-	TCase *tc = tcase_create("outages");
+	TCase *tc = engine_tcase("outages");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_held_namespace_parks);
 	tcase_add_test(tc, test_forwarded_io_on_idle_worker);
 	return tc;

@@ -103,7 +103,7 @@ static const struct exp_ops t_ops = {
 	.complete = t_complete,
 };
 
-void setup(void)
+static void setup(void)
 {
 	fake_reset();
 	memset(&t, 0, sizeof(t));
@@ -117,7 +117,7 @@ void setup(void)
 	snprintf(t.ns.name, sizeof(t.ns.name), "n1");
 }
 
-void teardown(void)
+static void teardown(void)
 {
 	for (unsigned int i = 0; i < NR_COOKIES; i++)
 		free(t.done[i].data);
@@ -125,6 +125,15 @@ void teardown(void)
 	close(t.sock[1]);
 	pthread_mutex_destroy(&t.lock);
 	fake_reset();
+}
+
+TCase *engine_tcase(const char *name)
+{
+	TCase *tc = tcase_create(name);
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	return tc;
 }
 
 /* Connects with @nr I/O queues of 32. */
@@ -259,4 +268,45 @@ void post(struct exp_post *p, enum exp_op op, uint64_t off, size_t size, unsigne
 				.size = size, .data = data, .copy = copy, .read_buf = read_buf,
 				.read_room = read_room };
 	exp_post(t.e, p);
+}
+
+/* The controller's thread reconnecting one I/O queue of 32: both queues
+ * torn down, an attempt refused, then one that gets through. */
+static void script_refused_then_back(void)
+{
+	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
+				      .mdts = MDTS_1M, .io = true };
+	struct fake_step *s;
+	struct nvme_id_ns id;
+
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
+	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
+	fake_script_attempt(TRADDR, &target, 32, &id, 1, 1);
+}
+
+/* An engine with @depth buffers whose controller reconnects for 10 s when
+ * it fails, one attempt refused, then back: the caller scripts the I/O
+ * that goes once it is, then calls hold_namespace().  Returns its queue. */
+struct nvmefs_ioq *outage_engine(unsigned int depth)
+{
+	connect_with(MDTS_1M, 10);
+	engine_create(depth);
+	script_refused_then_back();
+	return nvmefs_ctrl_io_queue(t.ctrl, 0);
+}
+
+/* Starts the engine and fails the connection: @q holds namespace 1. */
+void hold_namespace(struct nvmefs_ioq *q)
+{
+	int64_t end;
+
+	engine_start();
+	fake_disconnect(1);
+	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
+		usleep(1000);
+	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
 }

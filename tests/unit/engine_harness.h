@@ -1,8 +1,9 @@
 /*
  * The harness of the export engine's unit tests (check_engine.c,
- * check_engine_outage.c): a front end of the test's own sends byte-range
- * requests through a SOCK_SEQPACKET socket (one request a message, as
- * /dev/fuse gives one a read), the engine's workers read and dispatch
+ * check_engine_post.c, check_engine_outage.c): a front end of the test's
+ * own sends byte-range requests through a SOCK_SEQPACKET socket (one
+ * request a message, as /dev/fuse gives one a read), or posts them as FUSE
+ * over io_uring's ring threads do, the engine's workers read and dispatch
  * them, and the library underneath talks to the scripted transport.  Each
  * request carries a cookie; a test checks what reached the target, the
  * bytes a read completes with, and that each cookie completes exactly once.
@@ -64,9 +65,9 @@ struct engine_harness {
 extern struct engine_harness t;
 
 int64_t now_ms(void);
-/* The fixture: a fresh script and front end for each test. */
-void setup(void);
-void teardown(void);
+/* A test case @name whose tests each get a fresh script and front end,
+ * and 30 s. */
+TCase *engine_tcase(const char *name);
 /* Connects with @nr I/O queues of 32 (connect_with: one), reconnecting
  * after a failure for @ctrl_loss_s (0: not at all). */
 void connect_queues(uint8_t mdts, int ctrl_loss_s, unsigned int nr);
@@ -91,6 +92,15 @@ void fill(uint8_t *p, size_t len, uint8_t seed);
 void post(struct exp_post *p, enum exp_op op, uint64_t off, size_t size, unsigned int cookie,
 	  const void *data, bool copy, void *read_buf, size_t read_room);
 
+/* An engine with @depth buffers whose controller reconnects for 10 s when
+ * it fails, one attempt refused, then back: the caller scripts the I/O
+ * that goes once it is, then calls hold_namespace().  Returns its queue. */
+struct nvmefs_ioq *outage_engine(unsigned int depth);
+/* Starts the engine and fails the connection: @q holds namespace 1. */
+void hold_namespace(struct nvmefs_ioq *q);
+
+/* check_engine_post.c's tests: requests posted from other threads. */
+TCase *engine_post_tcase(void);
 /* check_engine_outage.c's tests. */
 TCase *engine_outage_tcase(void);
 

@@ -143,8 +143,9 @@ tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
 
 # The export engine (src/export) without FUSE, over the library and the
 # scripted transport: plain, ASan, and TSan (its worker is a thread).
-ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_outage.c \
-	tests/unit/engine_harness.c tests/unit/engine_harness.h $(FAKE_TRANSPORT_SOURCES) \
+ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_post.c \
+	tests/unit/check_engine_outage.c tests/unit/engine_harness.c tests/unit/engine_harness.h \
+	$(FAKE_TRANSPORT_SOURCES) \
 	src/export/engine.h src/export/export_priv.h src/export/requests.c src/export/worker.c \
 	src/export/post.c \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
@@ -190,3 +191,16 @@ tests_unit_san_check_tcp_SOURCES = $(tests_unit_check_tcp_SOURCES)
 tests_unit_san_check_tcp_CFLAGS = $(tests_unit_check_tcp_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_tcp_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_tcp_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+
+# What a mount pins, which its locked-memory check counts (src/fuse/memlock.c, issue 34): RDMA's
+# registrations and FUSE over io_uring's payloads, nothing over TCP.
+check_PROGRAMS += tests/unit/check_memlock tests/unit/san/check_memlock
+UNIT_TESTS += tests/unit/check_memlock tests/unit/san/check_memlock
+tests_unit_check_memlock_SOURCES = tests/unit/check_memlock.c src/fuse/memlock.c src/fuse/fs.h \
+	src/export/log.c src/export/engine.h
+tests_unit_check_memlock_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_memlock_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_memlock_SOURCES = $(tests_unit_check_memlock_SOURCES)
+tests_unit_san_check_memlock_CFLAGS = $(tests_unit_check_memlock_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_memlock_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_memlock_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
