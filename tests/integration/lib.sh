@@ -767,7 +767,8 @@ sleep_until() {
 
 # outage SECONDS DIR FAULT RESTORE: runs the command FAULT (e.g. "port_unlink $nqn"), and RESTORE
 # SECONDS later. With a mount DIR (else give ''), checks that its controller leaves 'live' (within
-# 15 s: the keep-alive timeout and more) and is live again within 20 s of RESTORE. Sets outage_ms:
+# 15 s: the keep-alive timeout and more) and is live again within 20 s of RESTORE (outage_live_ms
+# if set, for a test whose connection costs more, as authentication does). Sets outage_ms:
 # from FAULT to the end of RESTORE (when the target can be reached again; restoring a link can
 # take seconds), less the time a re-created device's delete took (see rxe_recreate): that is the
 # initiators letting go of it, which counts against them, not as part of the outage.
@@ -787,7 +788,7 @@ outage() {
 	log "$restore done $((outage_ms + rxe_delete_ms)) ms after $fault; the outage: $outage_ms ms"
 	[[ -n $dir ]] || return 0
 	t=$(now_ms)
-	wait_ctrl_state "$dir" '^live$' 20000
+	wait_ctrl_state "$dir" '^live$' "${outage_live_ms:-20000}"
 	log "the controller is live again $(($(now_ms) - t)) ms later: $(jq -c '.controller' "$dir/stats")"
 }
 
