@@ -104,6 +104,14 @@ int nvmefs_tcp_icresp_parse(const struct nvmefs_queue *q, const struct nvmefs_tc
 	if (r->digest & ~asked)
 		return nvmefs_error(-EPROTO, "queue %u: %s enabled digests %#x, which were not asked "
 				    "for (%#x): the target is broken", q->qid, where, r->digest, asked);
+	/* As nvme-tcp: a digest asked for is one to have, or no connection. */
+	if (asked & ~r->digest)
+		return nvmefs_error(-EPROTO, "queue %u: %s declined the %s digest that was asked for "
+				    "(%s): the target does not support it or is configured without "
+				    "it; connect without that option", q->qid, where,
+				    asked & ~r->digest & NVMEFS_TCP_HDR_DIGEST_ENABLE ? "header" : "data",
+				    asked & ~r->digest & NVMEFS_TCP_HDR_DIGEST_ENABLE ?
+				    "--hdr-digest" : "--data-digest");
 	if (maxdata < NVMEFS_TCP_MIN_MAXH2CDATA || maxdata % 4)
 		return nvmefs_error(-EPROTO, "queue %u: %s gave MAXH2CDATA %u: NVMe/TCP needs a "
 				    "multiple of 4 of at least %u; the target is broken", q->qid,
@@ -184,6 +192,7 @@ int nvmefs_tcp_cmd_queue(struct nvmefs_queue *q, struct nvmefs_req *req)
 				    q->qid, req->len);
 	s->in_capsule = req->len && req->dir == NVMEFS_DIR_TO_CTRL && req->len <= tq->inline_size;
 	s->c2h_rcvd = 0;
+	s->c2h_bad = false;
 	s->r2t_next = 0;
 	s->h2c_off = s->h2c_end = 0;
 	sqe->flags = (uint8_t)((sqe->flags & ~NVMEFS_SQE_PSDT_MASK) | NVMEFS_SQE_PSDT_SGL_MPTR_CONTIG);
@@ -316,11 +325,11 @@ int nvmefs_tcp_tx_iov(struct nvmefs_queue *q, struct iovec *iov, int max)
 	return n;
 }
 
-bool nvmefs_tcp_tx_partial(const struct nvmefs_queue *q)
+size_t nvmefs_tcp_tx_partial(const struct nvmefs_queue *q)
 {
 	const struct tcp_queue *tq = q->tp;
 
-	return tq->tx_head && tq->tx_head->off;
+	return tq->tx_head && tq->tx_head->off ? item_len(tq, tq->tx_head) - tq->tx_head->off : 0;
 }
 
 int nvmefs_tcp_tx_advance(struct nvmefs_queue *q, size_t n)
@@ -420,34 +429,34 @@ static const char *fes_str(uint16_t fes)
 
 /*
  * Refuses what the target sent: the message says what and on which queue,
- * the queue fails, and the H2CTermReq with @fes and @fei (the offending
- * field's byte offset, for header errors) is left to send, carrying the
- * offending header; @fes 0: none is (a data digest error is no header's).
+ * the queue fails, and the H2CTermReq with @fes and @fei is left to send,
+ * carrying the offending header.  FEI is the offending field's byte offset
+ * for an invalid header field and reserved (0) for the other FES the host
+ * sends (NVMe/TCP 1.0, "Fatal Error Information").
  */
 __attribute__((format(printf, 4, 5)))
 static int refuse(struct nvmefs_queue *q, uint16_t fes, uint32_t fei, const char *fmt, ...)
 {
 	struct tcp_queue *tq = q->tp;
+	struct nvmefs_tcp_term *t = &tq->rx.term_out;
 	char what[320];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	memset(&tq->rx.term_out, 0, sizeof(tq->rx.term_out));
-	if (fes) {
-		struct nvmefs_tcp_term *t = &tq->rx.term_out;
-
-		t->hdr.type = NVMEFS_TCP_H2C_TERM;
-		t->hdr.hlen = sizeof(*t);
-		t->hdr.plen = nvmefs_cpu_to_le32(sizeof(*t) + rx_hdr_len(tq));
-		t->fes = nvmefs_cpu_to_le16(fes);
-		put_le32(t->fei, fei);
-	}
+	memset(t, 0, sizeof(*t));
+	t->hdr.type = NVMEFS_TCP_H2C_TERM;
+	t->hdr.hlen = sizeof(*t);
+	/* The data is the offending header's HLEN bytes, without its digest
+	 * (NVMe/TCP 1.0, H2CTermReq). */
+	t->hdr.plen = nvmefs_cpu_to_le32(sizeof(*t) + TCP_HDR_LEN);
+	t->fes = nvmefs_cpu_to_le16(fes);
+	put_le32(t->fei, fei);
 	nvmefs_queue_fail(q, -EPROTO);
 	return nvmefs_error(-EPROTO, "queue %u to %s: %s: the target broke NVMe/TCP (%s), "
 			    "so the queue is ended", q->qid, nvmefs_ctrl_where(q->ctrl),
-			    what, fes ? fes_str(fes) : "data digest error");
+			    what, fes_str(fes));
 }
 
 /* The request a PDU names by @cid: in flight and still awaiting its
@@ -485,13 +494,11 @@ static int rx_c2h_data(struct nvmefs_queue *q, const struct nvmefs_tcp_data *d)
 			      offsetof(struct nvmefs_tcp_data, data_length),
 			      "C2HData of 0 bytes for command id %#x", cid);
 	if (off != s->c2h_rcvd)
-		return refuse(q, NVMEFS_TCP_FES_DATA_OUT_OF_RANGE,
-			      offsetof(struct nvmefs_tcp_data, data_offset),
+		return refuse(q, NVMEFS_TCP_FES_DATA_OUT_OF_RANGE, 0,
 			      "C2HData for command id %#x at offset %u, where %u was next", cid, off,
 			      s->c2h_rcvd);
 	if (len > req->len - off)
-		return refuse(q, NVMEFS_TCP_FES_DATA_OUT_OF_RANGE,
-			      offsetof(struct nvmefs_tcp_data, data_length),
+		return refuse(q, NVMEFS_TCP_FES_DATA_OUT_OF_RANGE, 0,
 			      "C2HData of %u bytes at offset %u for command id %#x, which asked for %u",
 			      len, off, cid, req->len);
 	if (d->hdr.pdo != TCP_HDR_LEN + hd || plen != d->hdr.pdo + len + dd)
@@ -526,10 +533,10 @@ static int rx_r2t(struct nvmefs_queue *q, const struct nvmefs_tcp_r2t *r)
 			      "R2T for command id %#x, which is no write in flight awaiting one", cid);
 	s = &tq->slots[req->slot];
 	if (s->h2c_off != s->h2c_end)
-		return refuse(q, NVMEFS_TCP_FES_DATA_LIMIT_EXCEEDED, offsetof(struct nvmefs_tcp_r2t, command_id),
+		return refuse(q, NVMEFS_TCP_FES_DATA_LIMIT_EXCEEDED, 0,
 			      "a second R2T for command id %#x before the first one's data", cid);
 	if (!len || off != s->r2t_next || len > req->len - off)
-		return refuse(q, NVMEFS_TCP_FES_DATA_OUT_OF_RANGE, offsetof(struct nvmefs_tcp_r2t, r2t_offset),
+		return refuse(q, NVMEFS_TCP_FES_DATA_OUT_OF_RANGE, 0,
 			      "R2T for %u bytes at offset %u of command id %#x, a write of %u bytes "
 			      "of which %u went", len, off, cid, req->len, s->r2t_next);
 	s->ttag = nvmefs_le16_to_cpu(r->ttag);
@@ -545,12 +552,30 @@ static int rx_r2t(struct nvmefs_queue *q, const struct nvmefs_tcp_r2t *r)
 	return 0;
 }
 
+/* A read's success: only once every byte arrived through C2HData, each
+ * with its data digest right. */
+static bool read_whole(const struct tcp_queue *tq, const struct nvmefs_req *req)
+{
+	const struct tcp_slot *s = &tq->slots[req->slot];
+
+	return req->dir != NVMEFS_DIR_FROM_CTRL || (!s->c2h_bad && s->c2h_rcvd == req->len);
+}
+
+/* The status of a read whose data did not all arrive whole: a transient
+ * transport error, retried like one (nvme-tcp fails a data digest error
+ * so, and keeps the connection). */
+static const uint16_t READ_LOST = NVME_SC_TRAN_TPORT_ERROR << 1;
+
 static int rx_rsp(struct nvmefs_queue *q, const struct nvmefs_tcp_rsp *r)
 {
 	struct nvmefs_cqe cqe;
+	struct nvmefs_req *req;
 	int ret;
 
 	memcpy(&cqe, &r->cqe, sizeof(cqe));
+	req = inflight_req(q, nvmefs_cqe_cid(&cqe));
+	if (req && nvmefs_cqe_ok(&cqe) && !read_whole(q->tp, req))
+		cqe.status = nvmefs_cpu_to_le16(READ_LOST);
 	ret = nvmefs_queue_response(q, &cqe);
 	if (ret < 0)
 		return refuse(q, NVMEFS_TCP_FES_INVALID_PDU_HDR,
@@ -648,8 +673,10 @@ static int rx_data_done(struct nvmefs_queue *q)
 	if (!(rx->flags & NVMEFS_TCP_F_DATA_SUCCESS))
 		return 0;
 	/* No CapsuleResp follows: the completion Linux's nvme-tcp makes up,
-	 * success without an SQ head to report. */
+	 * success without an SQ head to report, unless a digest failed. */
 	memset(&cqe, 0, sizeof(cqe));
+	if (!read_whole(tq, req))
+		cqe.status = nvmefs_cpu_to_le16(READ_LOST);
 	cqe.cid = nvmefs_cpu_to_le16(req->cid);
 	cqe.sq_id = nvmefs_cpu_to_le16(q->qid);
 	cqe.sq_head = nvmefs_cpu_to_le16(0xffff);
@@ -704,11 +731,10 @@ int nvmefs_tcp_rx_advance(struct nvmefs_queue *q, size_t n)
 			n -= take;
 			if (rx->have < NVMEFS_TCP_DIGEST_LEN)
 				break;
+			/* The PDU is whole, the stream in step: only this
+			 * command failed. */
 			if (get_le32(rx->ddgst) != rx->crc)
-				return refuse(q, 0, 0,
-					      "data digest mismatch in C2HData for command id %#x "
-					      "(received %#x, computed %#x): the connection corrupted "
-					      "it", rx->req->cid, get_le32(rx->ddgst), rx->crc);
+				tq->slots[rx->req->slot].c2h_bad = true;
 			done += rx_data_done(q);
 			break;
 		case TCP_RX_TERM:

@@ -62,6 +62,8 @@ struct tcp_slot {
 	bool in_capsule;
 	/* Reads: the bytes C2HData brought so far, in order. */
 	uint32_t c2h_rcvd;
+	/* Reads: a C2HData's data digest did not match. */
+	bool c2h_bad;
 	/* Writes: where the next R2T must start, and the one being answered:
 	 * its tag, the next byte to send and its end. */
 	uint32_t r2t_next;
@@ -134,8 +136,9 @@ int nvmefs_tcp_tx_iov(struct nvmefs_queue *q, struct iovec *iov, int max);
  * queued) and readies the next H2CData PDU.  Returns how many requests
  * that finished, or -errno. */
 int nvmefs_tcp_tx_advance(struct nvmefs_queue *q, size_t n);
-/* Whether a PDU is half sent: nothing may go between its bytes. */
-bool nvmefs_tcp_tx_partial(const struct nvmefs_queue *q);
+/* The bytes left of a PDU half sent, which nothing may go between; 0:
+ * none is. */
+size_t nvmefs_tcp_tx_partial(const struct nvmefs_queue *q);
 /* Drops the send queue (a stopped queue). */
 void nvmefs_tcp_tx_drop(struct nvmefs_queue *q);
 

@@ -7,6 +7,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,21 +52,28 @@ START_TEST(test_icreq_without_digests)
 }
 END_TEST
 
-/* The controller may decline digests it was asked for: none are used. */
-START_TEST(test_digests_declined)
+/* A digest asked for and declined: the connection is refused, as
+ * nvme-tcp refuses it, with one line naming the digest. */
+static void declined(bool hdgst, bool ddgst, uint8_t granted, const char *what)
 {
-	struct nvmefs_req *req;
-	struct pdu p;
+	ctrl->opts.hdr_digest = hdgst;
+	ctrl->opts.data_digest = ddgst;
+	peer.icresp.digest = granted;
+	ck_assert_int_eq(connect_queue(1), -EPROTO);
+	ck_assert_msg(strstr(nvmefs_errmsg(), what), "'%s' lacks '%s'", nvmefs_errmsg(), what);
+	ck_assert_ptr_null(strchr(nvmefs_errmsg(), '\n'));
+	ck_assert_ptr_null(q.tp);
+}
 
-	ctrl->opts.hdr_digest = ctrl->opts.data_digest = 1;
-	ck_assert_int_eq(connect_queue(1), 0);
-	ck_assert_uint_eq(peer.icreq.digest, NVMEFS_TCP_HDR_DIGEST_ENABLE | NVMEFS_TCP_DATA_DIGEST_ENABLE);
-	ck_assert(!((struct tcp_queue *)q.tp)->p.hdgst);
-	ck_assert(!((struct tcp_queue *)q.tp)->p.ddgst);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 512);
-	expect_cmd(req, 0, NULL);
-	pdu_c2h(&p, req->cid, 0, 512, NVMEFS_TCP_F_DATA_LAST | NVMEFS_TCP_F_DATA_SUCCESS, 1);
-	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+START_TEST(test_header_digest_declined)
+{
+	declined(true, false, 0, "declined the header digest");
+}
+END_TEST
+
+START_TEST(test_data_digest_declined)
+{
+	declined(true, true, NVMEFS_TCP_HDR_DIGEST_ENABLE, "declined the data digest");
 }
 END_TEST
 
@@ -128,6 +137,20 @@ START_TEST(test_nothing_listening)
 }
 END_TEST
 
+/* A connect to an address that does not answer gives up after one SYN
+ * retry, as nvme-tcp's tcp_sock_set_syncnt(1), not the system's six. */
+START_TEST(test_syn_retries_bounded)
+{
+	int cnt = 0;
+	socklen_t len = sizeof(cnt);
+
+	connect_ok(false, false);
+	ck_assert_int_eq(getsockopt(((struct tcp_queue *)q.tp)->fd, IPPROTO_TCP, TCP_SYNCNT, &cnt,
+				    &len), 0);
+	ck_assert_int_eq(cnt, 1);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Reads                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -183,15 +206,60 @@ START_TEST(test_read_success_flag_completes)
 	struct nvmefs_req *req;
 	struct pdu p;
 
-	connect_ok(false, false);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 4096);
-	expect_cmd(req, 0, NULL);
+	req = read_sent(false, false, 4096);
 	pdu_c2h(&p, req->cid, 0, 4096, NVMEFS_TCP_F_DATA_LAST | NVMEFS_TCP_F_DATA_SUCCESS, 0x33);
 	ck_assert_int_eq(feed(&p, 1 << 20), 1);
 	ck_assert_int_eq(ended, 1);
 	ck_assert_int_eq(last_error, 0);
 	ck_assert(nvmefs_cqe_ok(&last_cqe));
 	ck_assert_uint_eq(bufs[0][4095], 0x33);
+}
+END_TEST
+
+/* A read's success counts only with all of its bytes: a CapsuleResp
+ * success after less C2HData than asked, or none, ends the read with a
+ * transient transport error (retried, no DNR), the queue kept. */
+static void short_read(uint32_t sent)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	req = read_sent(false, false, 8192);
+	if (sent) {
+		pdu_c2h(&p, req->cid, 0, sent, 0, 0x11);
+		ck_assert_int_eq(feed(&p, 1 << 20), 0);
+	}
+	pdu_rsp(&p, req->cid, 0);
+	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+	ck_assert_int_eq(ended, 1);
+	ck_assert_int_eq(last_error, 0);
+	ck_assert_uint_eq(nvmefs_cqe_status(&last_cqe), NVME_SC_TRAN_TPORT_ERROR);
+	ck_assert_int_eq(q.failed, 0);
+	guards_intact();
+}
+
+START_TEST(test_read_short_c2h_fails)
+{
+	short_read(4096);
+}
+END_TEST
+
+START_TEST(test_read_without_c2h_fails)
+{
+	short_read(0);
+}
+END_TEST
+
+/* The target's own error stands. */
+START_TEST(test_read_short_c2h_error_status_kept)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	req = read_sent(false, false, 8192);
+	pdu_rsp(&p, req->cid, 0x281);
+	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+	ck_assert_uint_eq(nvmefs_cqe_status(&last_cqe), 0x281);
 }
 END_TEST
 
@@ -306,13 +374,8 @@ START_TEST(test_write_response_before_data_sent)
 {
 	struct nvmefs_req *req;
 	struct pdu p, both;
-	int sndbuf = 4096;
 
-	/* The window the peer offers is set when the connection is made. */
-	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof(sndbuf)), 0);
-	connect_ok(false, false);
-	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
-				    &sndbuf, sizeof(sndbuf)), 0);
+	connect_small(4096);
 	req = submit(0x01, NVMEFS_DIR_TO_CTRL, BUF_LEN);
 	expect_cmd(req, 0, NULL);
 	pdu_r2t(&both, req->cid, 1, 0, BUF_LEN);
@@ -342,14 +405,10 @@ START_TEST(test_partial_sends)
 	static uint8_t got[BUF_LEN];
 	struct nvmefs_req *req;
 	struct pdu p;
-	int small = 2048;
 	size_t have = 0;
 	uint8_t hdr[24];
 
-	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
-	connect_ok(false, false);
-	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
-				    &small, sizeof(small)), 0);
+	connect_small(2048);
 	/* Three writes: two in the capsule, one by R2T. */
 	for (int i = 0; i < BUF_LEN; i++)
 		bufs[0][i] = bufs[1][i] = bufs[2][i] = (uint8_t)(i ^ (i >> 8));
@@ -431,7 +490,9 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_crc32c_known_answer);
 	tcase_add_test(tc, test_icreq_asks_what_was_asked);
 	tcase_add_test(tc, test_icreq_without_digests);
-	tcase_add_test(tc, test_digests_declined);
+	tcase_add_test(tc, test_header_digest_declined);
+	tcase_add_test(tc, test_data_digest_declined);
+	tcase_add_test(tc, test_syn_retries_bounded);
 	tcase_add_test(tc, test_icresp_refused);
 	tcase_add_test(tc, test_closed_at_once_suggests_tls);
 	tcase_add_test(tc, test_no_icresp_times_out);
@@ -445,6 +506,9 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_read_with_digests);
 	tcase_add_test(tc, test_read_with_digests_one_byte_at_a_time);
 	tcase_add_test(tc, test_read_success_flag_completes);
+	tcase_add_test(tc, test_read_short_c2h_fails);
+	tcase_add_test(tc, test_read_without_c2h_fails);
+	tcase_add_test(tc, test_read_short_c2h_error_status_kept);
 	tcase_add_test(tc, test_write_in_capsule);
 	tcase_add_test(tc, test_admin_queue_takes_8k_in_capsule);
 	tcase_add_test(tc, test_write_r2t_h2c_pieces);

@@ -193,8 +193,9 @@ tests_unit_san_check_tcp_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_tcp_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 tests_unit_check_tcp_errors_SOURCES = tests/unit/check_tcp_errors.c $(TCP_PEER_SOURCES)
 tests_unit_check_tcp_errors_CFLAGS = $(TCP_UNIT_CFLAGS)
+tests_unit_check_tcp_errors_LDFLAGS = -Wl,--wrap=poll
 tests_unit_check_tcp_errors_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_tcp_errors_SOURCES = $(tests_unit_check_tcp_errors_SOURCES)
 tests_unit_san_check_tcp_errors_CFLAGS = $(TCP_UNIT_CFLAGS) $(SAN_FLAGS)
-tests_unit_san_check_tcp_errors_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_tcp_errors_LDFLAGS = $(SAN_FLAGS) -Wl,--wrap=poll
 tests_unit_san_check_tcp_errors_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)

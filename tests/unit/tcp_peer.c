@@ -150,6 +150,15 @@ void connect_ok(bool hdgst, bool ddgst)
 	ck_assert_int_ge(peer.fd, 0);
 }
 
+void connect_small(int bytes)
+{
+	/* The window the peer offers is set when the connection is made. */
+	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)), 0);
+	connect_ok(false, false);
+	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
+				    &bytes, sizeof(bytes)), 0);
+}
+
 /* Requests, and how they ended. */
 int ended;
 struct nvmefs_cqe last_cqe;
@@ -321,16 +330,21 @@ void expect_cmd(const struct nvmefs_req *req, uint32_t inline_len, uint8_t *data
 }
 
 /* The H2CTermReq a refusal sends, with @fes. */
-void expect_term(uint16_t fes)
+void expect_term(uint16_t fes, uint32_t fei)
 {
-	uint8_t b[24];
+	uint8_t b[48];
 	struct nvmefs_tcp_term t;
 
 	read_exact(peer.fd, b, sizeof(b));
 	memcpy(&t, b, sizeof(t));
 	ck_assert_uint_eq(t.hdr.type, NVMEFS_TCP_H2C_TERM);
+	ck_assert_uint_eq(t.hdr.flags, 0);
+	ck_assert_uint_eq(t.hdr.hlen, 24);
 	ck_assert_uint_eq(nvmefs_le16_to_cpu(t.fes), fes);
-	ck_assert_uint_eq(nvmefs_le32_to_cpu(t.hdr.plen), 24 + 24 + (hd ? 4 : 0));
+	ck_assert_uint_eq(get32(t.fei), fei);
+	/* The offending PDU's header, its HLEN bytes, and no digest. */
+	ck_assert_uint_eq(nvmefs_le32_to_cpu(t.hdr.plen), 24 + 24);
+	ck_assert_uint_eq(b[24 + 2], 24);
 }
 
 /* A refusal: -EPROTO, the queue failed, one line naming @what. */
@@ -343,12 +357,17 @@ void expect_refused(int ret, const char *what)
 	guards_intact();
 }
 
-struct nvmefs_req *read_in_flight(uint32_t len)
+struct nvmefs_req *read_sent(bool hdgst, bool ddgst, uint32_t len)
 {
 	struct nvmefs_req *req;
 
-	connect_ok(false, false);
+	connect_ok(hdgst, ddgst);
 	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, len);
 	expect_cmd(req, 0, NULL);
 	return req;
+}
+
+struct nvmefs_req *read_in_flight(uint32_t len)
+{
+	return read_sent(false, false, len);
 }

@@ -56,6 +56,9 @@ void guards_intact(void);
 /* Connects queue @qid, the peer answering with peer.icresp. */
 int connect_queue(uint16_t qid);
 void connect_ok(bool hdgst, bool ddgst);
+/* connect_ok() without digests, the peer's receive buffer and the host's
+ * send buffer @bytes: writes soon fill them. */
+void connect_small(int bytes);
 struct nvmefs_req *submit(uint8_t opcode, enum nvmefs_dir dir, uint32_t len);
 int process(void);
 void put32(uint8_t *p, uint32_t v);
@@ -72,9 +75,11 @@ void delivered(void);
 int feed(const struct pdu *p, size_t chunk);
 /* What the host sent: one CapsuleCmd, checked, with its in-capsule data. */
 void expect_cmd(const struct nvmefs_req *req, uint32_t inline_len, uint8_t *data);
-/* The H2CTermReq a refusal sends, with @fes. */
-void expect_term(uint16_t fes);
-/* Connected without digests, a read of @len sent. */
+/* The H2CTermReq a refusal sends, with @fes and @fei. */
+void expect_term(uint16_t fes, uint32_t fei);
+/* Connected with the digests given, a read of @len sent. */
+struct nvmefs_req *read_sent(bool hdgst, bool ddgst, uint32_t len);
+/* The same without digests. */
 struct nvmefs_req *read_in_flight(uint32_t len);
 /* A refusal: -EPROTO, the queue failed, one line naming @what. */
 void expect_refused(int ret, const char *what);
