@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The NVMe/TCP transport's PDUs without sockets (tcp_pdu.c): the headers the
- * host sends, the send queue as iovecs, and the receive side as a machine
- * that says where the next bytes go and checks what came, so that unit
- * tests and the fuzzer drive it with bytes of their own.  tcp.c moves the
- * bytes.
+ * The NVMe/TCP transport's PDUs without sockets: the headers the host sends
+ * and the send queue as iovecs (tcp_pdu.c), and the receive side as a
+ * machine that says where the next bytes go and checks what came
+ * (tcp_rx.c), so that unit tests and the fuzzer drive it with bytes of
+ * their own.  tcp.c moves the bytes.
  */
 #ifndef NVMEFS_TCP_PDU_H
 #define NVMEFS_TCP_PDU_H
@@ -21,6 +21,32 @@
 #define TCP_ADMIN_INLINE_SIZE 8192
 /* iovecs one send gathers at most. */
 #define TCP_TX_IOV_MAX 64
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint32_t digest_len(bool on)
+{
+	return on ? NVMEFS_TCP_DIGEST_LEN : 0;
+}
+
+static inline void iov_add(struct iovec *iov, int *n, const void *base, size_t len)
+{
+	if (!len)
+		return;
+	iov[*n] = (struct iovec){ .iov_base = (void *)base, .iov_len = len };
+	(*n)++;
+}
 
 /* CRC32C as NVMe/TCP's digests use it, continued from @crc (start at 0). */
 uint32_t nvmefs_tcp_crc32c(uint32_t crc, const void *buf, size_t len);
@@ -129,6 +155,9 @@ int nvmefs_tcp_icresp_parse(const struct nvmefs_queue *q, const struct nvmefs_tc
 /* Describes req's data in its capsule and queues the capsule; 0 or -errno. */
 int nvmefs_tcp_cmd_queue(struct nvmefs_queue *q, struct nvmefs_req *req);
 
+/* Queues the H2CData PDUs answering the R2T set in req's slot (ttag,
+ * h2c_off, h2c_end). */
+void nvmefs_tcp_h2c_start(struct nvmefs_queue *q, struct nvmefs_req *req);
 /* The iovecs of the send queue from its head, at most @max; how many. */
 int nvmefs_tcp_tx_iov(struct nvmefs_queue *q, struct iovec *iov, int max);
 /* @n bytes of what nvmefs_tcp_tx_iov() gave were sent: ends what was
