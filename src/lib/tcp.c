@@ -352,7 +352,7 @@ static void send_term(struct nvmefs_queue *q)
 	struct msghdr msg = { .msg_iov = iov };
 	char why[1024];
 	ssize_t sent;
-	int cnt = 0;
+	int cnt = 0, err;
 
 	if (!plen)
 		return;
@@ -367,12 +367,14 @@ static void send_term(struct nvmefs_queue *q)
 	iov[cnt++] = (struct iovec){ .iov_base = tq->rx.hdr, .iov_len = plen - sizeof(*t) };
 	msg.msg_iovlen = (size_t)cnt;
 	sent = sendmsg(tq->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	err = errno;
 	t->hdr.plen = 0;
 	if (sent == (ssize_t)(rest + plen))
 		return;
 	snprintf(why, sizeof(why), "%s", nvmefs_errmsg());
-	nvmefs_set_error("%s; the H2CTermReq telling it so found no room in the socket%s, so the "
-			 "connection is reset instead", why, rest ? " after a PDU half sent" : "");
+	nvmefs_set_error("%s; the H2CTermReq telling it so could not go (%s%s), so the connection "
+			 "is reset instead", why, sent < 0 && err != EAGAIN ? strerror(err) :
+			 "no room in the socket", rest ? " after a PDU half sent" : "");
 }
 
 /* Receives what the socket holds, into place.  Returns the PDUs that
