@@ -12,10 +12,12 @@
  * descriptor then also wakes its owner when there is room.
  */
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -34,18 +36,51 @@ static const char *where(const struct nvmefs_queue *q)
 	return nvmefs_ctrl_where(q->ctrl);
 }
 
+/* poll() on @pfd until @deadline; a signal restarts it with only what is
+ * left, so that signals cannot stretch the wait. */
+static int poll_until(struct pollfd *pfd, int64_t deadline)
+{
+	int ret;
+
+	for (;;) {
+		int64_t left = deadline - nvmefs_now_ms();
+
+		left = left < 0 ? 0 : left > INT_MAX ? INT_MAX : left;
+		ret = poll(pfd, 1, (int)left);
+		if (ret >= 0 || errno != EINTR)
+			return ret;
+	}
+}
+
 static int wait_fd(int fd, short events, int64_t deadline)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
-	int64_t left = deadline - nvmefs_now_ms();
-	int ret;
+	int ret = poll_until(&pfd, deadline);
 
-	if (left < 0)
-		left = 0;
-	do
-		ret = poll(&pfd, 1, (int)left);
-	while (ret < 0 && errno == EINTR);
 	return ret < 0 ? -errno : ret == 0 ? -ETIMEDOUT : 0;
+}
+
+/*
+ * What every queue socket gets before it connects, as nvme-tcp's
+ * nvme_tcp_alloc_queue() does: one SYN retry, not the system's six (a
+ * path that does not answer is another path's turn); a reset when it is
+ * closed (zero linger), so that what a stopped queue left in the send
+ * buffer, old writes among it, never reaches the target after the newer
+ * writes that replaced it on the next connection; and no delay for small
+ * commands and responses, which go at once.
+ */
+static int sock_setup(int fd)
+{
+	struct linger abort_close = { .l_onoff = 1, .l_linger = 0 };
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_SYNCNT, &one, sizeof(one)))
+		return nvmefs_error(-errno, "setting TCP_SYNCNT failed: %s", strerror(errno));
+	if (setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort_close, sizeof(abort_close)))
+		return nvmefs_error(-errno, "setting SO_LINGER failed: %s", strerror(errno));
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
+		return nvmefs_error(-errno, "setting TCP_NODELAY failed: %s", strerror(errno));
+	return 0;
 }
 
 static int bind_host(struct nvmefs_queue *q, int fd, int family)
@@ -71,7 +106,7 @@ static int tcp_connect(struct nvmefs_queue *q, int64_t deadline)
 	struct tcp_queue *tq = q->tp;
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM };
 	struct addrinfo *dst, *ai;
-	int ret = -EHOSTUNREACH, one = 1, fd, err;
+	int ret = -EHOSTUNREACH, fd, err;
 	socklen_t len = sizeof(err);
 
 	ret = getaddrinfo(ctrl->traddr, ctrl->trsvcid, &hints, &dst);
@@ -84,7 +119,8 @@ static int tcp_connect(struct nvmefs_queue *q, int64_t deadline)
 			ret = nvmefs_error(-errno, "creating a TCP socket failed: %s", strerror(errno));
 			continue;
 		}
-		if (ctrl->host_traddr[0] && (ret = bind_host(q, fd, ai->ai_family)) < 0) {
+		if ((ret = sock_setup(fd)) < 0 ||
+		    (ctrl->host_traddr[0] && (ret = bind_host(q, fd, ai->ai_family)) < 0)) {
 			close(fd);
 			continue;
 		}
@@ -99,6 +135,12 @@ static int tcp_connect(struct nvmefs_queue *q, int64_t deadline)
 						   "address and port", where(q), ctrl->opts.timeout_ms);
 				continue;
 			}
+			if (ret < 0) {
+				close(fd);
+				ret = nvmefs_error(ret, "waiting for the connection to %s failed: %s",
+						   where(q), strerror(-ret));
+				continue;
+			}
 			if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len))
 				err = errno;
 		}
@@ -111,13 +153,6 @@ static int tcp_connect(struct nvmefs_queue *q, int64_t deadline)
 				nvmefs_error(-err, "connecting to %s failed: %s: check the address and "
 					     "the routing table ('ip route get ADDR')", where(q),
 					     strerror(err));
-			continue;
-		}
-		/* Commands and responses are small and go at once, never held
-		 * back waiting for more. */
-		if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one))) {
-			ret = nvmefs_error(-errno, "setting TCP_NODELAY failed: %s", strerror(errno));
-			close(fd);
 			continue;
 		}
 		tq->fd = fd;
@@ -300,24 +335,46 @@ static int flush(struct nvmefs_queue *q)
 	return ret < 0 ? ret : finished;
 }
 
-/* The H2CTermReq a refusal left, if it can go whole now without cutting
- * into a PDU half sent; the connection ends after it either way. */
+/*
+ * The H2CTermReq a refusal left, after the rest of a PDU half sent (nothing
+ * may cut into one), if the socket takes both whole now.  If not, the
+ * connection ends with a reset (zero linger, sock_setup()) when the queue
+ * stops, and the message says so.  The connection ends after it either way.
+ */
 static void send_term(struct nvmefs_queue *q)
 {
 	struct tcp_queue *tq = q->tp;
 	struct nvmefs_tcp_term *t = &tq->rx.term_out;
 	uint32_t plen = nvmefs_le32_to_cpu(t->hdr.plen);
-	struct iovec iov[2] = {
-		{ .iov_base = t, .iov_len = sizeof(*t) },
-		{ .iov_base = tq->rx.hdr, .iov_len = plen - sizeof(*t) },
-	};
-	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = 2 };
+	size_t rest = nvmefs_tcp_tx_partial(q), len = 0;
+	/* The head's PDU takes at most 5 iovecs (tcp_pdu.c's item_iov()). */
+	struct iovec iov[5 + 2];
+	struct msghdr msg = { .msg_iov = iov };
+	char why[1024];
+	ssize_t sent;
+	int cnt = 0, err;
 
-	if (!plen || nvmefs_tcp_tx_partial(q))
+	if (!plen)
 		return;
-	if (sendmsg(tq->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
-		return;
+	if (rest) {
+		int n = nvmefs_tcp_tx_iov(q, iov, 5);
+
+		while (cnt < n && len < rest)
+			len += iov[cnt++].iov_len;
+		iov[cnt - 1].iov_len -= len - rest;
+	}
+	iov[cnt++] = (struct iovec){ .iov_base = t, .iov_len = sizeof(*t) };
+	iov[cnt++] = (struct iovec){ .iov_base = tq->rx.hdr, .iov_len = plen - sizeof(*t) };
+	msg.msg_iovlen = (size_t)cnt;
+	sent = sendmsg(tq->fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+	err = errno;
 	t->hdr.plen = 0;
+	if (sent == (ssize_t)(rest + plen))
+		return;
+	snprintf(why, sizeof(why), "%s", nvmefs_errmsg());
+	nvmefs_set_error("%s; the H2CTermReq telling it so could not go (%s%s), so the connection "
+			 "is reset instead", why, sent < 0 && err != EAGAIN ? strerror(err) :
+			 "no room in the socket", rest ? " after a PDU half sent" : "");
 }
 
 /* Receives what the socket holds, into place.  Returns the PDUs that
@@ -363,6 +420,26 @@ static int receive(struct nvmefs_queue *q)
 	return done;
 }
 
+/*
+ * flush() failed with @err.  A send error the connection's reset gave
+ * comes before what the target said: a C2HTermReq waiting to be read
+ * names the reason, and is reported instead.
+ */
+static int send_failed(struct nvmefs_queue *q, int err)
+{
+	char msg[1024];
+	int ret;
+
+	if (q->failed)
+		return err;
+	snprintf(msg, sizeof(msg), "%s", nvmefs_errmsg());
+	ret = receive(q);
+	if (ret < 0)
+		return ret;
+	nvmefs_set_error("%s", msg);
+	return err;
+}
+
 static int tcp_process(struct nvmefs_queue *q, int timeout_ms)
 {
 	struct tcp_queue *tq = q->tp;
@@ -373,7 +450,7 @@ static int tcp_process(struct nvmefs_queue *q, int timeout_ms)
 		return q->failed ? q->failed : -ENOTCONN;
 	n = flush(q);
 	if (n < 0)
-		return n;
+		return send_failed(q, n);
 	ret = receive(q);
 	if (ret < 0)
 		return ret;
@@ -383,15 +460,13 @@ static int tcp_process(struct nvmefs_queue *q, int timeout_ms)
 	if (tq->tx_head) {
 		ret = flush(q);
 		if (ret < 0)
-			return ret;
+			return send_failed(q, ret);
 		n += ret;
 	}
 	if (n || !timeout_ms)
 		return n;
 	pfd = (struct pollfd){ .fd = tq->fd, .events = POLLIN | (tq->tx_head ? POLLOUT : 0) };
-	do
-		ret = poll(&pfd, 1, timeout_ms);
-	while (ret < 0 && errno == EINTR);
+	ret = poll_until(&pfd, nvmefs_now_ms() + timeout_ms);
 	if (ret < 0)
 		return nvmefs_error(-errno, "queue %u: waiting for its socket failed: %s", q->qid,
 				    strerror(errno));
@@ -405,7 +480,8 @@ static void tcp_queue_stop(struct nvmefs_queue *q)
 	struct tcp_queue *tq = q->tp;
 
 	/* Closed, the socket reaches no buffer of ours, and what was queued
-	 * never goes. */
+	 * never goes; what the kernel held is dropped with a reset (zero
+	 * linger, sock_setup()). */
 	nvmefs_tcp_tx_drop(q);
 	if (tq->fd >= 0)
 		close(tq->fd);

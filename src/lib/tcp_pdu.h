@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The NVMe/TCP transport's PDUs without sockets (tcp_pdu.c): the headers the
- * host sends, the send queue as iovecs, and the receive side as a machine
- * that says where the next bytes go and checks what came, so that unit
- * tests and the fuzzer drive it with bytes of their own.  tcp.c moves the
- * bytes.
+ * The NVMe/TCP transport's PDUs without sockets: the headers the host sends
+ * and the send queue as iovecs (tcp_pdu.c), and the receive side as a
+ * machine that says where the next bytes go and checks what came
+ * (tcp_rx.c), so that unit tests and the fuzzer drive it with bytes of
+ * their own.  tcp.c moves the bytes.
  */
 #ifndef NVMEFS_TCP_PDU_H
 #define NVMEFS_TCP_PDU_H
@@ -21,6 +21,32 @@
 #define TCP_ADMIN_INLINE_SIZE 8192
 /* iovecs one send gathers at most. */
 #define TCP_TX_IOV_MAX 64
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint32_t digest_len(bool on)
+{
+	return on ? NVMEFS_TCP_DIGEST_LEN : 0;
+}
+
+static inline void iov_add(struct iovec *iov, int *n, const void *base, size_t len)
+{
+	if (!len)
+		return;
+	iov[*n] = (struct iovec){ .iov_base = (void *)base, .iov_len = len };
+	(*n)++;
+}
 
 /* CRC32C as NVMe/TCP's digests use it, continued from @crc (start at 0). */
 uint32_t nvmefs_tcp_crc32c(uint32_t crc, const void *buf, size_t len);
@@ -62,6 +88,8 @@ struct tcp_slot {
 	bool in_capsule;
 	/* Reads: the bytes C2HData brought so far, in order. */
 	uint32_t c2h_rcvd;
+	/* Reads: a C2HData's data digest did not match. */
+	bool c2h_bad;
 	/* Writes: where the next R2T must start, and the one being answered:
 	 * its tag, the next byte to send and its end. */
 	uint32_t r2t_next;
@@ -127,6 +155,9 @@ int nvmefs_tcp_icresp_parse(const struct nvmefs_queue *q, const struct nvmefs_tc
 /* Describes req's data in its capsule and queues the capsule; 0 or -errno. */
 int nvmefs_tcp_cmd_queue(struct nvmefs_queue *q, struct nvmefs_req *req);
 
+/* Queues the H2CData PDUs answering the R2T set in req's slot (ttag,
+ * h2c_off, h2c_end). */
+void nvmefs_tcp_h2c_start(struct nvmefs_queue *q, struct nvmefs_req *req);
 /* The iovecs of the send queue from its head, at most @max; how many. */
 int nvmefs_tcp_tx_iov(struct nvmefs_queue *q, struct iovec *iov, int max);
 /* @n bytes of what nvmefs_tcp_tx_iov() gave were sent: ends what was
@@ -134,8 +165,9 @@ int nvmefs_tcp_tx_iov(struct nvmefs_queue *q, struct iovec *iov, int max);
  * queued) and readies the next H2CData PDU.  Returns how many requests
  * that finished, or -errno. */
 int nvmefs_tcp_tx_advance(struct nvmefs_queue *q, size_t n);
-/* Whether a PDU is half sent: nothing may go between its bytes. */
-bool nvmefs_tcp_tx_partial(const struct nvmefs_queue *q);
+/* The bytes left of a PDU half sent, which nothing may go between; 0:
+ * none is. */
+size_t nvmefs_tcp_tx_partial(const struct nvmefs_queue *q);
 /* Drops the send queue (a stopped queue). */
 void nvmefs_tcp_tx_drop(struct nvmefs_queue *q);
 

@@ -1,378 +1,22 @@
 /*
  * Unit tests of the NVMe/TCP transport (tcp.c, tcp_pdu.c) against a
- * scripted target on a loopback socket: the handshake, every PDU type each
- * way, partial sends and receives, and every refusal of what a broken or
- * hostile target sends, each of which must end the queue with one line and
- * write nothing outside the command's buffer.
+ * scripted target on a loopback socket (tcp_peer.c): the handshake, and
+ * every PDU type each way with partial sends and receives.  What a broken
+ * or hostile target sends, and how the queue ends, is check_tcp_errors.c's.
  */
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <check.h>
-
 #include "arm_contract.h"
-#include "internal.h"
-#include "tcp_pdu.h"
-
-/* ------------------------------------------------------------------------ */
-/* The scripted target                                                       */
-/* ------------------------------------------------------------------------ */
-
-struct peer {
-	int lfd;
-	int fd;
-	char port[16];
-	struct nvmefs_tcp_icreq icreq;	/* what the host sent */
-	struct nvmefs_tcp_icresp icresp;	/* what the target answers */
-	bool close_at_once;
-	bool silent;		/* takes ICReq and answers nothing */
-	pthread_t thread;
-};
-
-static struct peer peer;
-static struct nvmefs_ctrl *ctrl;
-static struct nvmefs_queue q;
-static bool hd, dd;		/* the digests the peer's ICResp enables */
-
-#define QSIZE 8
-#define BUF_LEN 16384
-/* Each request's buffer, with a guard after it that nothing may touch. */
-#define GUARD 4096
-static uint8_t *bufs[QSIZE];
-
-static void read_exact(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		ssize_t n;
-
-		ck_assert_int_eq(poll(&pfd, 1, 2000), 1);
-		n = read(fd, (uint8_t *)buf + done, len - done);
-		ck_assert_int_gt(n, 0);
-		done += (size_t)n;
-	}
-}
-
-static void *peer_accept(void *arg)
-{
-	(void)arg;
-	int one = 1;
-
-	peer.fd = accept(peer.lfd, NULL, NULL);
-	if (peer.fd < 0)
-		return NULL;
-	/* Each of the script's writes goes at once, however small. */
-	setsockopt(peer.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (peer.close_at_once) {
-		close(peer.fd);
-		peer.fd = -1;
-		return NULL;
-	}
-	read_exact(peer.fd, &peer.icreq, sizeof(peer.icreq));
-	if (peer.silent)
-		return NULL;
-	if (write(peer.fd, &peer.icresp, sizeof(peer.icresp)) != sizeof(peer.icresp))
-		peer.fd = -1;
-	return NULL;
-}
-
-static void icresp_default(struct nvmefs_tcp_icresp *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->hdr.type = NVMEFS_TCP_ICRESP;
-	r->hdr.hlen = 128;
-	r->hdr.plen = nvmefs_cpu_to_le32(128);
-	r->maxdata = nvmefs_cpu_to_le32(4096);
-}
-
-static void setup(void)
-{
-	struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(sin);
-
-	peer.lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	ck_assert_int_ge(peer.lfd, 0);
-	ck_assert_int_eq(bind(peer.lfd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-	ck_assert_int_eq(listen(peer.lfd, 4), 0);
-	ck_assert_int_eq(getsockname(peer.lfd, (struct sockaddr *)&sin, &len), 0);
-	snprintf(peer.port, sizeof(peer.port), "%u", ntohs(sin.sin_port));
-	peer.fd = -1;
-	peer.close_at_once = false;
-	peer.silent = false;
-	icresp_default(&peer.icresp);
-	hd = dd = false;
-
-	ctrl = calloc(1, sizeof(*ctrl));
-	ck_assert_ptr_nonnull(ctrl);
-	ctrl->ops = &nvmefs_tcp_ops;
-	strcpy(ctrl->traddr, "127.0.0.1");
-	strcpy(ctrl->trsvcid, peer.port);
-	ctrl->opts.timeout_ms = 2000;
-	ctrl->inline_size = 4096;
-	for (int i = 0; i < QSIZE; i++) {
-		bufs[i] = malloc(BUF_LEN + GUARD);
-		ck_assert_ptr_nonnull(bufs[i]);
-		memset(bufs[i], 0xee, BUF_LEN + GUARD);
-	}
-}
-
-static void guards_intact(void)
-{
-	for (int i = 0; i < QSIZE; i++)
-		for (int j = 0; j < GUARD; j++)
-			ck_assert_msg(bufs[i][BUF_LEN + j] == 0xee, "buffer %d written past its end", i);
-}
-
-static void teardown(void)
-{
-	if (q.tp) {
-		nvmefs_queue_stop(&q, -ESHUTDOWN);
-		nvmefs_tcp_ops.queue_destroy(&q);
-	}
-	nvmefs_queue_fini(&q);
-	if (peer.fd >= 0)
-		close(peer.fd);
-	close(peer.lfd);
-	for (int i = 0; i < QSIZE; i++)
-		free(bufs[i]);
-	free(ctrl);
-}
-
-/* Connects queue @qid, the peer answering with peer.icresp. */
-static int connect_queue(uint16_t qid)
-{
-	struct nvmefs_queue_params params = { .qid = qid, .size = QSIZE + 1, .data_slot_size = 1024 };
-	int ret;
-
-	ck_assert_int_eq(nvmefs_queue_init(&q, ctrl, &params), 0);
-	ck_assert_int_eq(pthread_create(&peer.thread, NULL, peer_accept, NULL), 0);
-	ret = nvmefs_tcp_ops.queue_create(&q, &params);
-	pthread_join(peer.thread, NULL);
-	return ret;
-}
-
-static void connect_ok(bool hdgst, bool ddgst)
-{
-	ctrl->opts.hdr_digest = hdgst;
-	ctrl->opts.data_digest = ddgst;
-	peer.icresp.digest = (uint8_t)((hdgst ? NVMEFS_TCP_HDR_DIGEST_ENABLE : 0) |
-				       (ddgst ? NVMEFS_TCP_DATA_DIGEST_ENABLE : 0));
-	hd = hdgst;
-	dd = ddgst;
-	ck_assert_msg(connect_queue(1) == 0, "connect failed: %s", nvmefs_errmsg());
-	ck_assert_int_ge(peer.fd, 0);
-}
-
-/* Requests, and how they ended. */
-static int ended;
-static struct nvmefs_cqe last_cqe;
-static int last_error;
-
-static void req_done(struct nvmefs_req *req)
-{
-	ended++;
-	last_cqe = req->cqe;
-	last_error = req->error;
-	nvmefs_req_put(req);
-}
-
-static struct nvmefs_req *submit(uint8_t opcode, enum nvmefs_dir dir, uint32_t len)
-{
-	struct nvmefs_req *req = nvmefs_req_get(&q);
-
-	ck_assert_ptr_nonnull(req);
-	memset(req->cmd, 0, sizeof(*req->cmd));
-	req->cmd->sqe.opcode = opcode;
-	req->data = len ? bufs[req->slot] : NULL;
-	req->len = len;
-	req->dir = (uint8_t)dir;
-	req->done = req_done;
-	ck_assert_int_eq(nvmefs_req_submit(req), 0);
-	return req;
-}
-
-static int process(void)
-{
-	return nvmefs_tcp_ops.process(&q, 0);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-/* The peer's PDU: a 24-byte header (digest added when negotiated), and data. */
-struct pdu {
-	uint8_t b[BUF_LEN + 64];
-	size_t len;
-};
-
-static void pdu_hdr(struct pdu *p, const void *hdr)
-{
-	memcpy(p->b, hdr, TCP_HDR_LEN);
-	p->len = TCP_HDR_LEN;
-	if (hd) {
-		put32(p->b + p->len, nvmefs_tcp_crc32c(0, p->b, TCP_HDR_LEN));
-		p->len += 4;
-	}
-}
-
-static void pdu_rsp(struct pdu *p, uint16_t cid, uint16_t status)
-{
-	struct nvmefs_tcp_rsp r = {
-		.hdr = { .type = NVMEFS_TCP_RSP, .flags = hd ? NVMEFS_TCP_F_HDGST : 0,
-			 .hlen = TCP_HDR_LEN, .plen = nvmefs_cpu_to_le32(TCP_HDR_LEN + (hd ? 4 : 0)) },
-	};
-
-	r.cqe.cid = nvmefs_cpu_to_le16(cid);
-	r.cqe.sq_id = nvmefs_cpu_to_le16(1);
-	r.cqe.status = nvmefs_cpu_to_le16((uint16_t)(status << 1));
-	pdu_hdr(p, &r);
-}
-
-static void pdu_c2h(struct pdu *p, uint16_t cid, uint32_t off, uint32_t len, uint8_t flags,
-		    uint8_t fill)
-{
-	uint8_t pdo = (uint8_t)(TCP_HDR_LEN + (hd ? 4 : 0));
-	struct nvmefs_tcp_data d = {
-		.hdr = { .type = NVMEFS_TCP_C2H_DATA,
-			 .flags = (uint8_t)(flags | (hd ? NVMEFS_TCP_F_HDGST : 0) |
-					    (dd ? NVMEFS_TCP_F_DDGST : 0)),
-			 .hlen = TCP_HDR_LEN, .pdo = pdo,
-			 .plen = nvmefs_cpu_to_le32(pdo + len + (dd ? 4 : 0)) },
-		.command_id = nvmefs_cpu_to_le16(cid),
-		.data_offset = nvmefs_cpu_to_le32(off),
-		.data_length = nvmefs_cpu_to_le32(len),
-	};
-
-	ck_assert_uint_le(len, BUF_LEN);
-	pdu_hdr(p, &d);
-	memset(p->b + p->len, fill, len);
-	if (dd)
-		put32(p->b + p->len + len, nvmefs_tcp_crc32c(0, p->b + p->len, len));
-	p->len += len + (dd ? 4 : 0);
-}
-
-static void pdu_r2t(struct pdu *p, uint16_t cid, uint16_t ttag, uint32_t off, uint32_t len)
-{
-	struct nvmefs_tcp_r2t r = {
-		.hdr = { .type = NVMEFS_TCP_R2T, .flags = hd ? NVMEFS_TCP_F_HDGST : 0,
-			 .hlen = TCP_HDR_LEN, .plen = nvmefs_cpu_to_le32(TCP_HDR_LEN + (hd ? 4 : 0)) },
-		.command_id = nvmefs_cpu_to_le16(cid),
-		.ttag = nvmefs_cpu_to_le16(ttag),
-		.r2t_offset = nvmefs_cpu_to_le32(off),
-		.r2t_length = nvmefs_cpu_to_le32(len),
-	};
-
-	pdu_hdr(p, &r);
-}
-
-/* Until the host's socket has something to read: what the peer wrote
- * has arrived (the host leaves nothing unread between polls). */
-static void delivered(void)
-{
-	struct pollfd pfd = { .fd = ((struct tcp_queue *)q.tp)->fd, .events = POLLIN };
-
-	ck_assert_int_eq(poll(&pfd, 1, 2000), 1);
-}
-
-/* Sends @p to the host @chunk bytes at a time, processing after each;
- * returns the first error, else the PDUs processed. */
-static int feed(const struct pdu *p, size_t chunk)
-{
-	int total = 0, ret;
-
-	for (size_t off = 0; off < p->len; off += chunk) {
-		size_t n = p->len - off < chunk ? p->len - off : chunk;
-
-		ck_assert_int_eq(write(peer.fd, p->b + off, n), (ssize_t)n);
-		delivered();
-		ret = process();
-		if (ret < 0)
-			return ret;
-		total += ret;
-	}
-	return total;
-}
-
-/* What the host sent: one CapsuleCmd, checked, with its in-capsule data. */
-static void expect_cmd(const struct nvmefs_req *req, uint32_t inline_len, uint8_t *data)
-{
-	uint8_t b[72 + 4];
-	struct nvmefs_tcp_cmd c;
-
-	ck_assert_int_ge(process(), 0);
-	read_exact(peer.fd, b, 72 + (hd ? 4 : 0));
-	memcpy(&c, b, sizeof(c));
-	ck_assert_uint_eq(c.hdr.type, NVMEFS_TCP_CMD);
-	ck_assert_uint_eq(c.hdr.hlen, 72);
-	ck_assert_uint_eq(nvmefs_le16_to_cpu(c.sqe.cid), req->cid);
-	ck_assert_uint_eq(c.hdr.flags & NVMEFS_TCP_F_HDGST, hd ? NVMEFS_TCP_F_HDGST : 0);
-	if (hd)
-		ck_assert_uint_eq(get32(b + 72), nvmefs_tcp_crc32c(0, b, 72));
-	if (inline_len) {
-		ck_assert_uint_eq(nvmefs_sgl_type(&c.sqe.dptr.sgl), NVMEFS_SGL_TYPE_DATA_BLOCK);
-		ck_assert_uint_eq(nvmefs_sgl_subtype(&c.sqe.dptr.sgl), NVMEFS_SGL_SUBTYPE_OFFSET);
-		ck_assert_uint_eq(c.hdr.pdo, 72 + (hd ? 4 : 0));
-		ck_assert_uint_eq(nvmefs_le32_to_cpu(c.hdr.plen), c.hdr.pdo + inline_len + (dd ? 4 : 0));
-		read_exact(peer.fd, data, inline_len);
-		if (dd) {
-			uint8_t dg[4];
-
-			read_exact(peer.fd, dg, 4);
-			ck_assert_uint_eq(get32(dg), nvmefs_tcp_crc32c(0, data, inline_len));
-		}
-	} else {
-		ck_assert_uint_eq(nvmefs_sgl_type(&c.sqe.dptr.sgl), NVMEFS_SGL_TYPE_TRANSPORT_DATA_BLOCK);
-		ck_assert_uint_eq(nvmefs_sgl_subtype(&c.sqe.dptr.sgl), NVMEFS_SGL_SUBTYPE_TRANSPORT);
-		ck_assert_uint_eq(get32(c.sqe.dptr.sgl.desc), req->len);
-		ck_assert_uint_eq(nvmefs_le32_to_cpu(c.hdr.plen), 72 + (hd ? 4 : 0));
-	}
-}
-
-/* The H2CTermReq a refusal sends, with @fes. */
-static void expect_term(uint16_t fes)
-{
-	uint8_t b[24];
-	struct nvmefs_tcp_term t;
-
-	read_exact(peer.fd, b, sizeof(b));
-	memcpy(&t, b, sizeof(t));
-	ck_assert_uint_eq(t.hdr.type, NVMEFS_TCP_H2C_TERM);
-	ck_assert_uint_eq(nvmefs_le16_to_cpu(t.fes), fes);
-	ck_assert_uint_eq(nvmefs_le32_to_cpu(t.hdr.plen), 24 + 24 + (hd ? 4 : 0));
-}
-
-/* A refusal: -EPROTO, the queue failed, one line naming @what. */
-static void expect_refused(int ret, const char *what)
-{
-	ck_assert_int_eq(ret, -EPROTO);
-	ck_assert_int_eq(q.failed, -EPROTO);
-	ck_assert_msg(strstr(nvmefs_errmsg(), what), "message '%s' lacks '%s'", nvmefs_errmsg(), what);
-	ck_assert_ptr_null(strchr(nvmefs_errmsg(), '\n'));
-	guards_intact();
-}
+#include "tcp_peer.h"
 
 /* ------------------------------------------------------------------------ */
 /* Digests and the handshake                                                 */
@@ -409,21 +53,28 @@ START_TEST(test_icreq_without_digests)
 }
 END_TEST
 
-/* The controller may decline digests it was asked for: none are used. */
-START_TEST(test_digests_declined)
+/* A digest asked for and declined: the connection is refused, as
+ * nvme-tcp refuses it, with one line naming the digest. */
+static void declined(bool hdgst, bool ddgst, uint8_t granted, const char *what)
 {
-	struct nvmefs_req *req;
-	struct pdu p;
+	ctrl->opts.hdr_digest = hdgst;
+	ctrl->opts.data_digest = ddgst;
+	peer.icresp.digest = granted;
+	ck_assert_int_eq(connect_queue(1), -EPROTO);
+	ck_assert_msg(strstr(nvmefs_errmsg(), what), "'%s' lacks '%s'", nvmefs_errmsg(), what);
+	ck_assert_ptr_null(strchr(nvmefs_errmsg(), '\n'));
+	ck_assert_ptr_null(q.tp);
+}
 
-	ctrl->opts.hdr_digest = ctrl->opts.data_digest = 1;
-	ck_assert_int_eq(connect_queue(1), 0);
-	ck_assert_uint_eq(peer.icreq.digest, NVMEFS_TCP_HDR_DIGEST_ENABLE | NVMEFS_TCP_DATA_DIGEST_ENABLE);
-	ck_assert(!((struct tcp_queue *)q.tp)->p.hdgst);
-	ck_assert(!((struct tcp_queue *)q.tp)->p.ddgst);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 512);
-	expect_cmd(req, 0, NULL);
-	pdu_c2h(&p, req->cid, 0, 512, NVMEFS_TCP_F_DATA_LAST | NVMEFS_TCP_F_DATA_SUCCESS, 1);
-	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+START_TEST(test_header_digest_declined)
+{
+	declined(true, false, 0, "declined the header digest");
+}
+END_TEST
+
+START_TEST(test_data_digest_declined)
+{
+	declined(true, true, NVMEFS_TCP_HDR_DIGEST_ENABLE, "declined the data digest");
 }
 END_TEST
 
@@ -487,6 +138,20 @@ START_TEST(test_nothing_listening)
 }
 END_TEST
 
+/* A connect to an address that does not answer gives up after one SYN
+ * retry, as nvme-tcp's tcp_sock_set_syncnt(1), not the system's six. */
+START_TEST(test_syn_retries_bounded)
+{
+	int cnt = 0;
+	socklen_t len = sizeof(cnt);
+
+	connect_ok(false, false);
+	ck_assert_int_eq(getsockopt(((struct tcp_queue *)q.tp)->fd, IPPROTO_TCP, TCP_SYNCNT, &cnt,
+				    &len), 0);
+	ck_assert_int_eq(cnt, 1);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Reads                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -542,15 +207,60 @@ START_TEST(test_read_success_flag_completes)
 	struct nvmefs_req *req;
 	struct pdu p;
 
-	connect_ok(false, false);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 4096);
-	expect_cmd(req, 0, NULL);
+	req = read_sent(false, false, 4096);
 	pdu_c2h(&p, req->cid, 0, 4096, NVMEFS_TCP_F_DATA_LAST | NVMEFS_TCP_F_DATA_SUCCESS, 0x33);
 	ck_assert_int_eq(feed(&p, 1 << 20), 1);
 	ck_assert_int_eq(ended, 1);
 	ck_assert_int_eq(last_error, 0);
 	ck_assert(nvmefs_cqe_ok(&last_cqe));
 	ck_assert_uint_eq(bufs[0][4095], 0x33);
+}
+END_TEST
+
+/* A read's success counts only with all of its bytes: a CapsuleResp
+ * success after less C2HData than asked, or none, ends the read with a
+ * transient transport error (retried, no DNR), the queue kept. */
+static void short_read(uint32_t sent)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	req = read_sent(false, false, 8192);
+	if (sent) {
+		pdu_c2h(&p, req->cid, 0, sent, 0, 0x11);
+		ck_assert_int_eq(feed(&p, 1 << 20), 0);
+	}
+	pdu_rsp(&p, req->cid, 0);
+	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+	ck_assert_int_eq(ended, 1);
+	ck_assert_int_eq(last_error, 0);
+	ck_assert_uint_eq(nvmefs_cqe_status(&last_cqe), NVME_SC_TRAN_TPORT_ERROR);
+	ck_assert_int_eq(q.failed, 0);
+	guards_intact();
+}
+
+START_TEST(test_read_short_c2h_fails)
+{
+	short_read(4096);
+}
+END_TEST
+
+START_TEST(test_read_without_c2h_fails)
+{
+	short_read(0);
+}
+END_TEST
+
+/* The target's own error stands. */
+START_TEST(test_read_short_c2h_error_status_kept)
+{
+	struct nvmefs_req *req;
+	struct pdu p;
+
+	req = read_sent(false, false, 8192);
+	pdu_rsp(&p, req->cid, 0x281);
+	ck_assert_int_eq(feed(&p, 1 << 20), 1);
+	ck_assert_uint_eq(nvmefs_cqe_status(&last_cqe), 0x281);
 }
 END_TEST
 
@@ -665,13 +375,8 @@ START_TEST(test_write_response_before_data_sent)
 {
 	struct nvmefs_req *req;
 	struct pdu p, both;
-	int sndbuf = 4096;
 
-	/* The window the peer offers is set when the connection is made. */
-	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &sndbuf, sizeof(sndbuf)), 0);
-	connect_ok(false, false);
-	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
-				    &sndbuf, sizeof(sndbuf)), 0);
+	connect_small(4096);
 	req = submit(0x01, NVMEFS_DIR_TO_CTRL, BUF_LEN);
 	expect_cmd(req, 0, NULL);
 	pdu_r2t(&both, req->cid, 1, 0, BUF_LEN);
@@ -701,14 +406,10 @@ START_TEST(test_partial_sends)
 	static uint8_t got[BUF_LEN];
 	struct nvmefs_req *req;
 	struct pdu p;
-	int small = 2048;
 	size_t have = 0;
 	uint8_t hdr[24];
 
-	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
-	connect_ok(false, false);
-	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
-				    &small, sizeof(small)), 0);
+	connect_small(2048);
 	/* Three writes: two in the capsule, one by R2T. */
 	for (int i = 0; i < BUF_LEN; i++)
 		bufs[0][i] = bufs[1][i] = bufs[2][i] = (uint8_t)(i ^ (i >> 8));
@@ -748,269 +449,6 @@ START_TEST(test_partial_sends)
 		}
 	}
 	ck_assert_mem_eq(got, bufs[req->slot], BUF_LEN);
-}
-END_TEST
-
-/* ------------------------------------------------------------------------ */
-/* Refusals                                                                  */
-/* ------------------------------------------------------------------------ */
-
-static struct nvmefs_req *read_in_flight(uint32_t len)
-{
-	struct nvmefs_req *req;
-
-	connect_ok(false, false);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, len);
-	expect_cmd(req, 0, NULL);
-	return req;
-}
-
-START_TEST(test_c2h_more_than_asked)
-{
-	struct nvmefs_req *req = read_in_flight(4096);
-	struct pdu p;
-
-	pdu_c2h(&p, req->cid, 0, 4096 + 512, NVMEFS_TCP_F_DATA_LAST, 0x44);
-	expect_refused(feed(&p, 1 << 20), "C2HData of 4608 bytes at offset 0");
-	expect_term(NVMEFS_TCP_FES_DATA_OUT_OF_RANGE);
-}
-END_TEST
-
-START_TEST(test_c2h_outside_the_range)
-{
-	struct nvmefs_req *req = read_in_flight(8192);
-	struct pdu p;
-
-	pdu_c2h(&p, req->cid, 4096, 4096, 0, 0x44);
-	expect_refused(feed(&p, 1 << 20), "at offset 4096, where 0 was next");
-	expect_term(NVMEFS_TCP_FES_DATA_OUT_OF_RANGE);
-}
-END_TEST
-
-START_TEST(test_c2h_past_the_end_after_data)
-{
-	struct nvmefs_req *req = read_in_flight(8192);
-	struct pdu p;
-
-	pdu_c2h(&p, req->cid, 0, 6000, 0, 0x44);
-	ck_assert_int_eq(feed(&p, 1 << 20), 0);
-	pdu_c2h(&p, req->cid, 6000, 4000, NVMEFS_TCP_F_DATA_LAST, 0x44);
-	expect_refused(feed(&p, 1 << 20), "C2HData of 4000 bytes at offset 6000");
-}
-END_TEST
-
-START_TEST(test_c2h_for_no_read)
-{
-	struct nvmefs_req *req = read_in_flight(4096);
-	struct pdu p;
-
-	pdu_c2h(&p, (uint16_t)(req->cid + 1), 0, 512, 0, 0x44);
-	expect_refused(feed(&p, 1 << 20), "which is no read in flight");
-	expect_term(NVMEFS_TCP_FES_INVALID_PDU_HDR);
-}
-END_TEST
-
-/* Data for a write would land in the caller's data, about to be written. */
-START_TEST(test_c2h_for_a_write)
-{
-	struct nvmefs_req *req;
-	struct pdu p;
-
-	connect_ok(false, false);
-	memset(bufs[0], 0x77, BUF_LEN);
-	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 8192);
-	expect_cmd(req, 0, NULL);
-	pdu_c2h(&p, req->cid, 0, 512, 0, 0x44);
-	expect_refused(feed(&p, 1 << 20), "which is no read in flight");
-	ck_assert_uint_eq(bufs[0][0], 0x77);
-}
-END_TEST
-
-START_TEST(test_c2h_success_without_last)
-{
-	struct nvmefs_req *req = read_in_flight(4096);
-	struct pdu p;
-
-	pdu_c2h(&p, req->cid, 0, 4096, NVMEFS_TCP_F_DATA_SUCCESS, 0x44);
-	expect_refused(feed(&p, 1 << 20), "claims success before its last byte");
-}
-END_TEST
-
-START_TEST(test_c2h_plen_disagrees)
-{
-	struct nvmefs_req *req = read_in_flight(4096);
-	struct pdu p;
-
-	pdu_c2h(&p, req->cid, 0, 512, 0, 0x44);
-	p.b[4] = 0xff;		/* PLEN */
-	expect_refused(feed(&p, 1 << 20), "do not hold its 512 bytes");
-	expect_term(NVMEFS_TCP_FES_INVALID_PDU_HDR);
-}
-END_TEST
-
-START_TEST(test_r2t_beyond_the_write)
-{
-	struct nvmefs_req *req;
-	struct pdu p;
-
-	connect_ok(false, false);
-	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 8192);
-	expect_cmd(req, 0, NULL);
-	pdu_r2t(&p, req->cid, 1, 4096, 8192);
-	expect_refused(feed(&p, 1 << 20), "R2T for 8192 bytes at offset 4096");
-	expect_term(NVMEFS_TCP_FES_DATA_OUT_OF_RANGE);
-}
-END_TEST
-
-/* MAXR2T 0: one R2T outstanding per command, its data sent before the next. */
-START_TEST(test_r2t_twice)
-{
-	struct nvmefs_req *req;
-	struct pdu p, two;
-
-	connect_ok(false, false);
-	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 8192);
-	expect_cmd(req, 0, NULL);
-	pdu_r2t(&two, req->cid, 1, 0, 4096);
-	pdu_r2t(&p, req->cid, 2, 4096, 4096);
-	memcpy(two.b + two.len, p.b, p.len);
-	two.len += p.len;
-	expect_refused(feed(&two, 1 << 20), "a second R2T for command id");
-	expect_term(NVMEFS_TCP_FES_DATA_LIMIT_EXCEEDED);
-}
-END_TEST
-
-START_TEST(test_r2t_for_a_read)
-{
-	struct nvmefs_req *req = read_in_flight(4096);
-	struct pdu p;
-
-	pdu_r2t(&p, req->cid, 1, 0, 4096);
-	expect_refused(feed(&p, 1 << 20), "no write in flight");
-}
-END_TEST
-
-START_TEST(test_r2t_for_in_capsule_write)
-{
-	static uint8_t got[512];
-	struct nvmefs_req *req;
-	struct pdu p;
-
-	connect_ok(false, false);
-	req = submit(0x01, NVMEFS_DIR_TO_CTRL, 512);
-	expect_cmd(req, 512, got);
-	pdu_r2t(&p, req->cid, 1, 0, 512);
-	expect_refused(feed(&p, 1 << 20), "no write in flight awaiting one");
-}
-END_TEST
-
-START_TEST(test_header_digest_mismatch)
-{
-	struct nvmefs_req *req;
-	struct pdu p;
-
-	connect_ok(true, false);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 4096);
-	expect_cmd(req, 0, NULL);
-	pdu_rsp(&p, req->cid, 0);
-	p.b[24] ^= 1;
-	expect_refused(feed(&p, 1 << 20), "header digest mismatch");
-	expect_term(NVMEFS_TCP_FES_HDR_DIGEST_ERR);
-	ck_assert_int_eq(ended, 0);
-}
-END_TEST
-
-START_TEST(test_data_digest_mismatch)
-{
-	struct nvmefs_req *req;
-	struct pdu p;
-
-	connect_ok(false, true);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 4096);
-	expect_cmd(req, 0, NULL);
-	pdu_c2h(&p, req->cid, 0, 4096, NVMEFS_TCP_F_DATA_LAST | NVMEFS_TCP_F_DATA_SUCCESS, 0x55);
-	p.b[p.len - 1] ^= 1;
-	expect_refused(feed(&p, 1 << 20), "data digest mismatch");
-	ck_assert_int_eq(ended, 0);
-}
-END_TEST
-
-START_TEST(test_header_digest_missing)
-{
-	struct nvmefs_req *req;
-	struct pdu p;
-
-	connect_ok(false, false);
-	req = submit(0x02, NVMEFS_DIR_FROM_CTRL, 4096);
-	expect_cmd(req, 0, NULL);
-	pdu_rsp(&p, req->cid, 0);
-	p.b[1] |= NVMEFS_TCP_F_HDGST;
-	expect_refused(feed(&p, 1 << 20), "with a header digest, which was not negotiated");
-}
-END_TEST
-
-START_TEST(test_rsp_unknown_cid)
-{
-	struct nvmefs_req *req = read_in_flight(4096);
-	struct pdu p;
-
-	pdu_rsp(&p, (uint16_t)(req->cid ^ 0x100), 0);
-	expect_refused(feed(&p, 1 << 20), "CapsuleResp for command id");
-	expect_term(NVMEFS_TCP_FES_INVALID_PDU_HDR);
-}
-END_TEST
-
-START_TEST(test_unexpected_pdu_type)
-{
-	struct pdu p;
-
-	read_in_flight(4096);
-	pdu_rsp(&p, 0, 0);
-	p.b[0] = NVMEFS_TCP_ICRESP;
-	expect_refused(feed(&p, 1 << 20), "a PDU of type 0x1");
-}
-END_TEST
-
-START_TEST(test_bad_hlen)
-{
-	struct pdu p;
-
-	read_in_flight(4096);
-	pdu_rsp(&p, 0, 0);
-	p.b[2] = 16;
-	expect_refused(feed(&p, 1 << 20), "16-byte header");
-}
-END_TEST
-
-START_TEST(test_c2h_term_req)
-{
-	struct nvmefs_tcp_term t = {
-		.hdr = { .type = NVMEFS_TCP_C2H_TERM, .hlen = 24, .plen = nvmefs_cpu_to_le32(24 + 8) },
-		.fes = nvmefs_cpu_to_le16(NVMEFS_TCP_FES_PDU_SEQ_ERR),
-	};
-	struct pdu p;
-
-	read_in_flight(4096);
-	memcpy(p.b, &t, sizeof(t));
-	memset(p.b + 24, 0xab, 8);
-	p.len = 32;
-	ck_assert_int_eq(feed(&p, 1), -ECONNRESET);
-	ck_assert_int_eq(q.failed, -ECONNRESET);
-	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "C2HTermReq: PDU sequence error (FES 0x2"));
-}
-END_TEST
-
-START_TEST(test_closed_peer_noticed)
-{
-	read_in_flight(4096);
-	ck_assert_int_eq(nvmefs_tcp_ops.queue_check(&q), 0);
-	close(peer.fd);
-	peer.fd = -1;
-	for (int i = 0; i < 100 && nvmefs_tcp_ops.queue_check(&q) == 0; i++)
-		usleep(10000);
-	ck_assert_int_eq(nvmefs_tcp_ops.queue_check(&q), -ECONNRESET);
-	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "closed queue 1"));
-	ck_assert_int_eq(process(), -ECONNRESET);
 }
 END_TEST
 
@@ -1100,7 +538,9 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_crc32c_known_answer);
 	tcase_add_test(tc, test_icreq_asks_what_was_asked);
 	tcase_add_test(tc, test_icreq_without_digests);
-	tcase_add_test(tc, test_digests_declined);
+	tcase_add_test(tc, test_header_digest_declined);
+	tcase_add_test(tc, test_data_digest_declined);
+	tcase_add_test(tc, test_syn_retries_bounded);
 	tcase_add_test(tc, test_icresp_refused);
 	tcase_add_test(tc, test_closed_at_once_suggests_tls);
 	tcase_add_test(tc, test_no_icresp_times_out);
@@ -1114,6 +554,9 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_read_with_digests);
 	tcase_add_test(tc, test_read_with_digests_one_byte_at_a_time);
 	tcase_add_test(tc, test_read_success_flag_completes);
+	tcase_add_test(tc, test_read_short_c2h_fails);
+	tcase_add_test(tc, test_read_without_c2h_fails);
+	tcase_add_test(tc, test_read_short_c2h_error_status_kept);
 	tcase_add_test(tc, test_write_in_capsule);
 	tcase_add_test(tc, test_admin_queue_takes_8k_in_capsule);
 	tcase_add_test(tc, test_write_r2t_h2c_pieces);
@@ -1121,33 +564,11 @@ static Suite *tcp_suite(void)
 	tcase_add_test(tc, test_write_response_before_data_sent);
 	tcase_add_test(tc, test_partial_sends);
 	tcase_add_test(tc, test_stop_ends_requests);
+	tcase_add_test(tc, test_arm_contract);
+	tcase_add_test(tc, test_arm_reports_a_reset);
 	tcase_add_test(tc, test_nothing_pinned);
 	suite_add_tcase(s, tc);
 
-	tc = tcase_create("refusals");
-	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, test_c2h_more_than_asked);
-	tcase_add_test(tc, test_c2h_outside_the_range);
-	tcase_add_test(tc, test_c2h_past_the_end_after_data);
-	tcase_add_test(tc, test_c2h_for_no_read);
-	tcase_add_test(tc, test_c2h_for_a_write);
-	tcase_add_test(tc, test_c2h_success_without_last);
-	tcase_add_test(tc, test_c2h_plen_disagrees);
-	tcase_add_test(tc, test_r2t_beyond_the_write);
-	tcase_add_test(tc, test_r2t_twice);
-	tcase_add_test(tc, test_r2t_for_a_read);
-	tcase_add_test(tc, test_r2t_for_in_capsule_write);
-	tcase_add_test(tc, test_header_digest_mismatch);
-	tcase_add_test(tc, test_data_digest_mismatch);
-	tcase_add_test(tc, test_header_digest_missing);
-	tcase_add_test(tc, test_rsp_unknown_cid);
-	tcase_add_test(tc, test_unexpected_pdu_type);
-	tcase_add_test(tc, test_bad_hlen);
-	tcase_add_test(tc, test_c2h_term_req);
-	tcase_add_test(tc, test_closed_peer_noticed);
-	tcase_add_test(tc, test_arm_contract);
-	tcase_add_test(tc, test_arm_reports_a_reset);
-	suite_add_tcase(s, tc);
 	return s;
 }
 

@@ -181,16 +181,27 @@ tests_unit_san_check_paths_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 # The NVMe/TCP transport against a scripted target on a loopback socket.
-TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp
+TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp \
+	tests/unit/check_tcp_errors tests/unit/san/check_tcp_errors
 check_PROGRAMS += $(TCP_UNIT_TESTS)
 UNIT_TESTS += $(TCP_UNIT_TESTS)
-tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c tests/unit/arm_contract.h
-tests_unit_check_tcp_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+TCP_PEER_SOURCES = tests/unit/tcp_peer.c tests/unit/tcp_peer.h
+TCP_UNIT_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c tests/unit/arm_contract.h $(TCP_PEER_SOURCES)
+tests_unit_check_tcp_CFLAGS = $(TCP_UNIT_CFLAGS)
 tests_unit_check_tcp_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_tcp_SOURCES = $(tests_unit_check_tcp_SOURCES)
-tests_unit_san_check_tcp_CFLAGS = $(tests_unit_check_tcp_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_tcp_CFLAGS = $(TCP_UNIT_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_tcp_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_tcp_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_check_tcp_errors_SOURCES = tests/unit/check_tcp_errors.c $(TCP_PEER_SOURCES)
+tests_unit_check_tcp_errors_CFLAGS = $(TCP_UNIT_CFLAGS)
+tests_unit_check_tcp_errors_LDFLAGS = -Wl,--wrap=poll
+tests_unit_check_tcp_errors_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_tcp_errors_SOURCES = $(tests_unit_check_tcp_errors_SOURCES)
+tests_unit_san_check_tcp_errors_CFLAGS = $(TCP_UNIT_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_tcp_errors_LDFLAGS = $(SAN_FLAGS) -Wl,--wrap=poll
+tests_unit_san_check_tcp_errors_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 # What a mount pins, which its locked-memory check counts (src/fuse/memlock.c, issue 34): RDMA's
 # registrations and FUSE over io_uring's payloads, nothing over TCP.
