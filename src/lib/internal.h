@@ -279,9 +279,10 @@ struct nvmefs_ctrl {
 	const struct nvmefs_transport_ops *ops;
 	void *tp;			/* the transport's per-controller state */
 	struct nvmefs_connect_opts opts;
-	/* Owned copies of the strings in opts. */
-	char traddr[256];
-	char trsvcid[32];
+	/* Owned copies of the strings in opts; as wide as a discovery log's
+	 * fields (referrals and --all-paths hand those over) and a NUL. */
+	char traddr[NVMF_TRADDR_SIZE + 1];
+	char trsvcid[NVMF_TRSVCID_SIZE + 1];
 	char host_traddr[256];
 	char subnqn[NVMF_NQN_SIZE + 1];
 	char hostnqn[NVMF_NQN_SIZE + 1];

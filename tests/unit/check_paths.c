@@ -132,6 +132,27 @@ START_TEST(test_longest_nqn_compared_whole)
 }
 END_TEST
 
+/* A record's address and service id filling their whole fields (256 and 32
+ * bytes, no padding, no NUL) are taken whole. */
+START_TEST(test_full_width_where)
+{
+	char traddr[PATH_TRADDR_SIZE], trsvcid[PATH_TRSVCID_SIZE];
+	struct nvmf_disc_log_entry e;
+
+	record(&e, NVMF_TRTYPE_TCP, NVME_NQN_NVME, 0, SUBNQN);
+	memset(e.traddr, 'a', sizeof(e.traddr));
+	memset(e.trsvcid, '4', sizeof(e.trsvcid));
+	path_record_where(&e, traddr, trsvcid);
+	ck_assert_uint_eq(strlen(traddr), sizeof(e.traddr));
+	ck_assert_uint_eq(strlen(trsvcid), sizeof(e.trsvcid));
+	/* Padding is not part of them. */
+	record(&e, NVMF_TRTYPE_TCP, NVME_NQN_NVME, 0, SUBNQN);
+	path_record_where(&e, traddr, trsvcid);
+	ck_assert_str_eq(traddr, "198.18.0.1");
+	ck_assert_str_eq(trsvcid, "4420");
+}
+END_TEST
+
 static Suite *paths_suite(void)
 {
 	Suite *s = suite_create("paths");
@@ -142,6 +163,7 @@ static Suite *paths_suite(void)
 	tcase_add_test(tc, test_secure_channel_required_refused);
 	tcase_add_test(tc, test_other_records_left);
 	tcase_add_test(tc, test_longest_nqn_compared_whole);
+	tcase_add_test(tc, test_full_width_where);
 	suite_add_tcase(s, tc);
 	return s;
 }
