@@ -50,6 +50,9 @@ struct nvmefs_ctrl;
 
 /** The NVMe-oF port of I/O controllers, whatever the transport (4420). */
 #define NVMEFS_DEFAULT_TRSVCID "4420"
+/** NVMe/TCP's discovery port (8009); RDMA's discovery controllers listen
+ *  on NVMEFS_DEFAULT_TRSVCID. */
+#define NVMEFS_TCP_DISCOVERY_TRSVCID "8009"
 /** Default for connect and per-command timeouts, in milliseconds. */
 #define NVMEFS_DEFAULT_TIMEOUT_MS 5000
 /** The longest timeout, admin or I/O, in milliseconds: an hour. */
@@ -82,7 +85,9 @@ struct nvmefs_connect_opts {
 	size_t size;
 	/** Target address: an IPv4 or IPv6 literal or a host name.  Required. */
 	const char *traddr;
-	/** Target service id (port); NULL: NVMEFS_DEFAULT_TRSVCID. */
+	/** Target service id (port); NULL: NVMEFS_TCP_DISCOVERY_TRSVCID for
+	 *  the discovery NQN over TCP, else NVMEFS_DEFAULT_TRSVCID, as
+	 *  nvme-cli chooses. */
 	const char *trsvcid;
 	/** Local address to connect from; NULL: chosen by routing. */
 	const char *host_traddr;
