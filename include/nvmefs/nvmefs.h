@@ -371,9 +371,10 @@ const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state);
 /** What nvmefs_ctrl_status() tells. */
 struct nvmefs_ctrl_status {
 	enum nvmefs_ctrl_state state;
-	/** The -errno of the failure that began the current or last outage; 0: none yet. */
+	/** The -errno of the failure that @reason tells; 0: none yet. */
 	int error;
-	/** That failure, or the last reconnect attempt's, in one line. */
+	/** The failure that began the current or last outage, or the last
+	 *  reconnect attempt's, in one line. */
 	char reason[512];
 	/** Reconnect attempts in the current outage (or the last one, once live). */
 	unsigned int attempts;

@@ -369,6 +369,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		return;
 	repeat = strcmp(msg, ctrl->status.reason) == 0;
 	set_reason(ctrl, msg);
+	ctrl->status.error = ret;
 	if (ret == -ESTALE) {
 		/* Not the same subsystem: nothing may be written to it. */
 		nvmefs_ctrl_change_state(ctrl, CTRL_DELETED);
