@@ -50,6 +50,9 @@ struct nvmefs_ctrl;
 
 /** The NVMe-oF port of I/O controllers, whatever the transport (4420). */
 #define NVMEFS_DEFAULT_TRSVCID "4420"
+/** NVMe/TCP's discovery port (8009); RDMA's discovery controllers listen
+ *  on NVMEFS_DEFAULT_TRSVCID. */
+#define NVMEFS_TCP_DISCOVERY_TRSVCID "8009"
 /** Default for connect and per-command timeouts, in milliseconds. */
 #define NVMEFS_DEFAULT_TIMEOUT_MS 5000
 /** The longest timeout, admin or I/O, in milliseconds: an hour. */
@@ -82,7 +85,9 @@ struct nvmefs_connect_opts {
 	size_t size;
 	/** Target address: an IPv4 or IPv6 literal or a host name.  Required. */
 	const char *traddr;
-	/** Target service id (port); NULL: NVMEFS_DEFAULT_TRSVCID. */
+	/** Target service id (port); NULL: NVMEFS_TCP_DISCOVERY_TRSVCID for
+	 *  the discovery NQN over TCP, else NVMEFS_DEFAULT_TRSVCID, as
+	 *  nvme-cli chooses. */
 	const char *trsvcid;
 	/** Local address to connect from; NULL: chosen by routing. */
 	const char *host_traddr;
@@ -366,9 +371,10 @@ const char *nvmefs_ctrl_state_name(enum nvmefs_ctrl_state state);
 /** What nvmefs_ctrl_status() tells. */
 struct nvmefs_ctrl_status {
 	enum nvmefs_ctrl_state state;
-	/** The -errno of the failure that began the current or last outage; 0: none yet. */
+	/** The -errno of the failure that @reason tells; 0: none yet. */
 	int error;
-	/** That failure, or the last reconnect attempt's, in one line. */
+	/** The failure that began the current or last outage, or the last
+	 *  reconnect attempt's, in one line. */
 	char reason[512];
 	/** Reconnect attempts in the current outage (or the last one, once live). */
 	unsigned int attempts;

@@ -76,8 +76,6 @@ enum {
  * fast_io_fail_tmo is left out: mount's -f is --foreground, and a letter
  * that meant different things in different commands would surprise.
  */
-/* NVMe/TCP's discovery port (NVME_DISC_IP_PORT), nvme-cli's default there. */
-#define TCP_DISCOVERY_TRSVCID "8009"
 
 #define RECONNECT_SHORTOPTS "c:l:"
 
@@ -169,7 +167,7 @@ enum {
 	"  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n" \
 	"  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n" \
 	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; a discovery\n" \
-	"                            controller over TCP: " TCP_DISCOVERY_TRSVCID ")\n" \
+	"                            controller over TCP: " NVMEFS_TCP_DISCOVERY_TRSVCID ")\n" \
 	"  -w, --host-traddr=ADDR    local address to connect from\n" \
 	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
 	"  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n" \
@@ -208,7 +206,7 @@ void connect_args_forget_secrets(struct connect_args *c);
 int connect_args_check(const struct connect_args *c, const char *cmd);
 
 /* The service id nvme-cli gives when -s is not: NVMEFS_DEFAULT_TRSVCID, but
- * TCP_DISCOVERY_TRSVCID for a discovery controller over TCP. */
+ * NVMEFS_TCP_DISCOVERY_TRSVCID for a discovery controller over TCP. */
 const char *default_trsvcid(const char *trtype, bool discovery);
 
 /* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf, escaped: a

@@ -83,6 +83,8 @@ OUTPUT_FIXTURES = \
 	tests/unit/data/nvme-cli-2.3/list-ns.txt \
 	tests/unit/data/nvme-cli-2.3/list-ns.json
 EXTRA_DIST += $(OUTPUT_FIXTURES)
+# check_output holds the output to the values this schema lists.
+EXTRA_DIST += doc/json/discover.schema.json
 
 OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
 	-DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'

@@ -101,7 +101,7 @@ static void help(void)
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; with\n"
 	       "                            --all-paths over TCP, where the discovery log is: "
-	       TCP_DISCOVERY_TRSVCID ")\n"
+	       NVMEFS_TCP_DISCOVERY_TRSVCID ")\n"
 	       "  -w, --host-traddr=ADDR    local address to connect from\n"
 	       "  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n"
 	       "  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n"

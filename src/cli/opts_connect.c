@@ -184,7 +184,7 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 			return usage_error(cmd, "-s/--trsvcid '%s' is not a port: give a number "
 					   "from 1 to 65535 (NVMe-oF uses %s, and %s for discovery "
 					   "over TCP)", arg, NVMEFS_DEFAULT_TRSVCID,
-					   TCP_DISCOVERY_TRSVCID);
+					   NVMEFS_TCP_DISCOVERY_TRSVCID);
 		c->opts.trsvcid = arg;
 		return EXIT_OK;
 	case 'w':
@@ -272,7 +272,7 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
  * own; RDMA's discovery controllers listen where its I/O controllers do. */
 const char *default_trsvcid(const char *trtype, bool discovery)
 {
-	return discovery && trtype && !strcmp(trtype, "tcp") ? TCP_DISCOVERY_TRSVCID
+	return discovery && trtype && !strcmp(trtype, "tcp") ? NVMEFS_TCP_DISCOVERY_TRSVCID
 		: NVMEFS_DEFAULT_TRSVCID;
 }
 

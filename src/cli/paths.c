@@ -128,7 +128,7 @@ static int take_records(const struct nvmefs_connect_opts *where,
 {
 	struct found_paths *f = arg;
 	struct path_args *p = f->p;
-	char traddr[256], trsvcid[32];
+	char traddr[PATH_TRADDR_SIZE], trsvcid[PATH_TRSVCID_SIZE];
 	const char *trtype = NULL;
 	uint64_t n;
 
@@ -144,8 +144,7 @@ static int take_records(const struct nvmefs_connect_opts *where,
 
 		if (kind == PATH_RECORD_OTHER)
 			continue;
-		text_field(traddr, sizeof(traddr), e->traddr, sizeof(e->traddr));
-		text_field(trsvcid, sizeof(trsvcid), e->trsvcid, sizeof(e->trsvcid));
+		path_record_where(e, traddr, trsvcid);
 		if (kind == PATH_RECORD_NEEDS_TLS) {
 			if (!f->needs_tls++)
 				text_where(f->tls_where, sizeof(f->tls_where), traddr, trsvcid);

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "cli.h"
+#include "paths_log.h"
 
 enum {
 	OPT_PATH = 0x180,
@@ -38,8 +39,8 @@ struct path_args {
 	 * its --path names (NULL: -t's); with --all-paths, every path, each over
 	 * its record's transport. One more than --path takes: paths_connect
 	 * puts -a/-s's in front. */
-	char traddr[NVMEFS_MAX_PATHS][256];
-	char trsvcid[NVMEFS_MAX_PATHS][32];
+	char traddr[NVMEFS_MAX_PATHS][PATH_TRADDR_SIZE];
+	char trsvcid[NVMEFS_MAX_PATHS][PATH_TRSVCID_SIZE];
 	const char *trtype[NVMEFS_MAX_PATHS];
 	unsigned int nr;
 	bool all_paths;

@@ -23,3 +23,10 @@ enum path_record path_record_kind(const struct nvmf_disc_log_entry *e, const cha
 	*trtype = nvmefs_transport_by_trtype(e->trtype);
 	return *trtype ? PATH_RECORD_TAKE : PATH_RECORD_NO_TRANSPORT;
 }
+
+void path_record_where(const struct nvmf_disc_log_entry *e, char traddr[PATH_TRADDR_SIZE],
+		       char trsvcid[PATH_TRSVCID_SIZE])
+{
+	text_field(traddr, PATH_TRADDR_SIZE, e->traddr, sizeof(e->traddr));
+	text_field(trsvcid, PATH_TRSVCID_SIZE, e->trsvcid, sizeof(e->trsvcid));
+}

@@ -23,4 +23,12 @@ enum path_record {
 enum path_record path_record_kind(const struct nvmf_disc_log_entry *e, const char *subnqn,
 				  const char **trtype);
 
+/* A record's TRADDR and TRSVCID fields as text: the whole field and a NUL. */
+#define PATH_TRADDR_SIZE (NVMF_TRADDR_SIZE + 1)
+#define PATH_TRSVCID_SIZE (NVMF_TRSVCID_SIZE + 1)
+
+/* Record @e's address and service id, padding left out. */
+void path_record_where(const struct nvmf_disc_log_entry *e, char traddr[PATH_TRADDR_SIZE],
+		       char trsvcid[PATH_TRSVCID_SIZE]);
+
 #endif

@@ -47,6 +47,13 @@ int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,
 		return ret;
 	/* Ours, not the caller's string, which need not outlive the call. */
 	out->trtype = nvmefs_transport_name((unsigned int)ret);
+	/* libnvme's nvmf_get_default_trsvcid(): NVMe/TCP has a discovery port
+	 * of its own; RDMA's discovery controllers listen where its I/O
+	 * controllers do. */
+	if (!out->trsvcid)
+		out->trsvcid = !strcmp(out->trtype, "tcp") &&
+			       (!out->subnqn || !strcmp(out->subnqn, NVME_DISC_SUBSYS_NAME))
+			       ? NVMEFS_TCP_DISCOVERY_TRSVCID : NVMEFS_DEFAULT_TRSVCID;
 	return 0;
 }
 

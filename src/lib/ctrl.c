@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "auth.h"
+#include "../common/text.h"
 
 /* Identify data and discovery log chunks fit one slot each. */
 #define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE
@@ -162,6 +163,37 @@ void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&ctrl->admin_lock);
 }
 
+/*
+ * Identify's SUBNQN (NVMe 1.2.1 on) says whose controller this is, at the
+ * first connect as at every reconnect.  A discovery controller reached by
+ * the well-known NQN may name its own unique one (TP 8013), which the
+ * kernel's initiator takes too.
+ */
+static int check_subnqn(struct nvmefs_ctrl *ctrl, const struct nvme_id_ctrl *id)
+{
+	/* The whole field: the session's NQN and more after it is another one. */
+	char subnqn[sizeof(id->subnqn) + 1], shown[TEXT_ESCAPED_SIZE(sizeof(id->subnqn))];
+	bool first;
+
+	memcpy(subnqn, id->subnqn, sizeof(id->subnqn));
+	subnqn[sizeof(id->subnqn)] = '\0';
+	if (!subnqn[0] || ctrl->discovery || !strcmp(subnqn, ctrl->subnqn))
+		return 0;
+	/* The target's bytes go to the reason, the log and a terminal. */
+	text_escape(shown, sizeof(shown), subnqn, sizeof(id->subnqn));
+	pthread_mutex_lock(&ctrl->state_lock);
+	first = ctrl->state == CTRL_NEW;
+	pthread_mutex_unlock(&ctrl->state_lock);
+	if (first)
+		return nvmefs_error(-ESTALE, "%s answers as subsystem %s, not %s: give the NQN "
+				    "'nvmefs discover' lists for it", nvmefs_ctrl_where(ctrl), shown,
+				    ctrl->subnqn);
+	/* The session's own NQN stays out: with two of the longest, the reason
+	 * (512 bytes) would be cut, and status and events name it already. */
+	return nvmefs_error(-ESTALE, "%s now answers as subsystem %s: another subsystem took its "
+			    "place", nvmefs_ctrl_where(ctrl), shown);
+}
+
 int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
 {
 	struct nvmefs_queue_params params = {
@@ -186,6 +218,8 @@ int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
 		ret = enable(ctrl);
 	if (ret == 0)
 		ret = nvmefs_identify_ctrl(ctrl, id);
+	if (ret == 0)
+		ret = check_subnqn(ctrl, id);
 	return ret;
 }
 

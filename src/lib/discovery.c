@@ -248,7 +248,7 @@ int nvmefs_discover_0_2(const struct nvmefs_connect_opts *caller_opts, int max_d
 	w->cb = cb;
 	w->arg = arg;
 	w->max_depth = max_depth < 0 ? 0 : max_depth;
-	visit(w, opts->trtype, opts->traddr, opts->trsvcid ? opts->trsvcid : NVMEFS_DEFAULT_TRSVCID);
+	visit(w, opts->trtype, opts->traddr, opts->trsvcid);
 	ret = walk_from(w, opts, 0);
 	free(w);
 	return ret;

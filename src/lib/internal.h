@@ -286,9 +286,10 @@ struct nvmefs_ctrl {
 	const struct nvmefs_transport_ops *ops;
 	void *tp;			/* the transport's per-controller state */
 	struct nvmefs_connect_opts opts;
-	/* Owned copies of the strings in opts. */
-	char traddr[256];
-	char trsvcid[32];
+	/* Owned copies of the strings in opts; as wide as a discovery log's
+	 * fields (referrals and --all-paths hand those over) and a NUL. */
+	char traddr[NVMF_TRADDR_SIZE + 1];
+	char trsvcid[NVMF_TRSVCID_SIZE + 1];
 	char host_traddr[256];
 	char subnqn[NVMF_NQN_SIZE + 1];
 	char hostnqn[NVMF_NQN_SIZE + 1];
@@ -572,7 +573,8 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 			     const struct nvmefs_connect_opts *opts,
 			     struct nvmefs_ctrl **ctrlp);
 /* Admin queue bring-up, for connecting and reconnecting: create the queue,
- * Connect, enable, identify into @id. */
+ * Connect, enable, identify into @id; -ESTALE when Identify names another
+ * subsystem. */
 int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id);
 /* Tear the admin queue's transport down (it can be brought up again). */
 void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl);

@@ -22,7 +22,6 @@
 #include <time.h>
 
 #include "internal.h"
-#include "../common/text.h"
 
 /* The first attempt goes at once, then the pause doubles from this. */
 #define FIRST_BACKOFF_MS 250
@@ -258,25 +257,11 @@ static void reset(struct nvmefs_ctrl *ctrl)
 static int reconnect(struct nvmefs_ctrl *ctrl)
 {
 	struct nvme_id_ctrl *id = malloc(sizeof(*id));
-	/* The whole field: the session's NQN and more after it is another one. */
-	char subnqn[sizeof(id->subnqn) + 1], shown[TEXT_ESCAPED_SIZE(sizeof(id->subnqn))];
 	int ret;
 
 	if (!id)
 		return nvmefs_error(-ENOMEM, "out of memory");
 	ret = nvmefs_ctrl_admin_up(ctrl, id);
-	if (ret == 0) {
-		/* Identify's SUBNQN (NVMe 1.2.1 on) says whose controller this is. */
-		memcpy(subnqn, id->subnqn, sizeof(id->subnqn));
-		subnqn[sizeof(id->subnqn)] = '\0';
-		if (subnqn[0] && strcmp(subnqn, ctrl->subnqn)) {
-			/* The target's bytes go to the reason, the log and a terminal. */
-			text_escape(shown, sizeof(shown), subnqn, sizeof(id->subnqn));
-			ret = nvmefs_error(-ESTALE, "%s now answers as subsystem %s, not %s: another "
-					   "subsystem took its place", nvmefs_ctrl_where(ctrl), shown,
-					   ctrl->subnqn);
-		}
-	}
 	/* Before the I/O queues connect: a TCP queue takes its in-capsule
 	 * size as it is created, and the held I/O goes once they are up. */
 	if (ret == 0)
@@ -388,6 +373,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 		return;
 	repeat = strcmp(msg, ctrl->status.reason) == 0;
 	set_reason(ctrl, msg);
+	ctrl->status.error = ret;
 	if (ret == -ESTALE) {
 		/* Not the same subsystem: nothing may be written to it. */
 		nvmefs_ctrl_change_state(ctrl, CTRL_DELETED);

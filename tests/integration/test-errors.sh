@@ -101,9 +101,12 @@ for c in identify perf; do
 	expect_failure "$c: host not allowed" "does not allow host $(cat /etc/nvme/hostnqn)" 6000 1 -- \
 		"$NVMEFS" "$c" "${denied[@]}"
 done
-expect_failure "identify: a command failed (no namespace 99)" "99" 6000 1 -- \
-	"$NVMEFS" identify "${good[@]}" --nsid 99
-expect_failure "perf: no namespace 99" "99" 6000 1 -- "$NVMEFS" perf "${good[@]}" --nsid 99 --time 1
+# nvmet identifies a namespace it does not have as all zeros (not active), as the spec has it.
+expect_failure "identify: no namespace 99" \
+	"namespace 99 is not active on ${subnqns[0]}: list the active namespaces with 'nvmefs identify' and no --nsid" \
+	6000 1 -- "$NVMEFS" identify "${good[@]}" --nsid 99
+expect_failure "perf: no namespace 99" "namespace 99 is not active on ${subnqns[0]}: see 'nvmefs identify'" 6000 1 -- \
+	"$NVMEFS" perf "${good[@]}" --nsid 99 --time 1
 expect_failure "mount: host not allowed" "does not allow host $(cat /etc/nvme/hostnqn)" 10000 1 -- \
 	"$NVMEFS" mount "${denied[@]}" /tmp
 expect_failure "mount: nothing listening" 'nothing is listening at .*:4499' 10000 1 -- \

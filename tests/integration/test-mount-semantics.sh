@@ -7,7 +7,7 @@
 # - fallocate --punch-hole and --zero-range, with unaligned edges, read back as zeros there and
 #   leave every byte around them as it was;
 # - a write past the end fails with ENOSPC and writes nothing; truncating to another size fails
-#   with EPERM; O_TRUNC at open changes nothing; info and stats cannot be written.
+#   with EPERM; O_TRUNC at open changes nothing; info and stats cannot be opened to write (EACCES).
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 trap 'nvmefs_cleanup; rm -f /tmp/sem-*' EXIT
@@ -168,6 +168,7 @@ dd if="$mnt/n1" of=/tmp/sem-r bs=4096 skip=$((size / 4096 - 1)) status=none
 cmp -s /tmp/sem-last /tmp/sem-r || fail "open(O_TRUNC) changed the data"
 for f in info stats; do
 	out=$(sh -c "echo x >>'$mnt/$f'" 2>&1) && fail "writing to $mnt/$f succeeded"
+	[[ $out == *"Permission denied"* ]] || fail "opening $mnt/$f to write failed, but not with EACCES: $out"
 done
 [[ $(nvmefs_stats "$mnt" .total.errors) == 0 ]] || fail "the stats count failed requests: $(jq -c .total "$mnt/stats")"
 nvmefs_unmount "$mnt"

@@ -203,6 +203,38 @@ START_TEST(test_digests_past_a_0_2_struct_off)
 }
 END_TEST
 
+/* Without a service id, discovery over TCP goes to NVMe/TCP's discovery
+ * port (8009) as nvme-cli's does; everything else to 4420; one given stays. */
+START_TEST(test_default_trsvcid)
+{
+	static const struct {
+		const char *trtype, *subnqn, *trsvcid, *want;
+	} cases[] = {
+		{ "tcp", NULL, NULL, "8009" },
+		{ "tcp", NVME_DISC_SUBSYS_NAME, NULL, "8009" },
+		{ "tcp", "nqn.2024-01.io.example:sub", NULL, "4420" },
+		{ "rdma", NULL, NULL, "4420" },
+		{ NULL, NULL, NULL, "4420" },
+		{ "rdma", "nqn.2024-01.io.example:sub", NULL, "4420" },
+		{ "tcp", NULL, "4421", "4421" },
+	};
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts in, out;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		nvmefs_connect_opts_init(&in);
+		in.traddr = "192.0.2.35";
+		in.trtype = cases[i].trtype;
+		in.subnqn = cases[i].subnqn;
+		in.trsvcid = cases[i].trsvcid;
+		ck_assert_int_eq(nvmefs_connect_opts_take(&in, &out, &ops), 0);
+		ck_assert_msg(out.trsvcid && !strcmp(out.trsvcid, cases[i].want),
+			      "case %zu: service id %s, not %s", i,
+			      out.trsvcid ? out.trsvcid : "none", cases[i].want);
+	}
+}
+END_TEST
+
 static Suite *connect_opts_suite(void)
 {
 	Suite *s = suite_create("connect_opts");
@@ -215,6 +247,7 @@ static Suite *connect_opts_suite(void)
 	tcase_add_loop_test(tc, test_size_larger_zero_tail, 0, 2);
 	tcase_add_test(tc, test_trtype);
 	tcase_add_test(tc, test_digests_past_a_0_2_struct_off);
+	tcase_add_test(tc, test_default_trsvcid);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -320,6 +320,45 @@ START_TEST(test_connect_unprintable_address)
 }
 END_TEST
 
+/*
+ * An address and a service id as wide as a discovery log's fields (256 and
+ * 32 bytes), as --all-paths hands them over, reach the transport whole; one
+ * byte more is refused.
+ */
+START_TEST(test_connect_full_width_address)
+{
+	static const struct fake_target t = { .cntlid = 1, .vs = 0x10400 };
+	char traddr[NVMF_TRADDR_SIZE + 2], trsvcid[NVMF_TRSVCID_SIZE + 2];
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	memset(traddr, 'a', sizeof(traddr));
+	traddr[NVMF_TRADDR_SIZE] = '\0';
+	memset(trsvcid, '4', sizeof(trsvcid));
+	trsvcid[NVMF_TRSVCID_SIZE] = '\0';
+	fake_opts(&opts, traddr, 0);
+	opts.trsvcid = trsvcid;
+	fake_script_connect(traddr, trsvcid, &t);
+	ck_assert_msg(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl) == 0, "%s",
+		      nvmefs_errmsg());
+	ck_assert_str_eq(nvmefs_ctrl_traddr(ctrl), traddr);
+	ck_assert_str_eq(nvmefs_ctrl_trsvcid(ctrl), trsvcid);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+	fake_assert_done();
+	fake_reset();
+	traddr[NVMF_TRADDR_SIZE] = 'a';
+	traddr[NVMF_TRADDR_SIZE + 1] = '\0';
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("target address");
+	traddr[NVMF_TRADDR_SIZE] = '\0';
+	trsvcid[NVMF_TRSVCID_SIZE] = '4';
+	trsvcid[NVMF_TRSVCID_SIZE + 1] = '\0';
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -EINVAL);
+	assert_msg_has("port");
+}
+END_TEST
+
 /* The error a CM reject turns into, from queue_create: passed on as is. */
 START_TEST(test_connect_queue_create_fails)
 {
@@ -1044,6 +1083,7 @@ static Suite *ctrl_suite(void)
 	tcase_add_test(tc, test_connect_kato_and_queue_size);
 	tcase_add_test(tc, test_connect_bad_opts);
 	tcase_add_test(tc, test_connect_unprintable_address);
+	tcase_add_test(tc, test_connect_full_width_address);
 	tcase_add_test(tc, test_connect_queue_create_fails);
 	suite_add_tcase(s, tc);
 

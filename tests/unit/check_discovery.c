@@ -571,7 +571,7 @@ START_TEST(test_referral_followed)
 	script_visit("10.0.0.2", b);
 	ck_assert_int_eq(discover(1), 0);
 	ck_assert_int_eq(nr_seen, 2);
-	assert_seen(0, "10.0.0.1", "(default)", 0, 2);
+	assert_seen(0, "10.0.0.1", "4420", 0, 2);
 	assert_seen(1, "10.0.0.2", "4420", 1, 1);
 	ck_assert_uint_eq(fake_stats.creates, 2);
 	free(a);
@@ -586,7 +586,7 @@ START_TEST(test_referral_not_followed_at_depth_0)
 	script_visit("10.0.0.1", a);
 	ck_assert_int_eq(discover(0), 0);
 	ck_assert_int_eq(nr_seen, 1);
-	assert_seen(0, "10.0.0.1", "(default)", 0, 2);
+	assert_seen(0, "10.0.0.1", "4420", 0, 2);
 	ck_assert_uint_eq(fake_stats.creates, 1);
 	free(a);
 }
@@ -606,7 +606,7 @@ START_TEST(test_referral_loop)
 	script_visit("10.0.0.2", b);
 	ck_assert_int_eq(discover(5), 0);
 	ck_assert_int_eq(nr_seen, 2);
-	assert_seen(0, "10.0.0.1", "(default)", 0, 3);
+	assert_seen(0, "10.0.0.1", "4420", 0, 3);
 	assert_seen(1, "10.0.0.2", "4420", 1, 2);
 	free(a);
 	free(b);
@@ -629,7 +629,7 @@ START_TEST(test_referral_other_transport_same_port)
 	script_visit("10.0.0.1", b);
 	ck_assert_int_eq(discover(5), 0);
 	ck_assert_int_eq(nr_seen, 2);
-	assert_seen(0, "10.0.0.1", "(default)", 0, 2);
+	assert_seen(0, "10.0.0.1", "4420", 0, 2);
 	assert_seen(1, "10.0.0.1", "4420", 1, 2);
 	ck_assert_str_eq(seen[1].trtype, "tcp");
 	free(a);

@@ -217,6 +217,154 @@ START_TEST(test_longest_nqn_compared_whole)
 }
 END_TEST
 
+/*
+ * Both NQNs as long as the user may give them (223 characters): the reason
+ * (stats' last_error) that another subsystem took the place of the session's
+ * is told whole, not cut at its 512 bytes.
+ */
+START_TEST(test_other_subsystem_reason_whole)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
+	static const char tail[] = "another subsystem took its place";
+	char nqn[NVMF_NQN_SIZE + 1], other[NVMF_NQN_SIZE + 1];
+	struct nvmefs_ctrl_status st;
+	struct nvmefs_ctrl *ctrl;
+	size_t len;
+
+	memset(nqn, 'q', NVMF_NQN_SIZE);
+	memcpy(nqn, "nqn.", 4);
+	nqn[NVMF_NQN_SIZE] = '\0';
+	memcpy(other, nqn, sizeof(other));
+	other[NVMF_NQN_SIZE - 1] = 'r';
+	ctrl = connect_recovering_as(nqn, 10);
+	fake_expect_destroy();
+	memcpy(t.subnqn, other, NVMF_NQN_SIZE);
+	fake_script_connect_kato(TRADDR, "4420", &t, 0);
+	fake_expect_destroy();
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted failure");
+	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
+	nvmefs_ctrl_status(ctrl, &st);
+	len = strlen(st.reason);
+	ck_assert_msg(len >= sizeof(tail) - 1 && !strcmp(st.reason + len - (sizeof(tail) - 1), tail),
+		      "the reason is cut: %s", st.reason);
+	ck_assert_msg(strstr(st.reason, other), "the reason does not name %s: %s", other,
+		      st.reason);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/*
+ * The first connect: a controller whose Identify names another subsystem
+ * than the one asked for (the same 223 characters and one more, or another
+ * one) is refused, in one line naming what it answered.  One naming the
+ * subsystem asked for, or none (before NVMe 1.2.1), is taken.
+ */
+START_TEST(test_first_connect_other_subsystem_refused)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400, .io = true };
+	char nqn[NVMF_NQN_SIZE + 1], longer[NVMF_NQN_SIZE + 2];
+	const char *answers[] = { longer, SUBNQN };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	int ret;
+
+	memset(nqn, 'q', NVMF_NQN_SIZE);
+	memcpy(nqn, "nqn.", 4);
+	nqn[NVMF_NQN_SIZE] = '\0';
+	memcpy(longer, nqn, NVMF_NQN_SIZE);
+	memcpy(longer + NVMF_NQN_SIZE, "x", 2);
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		fake_opts(&opts, TRADDR, 0);
+		opts.subnqn = nqn;
+		opts.kato_ms = 0;
+		memset(t.subnqn, 0, sizeof(t.subnqn));
+		memcpy(t.subnqn, answers[i], strlen(answers[i]));
+		fake_script_connect_kato(TRADDR, "4420", &t, 0);
+		fake_expect_destroy();
+		ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+		ck_assert_msg(ret == -ESTALE, "answering as %s: %d (%s)", answers[i], ret,
+			      nvmefs_errmsg());
+		ck_assert_msg(strstr(nvmefs_errmsg(), answers[i]) && !strchr(nvmefs_errmsg(), '\n'),
+			      "the message does not name %s in one line: %s", answers[i],
+			      nvmefs_errmsg());
+		fake_assert_done();
+		fake_reset();
+	}
+	for (size_t i = 0; i < 2; i++) {
+		memset(t.subnqn, 0, sizeof(t.subnqn));
+		if (i)
+			memcpy(t.subnqn, nqn, NVMF_NQN_SIZE);
+		fake_script_connect_kato(TRADDR, "4420", &t, 0);
+		ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+		ck_assert_msg(ret == 0, "answering as %s: %d (%s)", t.subnqn, ret, nvmefs_errmsg());
+		fake_script_disconnect();
+		nvmefs_ctrl_disconnect(ctrl);
+		fake_assert_done();
+		fake_reset();
+	}
+}
+END_TEST
+
+/*
+ * Discovery by the well-known NQN reaches whatever discovery controller
+ * listens: one that names its own unique discovery NQN (TP 8013), as nvmet
+ * does when given one, is taken, as nvme-cli takes it.
+ */
+START_TEST(test_first_connect_discovery_any_nqn)
+{
+	struct fake_target t = { .cntlid = CNTLID, .cap = 0x3ff, .vs = 0x10400 };
+	static const char *const answers[] = { NVME_DISC_SUBSYS_NAME,
+					       "nqn.2024-01.io.example:discovery" };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	int ret;
+
+	for (size_t i = 0; i < sizeof(answers) / sizeof(answers[0]); i++) {
+		fake_opts(&opts, TRADDR, 0);
+		memset(t.subnqn, 0, sizeof(t.subnqn));
+		memcpy(t.subnqn, answers[i], strlen(answers[i]));
+		fake_script_connect(TRADDR, "4420", &t);
+		ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
+		ck_assert_msg(ret == 0, "answering as %s: %d (%s)", answers[i], ret,
+			      nvmefs_errmsg());
+		fake_script_disconnect();
+		nvmefs_ctrl_disconnect(ctrl);
+		fake_assert_done();
+		fake_reset();
+	}
+}
+END_TEST
+
+/*
+ * The reason (stats' last_error) and the -errno (stats' error) tell the same
+ * failure: once a reconnect attempt is refused, both are the refusal, not
+ * the reset that began the outage.
+ */
+START_TEST(test_error_agrees_with_reason)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_ctrl_status st;
+	struct fake_step *s;
+
+	fake_expect_destroy();
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "%s refused the connection (scripted)",
+		 TRADDR);
+	fake_repeat(s, 1, 1000);
+	nvmefs_ctrl_fail(ctrl, -ECONNRESET, "scripted reset");
+	for (int64_t end = now_ms() + 3000;; sleep_ms(5)) {
+		nvmefs_ctrl_status(ctrl, &st);
+		if (strstr(st.reason, "refused the connection"))
+			break;
+		ck_assert_msg(now_ms() < end, "no attempt was refused in 3 s: %s", st.reason);
+	}
+	ck_assert_msg(st.error == -ECONNREFUSED, "error %d (%s), reason: %s", st.error,
+		      strerror(-st.error), st.reason);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Where and how callbacks run                                              */
 /* ------------------------------------------------------------------------ */
@@ -316,7 +464,9 @@ START_TEST(test_event_callback_reenters)
 	pthread_mutex_unlock(&reentrant.lock);
 	wait_state(ctrl, NVMEFS_CTRL_DELETED, 3000);
 	nvmefs_ctrl_status(ctrl, &st);
-	ck_assert_int_eq(st.error, -ECONNRESET);
+	/* The failure, or an attempt refused before the callback gave up. */
+	ck_assert_int_eq(st.error, strstr(st.reason, "nothing listens") ? -ECONNREFUSED
+			 : -ECONNRESET);
 	nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
 	nvmefs_ctrl_disconnect(ctrl);
 }
@@ -683,6 +833,10 @@ static Suite *events_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_other_subsystem_escaped);
 	tcase_add_test(tc, test_longest_nqn_compared_whole);
+	tcase_add_test(tc, test_other_subsystem_reason_whole);
+	tcase_add_test(tc, test_first_connect_other_subsystem_refused);
+	tcase_add_test(tc, test_first_connect_discovery_any_nqn);
+	tcase_add_test(tc, test_error_agrees_with_reason);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("callbacks");

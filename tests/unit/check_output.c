@@ -395,6 +395,42 @@ START_TEST(test_discover_padding_and_tcp)
 END_TEST
 
 /*
+ * Every TREQ a record can carry prints as nvme-cli prints it (libnvme's
+ * names, "unrecognized" for the rest, reserved bits 1:0 = 3 among them),
+ * and doc/json/discover.schema.json lists each value printed.
+ */
+START_TEST(test_discover_treq_in_schema)
+{
+	struct nvmf_discovery_log *log = load_bin("discover.bin", 5120);
+	char *schema = load("../../../../doc/json/discover.schema.json", NULL);
+	char *member = strstr(schema, "\"treq\": {"), *end, *out, *v, *ve, want[80];
+
+	ck_assert_msg(member, "the schema has no treq");
+	end = strchr(member, '}');
+	v = strstr(member, "\"enum\": [");
+	ck_assert_msg(v && v < end, "the schema's treq lists no values");
+	end = strchr(v, ']');
+	for (unsigned int treq = 0; treq < 256; treq++) {
+		log->entries[0].treq = (uint8_t)treq;
+		out = render_disc(log, 1, OUTPUT_JSON);
+		v = strstr(out, "\"treq\":\"");
+		ck_assert_ptr_nonnull(v);
+		v += strlen("\"treq\":");
+		ve = strchr(v + 1, '"');
+		ck_assert_ptr_nonnull(ve);
+		snprintf(want, sizeof(want), "%.*s", (int)(ve + 1 - v), v);
+		if (treq == 3)
+			ck_assert_str_eq(want, "\"unrecognized\"");
+		v = strstr(member, want);
+		ck_assert_msg(v && v < end, "TREQ %u prints %s, which the schema lacks", treq, want);
+		free(out);
+	}
+	free(schema);
+	free(log);
+}
+END_TEST
+
+/*
  * Padding before a NUL, with stale bytes after it, as a target that pads a
  * shorter string into a reused buffer sends it: the string ends at the NUL
  * and its padding goes, in text and JSON alike.  A field that fills its
@@ -973,6 +1009,7 @@ static Suite *output_suite(void)
 
 	tc = tcase_create("corners");
 	tcase_add_test(tc, test_discover_padding_and_tcp);
+	tcase_add_test(tc, test_discover_treq_in_schema);
 	tcase_add_test(tc, test_discover_padding_before_nul);
 	tcase_add_test(tc, test_discover_json_line);
 	tcase_add_test(tc, test_discover_empty);

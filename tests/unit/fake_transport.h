@@ -87,8 +87,8 @@ struct fake_step {
 
 	/* FAKE_CREATE: where the controller connects (NULL: any) and what
 	 * queue_create returns; a failure sets create_msg as the message. */
-	char traddr[256];
-	char trsvcid[32];
+	char traddr[NVMF_TRADDR_SIZE + 1];
+	char trsvcid[NVMF_TRSVCID_SIZE + 1];
 	bool any_addr;
 	uint16_t qid;			/* also FAKE_CMD with FAKE_M_QID */
 	int create_ret;

@@ -166,12 +166,14 @@ tests_unit_tsan_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS) $(TSAN_FLAGS)
 tests_unit_tsan_check_engine_LDFLAGS = $(TSAN_FLAGS)
 tests_unit_tsan_check_engine_LDADD = $(TSAN_LDADD) -lm
 
-# Which discovery log records --all-paths connects (src/cli/paths_log.c, issue #27): the
-# library's transports by number, nothing else of it.
+# Which discovery log records --all-paths connects (src/cli/paths_log.c, issue #27), and
+# how --path is read (src/cli/paths.c, with the CLI's option helpers it uses).
 check_PROGRAMS += tests/unit/check_paths tests/unit/san/check_paths
 UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
 
-tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h
+tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h \
+	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/util_parse.c \
+	src/cli/output.c src/common/json.c
 tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 
