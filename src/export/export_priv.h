@@ -177,11 +177,15 @@ void exp_inbox_close(struct exp_worker *w);
 /* Answers what is still posted to @w with @err (its queue failed). */
 void exp_inbox_fail(struct exp_worker *w, int err);
 
+/* Whether I/O to @nsid, read from the source (worker.c) or posted (post.c),
+ * is parked rather than given a buffer: its namespace held by @w's queue,
+ * while the export has room to park it. */
+static inline bool exp_parks(struct exp_worker *w, uint32_t nsid)
+{
+	return nsid && nvmefs_mpq_ns_held(w->mpq, nsid) && park_room(&w->e->parked_bytes);
+}
+
 /* worker.c */
-/* Whether I/O to @nsid, read from the source or posted, is parked rather
- * than given a buffer: its namespace held by @w's queue, while the export
- * has room to park it. */
-bool exp_parks(struct exp_worker *w, uint32_t nsid);
 /* Hands the request of @n bytes just read into w->free's buffer to the
  * front end (a harness comes in here too). */
 void exp_dispatch(struct exp_worker *w, size_t n);

@@ -87,11 +87,6 @@ static bool ns_held(void *arg, uint32_t nsid)
 	return nvmefs_mpq_ns_held(w->mpq, nsid);
 }
 
-bool exp_parks(struct exp_worker *w, uint32_t nsid)
-{
-	return nsid && ns_held(w, nsid) && park_room(&w->e->parked_bytes);
-}
-
 /* Copies the I/O request of @n bytes just read at @buf out, onto @l. */
 static void park(struct exp_worker *w, struct park_list *l, uint32_t nsid, const uint8_t *buf,
 		 size_t n)
