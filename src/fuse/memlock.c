@@ -78,6 +78,11 @@ static unsigned int ring_cpus(const struct nvmefs_fs_opts *opts)
 	return 0;
 }
 
+bool nvmefs_fs_memlock_covers(uint64_t limit, size_t need)
+{
+	return need <= SIZE_MAX - ((size_t)1 << 20) && limit >= (uint64_t)need + (1u << 20);
+}
+
 int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts, unsigned int rdma_paths)
 {
 	unsigned int cpus = ring_cpus(opts);
@@ -86,7 +91,7 @@ int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts, unsigned int rdma
 	struct rlimit rl;
 
 	if (!need || memlock_unbounded() || getrlimit(RLIMIT_MEMLOCK, &rl) ||
-	    rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need + (1u << 20))
+	    rl.rlim_cur == RLIM_INFINITY || nvmefs_fs_memlock_covers(rl.rlim_cur, need))
 		return 0;
 	if (cpus)
 		snprintf(ring, sizeof(ring), ", and FUSE over io_uring's payloads (%u CPUs' rings x "

@@ -72,6 +72,18 @@ START_TEST(test_saturates)
 }
 END_TEST
 
+/* The limit keeps 1 MiB to spare, and a saturated sum is covered by no
+ * limit rather than wrapped into a small one. */
+START_TEST(test_limit_covers)
+{
+	ck_assert(nvmefs_fs_memlock_covers(2u << 20, 1u << 20));
+	ck_assert(!nvmefs_fs_memlock_covers((2u << 20) - 1, 1u << 20));
+	ck_assert(nvmefs_fs_memlock_covers(1u << 20, 0));
+	ck_assert(!nvmefs_fs_memlock_covers(UINT64_MAX - 1, SIZE_MAX));
+	ck_assert(!nvmefs_fs_memlock_covers(UINT64_MAX - 1, SIZE_MAX - 4096));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("memlock");
@@ -83,6 +95,7 @@ int main(void)
 	tcase_add_test(tc, test_rdma_buffers_per_path);
 	tcase_add_test(tc, test_ring_payloads);
 	tcase_add_test(tc, test_saturates);
+	tcase_add_test(tc, test_limit_covers);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
