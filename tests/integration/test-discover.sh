@@ -58,6 +58,9 @@ rm "$d/subsystems/${subnqns[0]}" && rmdir "$d" || fail "removing nvmet port 199 
 
 other=tcp
 [[ $trtype == rdma ]] || other=rdma
+# This part goes over both transports on purpose: what came before went over the run's alone, and
+# what comes after is counted from its end.
+check_run_transport
 log "--all-paths across transports: port 1's log refers to the $other port at ${ports[0]}, whose log lists the subsystem there too; a path over each"
 d=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/referrals/to-$other
 mkdir "$d" || fail "making the referral $d failed"
@@ -76,6 +79,7 @@ jq -e '(.paths | length) == 2 and all(.paths[]; .state == "live" and .ios > 0)' 
 	fail "--all-paths across transports: not two live paths that both did I/O: $(jq -c .paths <<<"$out")"
 log "$(jq -c '[.paths[] | {trsvcid, ios}]' <<<"$out")"
 rmdir "$d" || fail "removing the referral $d failed"
+rdma_packets_at_start=$(rdma_packets) tcp_opens_at_start=$(tcp_active_opens)
 
 log "referrals: port 1 refers to port 2 and port 2 back to port 1"
 refer() { port_refer "$(nvmet_port_id "$1")" "$2"; } # PORT TARGET_TRSVCID

@@ -102,11 +102,12 @@ log "nvmefs perf --verify (2 queues, 1 thread) while the target grants 1 I/O que
 perf_load_start fewer 20 -c 1
 wait_progress "${load_pids[fewer]}" /tmp/perf-fewer.err 3
 set_qid_max 1
-sleep 6
+wait_until 30000 grep -q "grants only 1 of the 2 I/O queues" /tmp/perf-fewer.err ||
+	fail "perf did not report reconnecting with 1 of its 2 queues within 30 s: $(cat /tmp/perf-fewer.err)"
+# Verified I/O on the one queue for a while, both queues' requests on it.
+sleep 3
 set_qid_max "$orig"
 perf_load_check fewer 120 2
-grep -q "grants only 1 of the 2 I/O queues" /tmp/perf-fewer.err ||
-	fail "perf did not report reconnecting with fewer queues: $(cat /tmp/perf-fewer.err)"
 [[ $(jq -r .controller.io_queues /tmp/perf-fewer.json) == 2 ]] ||
 	fail "perf ended with $(jq -r .controller.io_queues /tmp/perf-fewer.json) I/O queues, not 2"
 
@@ -120,8 +121,9 @@ fio_load_start kernel "$dev" 20
 sleep 3
 set_qid_max 1
 kernel_live_with_1() { [[ $(kernel_ctrl_state "$nqn") == live && $(kernel_queues) == 1 ]]; }
-wait_until 20000 kernel_live_with_1 || true
-log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queue(s)"
+wait_until 20000 kernel_live_with_1 ||
+	fail "the kernel initiator is $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queues 20 s after the target granted 1, not live with 1"
+log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queue"
 sleep 3
 set_qid_max "$orig"
 fio_load_check kernel 120
