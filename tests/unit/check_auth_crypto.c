@@ -999,45 +999,69 @@ START_TEST(test_dh_agree)
 END_TEST
 
 /*
+ * Our key pair and a controller's in one group, for the tests of the
+ * controller's value: q = (p - 1) / 2, and scratch numbers.
+ */
+struct dh_peer {
+	size_t len;
+	struct nvmefs_auth_dh *dh;
+	struct ctrl_dh c;
+	BN_CTX *bnctx;
+	BIGNUM *b, *q, *r;
+};
+
+static void dh_peer_new(unsigned int group, struct dh_peer *t)
+{
+	t->len = nvmefs_auth_dhgroup_len(group);
+	t->dh = NULL;
+	t->bnctx = BN_CTX_new();
+	t->b = BN_new();
+	t->q = BN_new();
+	t->r = BN_new();
+	ck_assert(t->bnctx && t->b && t->q && t->r);
+	ck_assert_int_eq(nvmefs_auth_dh_new(group, &t->dh), 0);
+	ctrl_dh_new(group, &t->c);
+	ck_assert(BN_rshift1(t->q, t->c.p));
+}
+
+static void dh_peer_free(struct dh_peer *t)
+{
+	BN_free(t->b);
+	BN_free(t->q);
+	BN_free(t->r);
+	BN_CTX_free(t->bnctx);
+	ctrl_dh_free(&t->c);
+	nvmefs_auth_dh_free(t->dh);
+}
+
+/*
  * The subgroup test is Euler's criterion rather than y^q mod p: for random
  * values in range, a derive succeeds exactly when y^q = 1 (mod p), and about
  * half of them are outside the subgroup.
  */
 START_TEST(test_dh_subgroup_criterion)
 {
-	unsigned int group = (unsigned int)_i + 1, inside = 0;
-	size_t len = nvmefs_auth_dhgroup_len(group);
+	unsigned int inside = 0;
 	static uint8_t y[NVMEFS_AUTH_MAX_DH_LEN];
-	struct nvmefs_auth_dh *dh = NULL;
 	struct nvmefs_auth_key *sess = NULL;
-	BN_CTX *bnctx = BN_CTX_new();
-	BIGNUM *b = BN_new(), *q = BN_new(), *r = BN_new();
-	struct ctrl_dh c;
+	struct dh_peer t;
 
-	ck_assert(bnctx && b && q && r);
-	ck_assert_int_eq(nvmefs_auth_dh_new(group, &dh), 0);
-	ctrl_dh_new(group, &c);
-	ck_assert(BN_rshift1(q, c.p));
+	dh_peer_new((unsigned int)_i + 1, &t);
 	for (int i = 0; i < 16; i++) {
 		bool member;
 
-		ck_assert(BN_rand_range(b, c.p));
-		ck_assert(BN_mod_exp(r, b, q, c.p, bnctx));
-		member = BN_is_one(r) && !BN_is_one(b);
-		ck_assert_int_eq(BN_bn2binpad(b, y, (int)len), (int)len);
-		ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len, &sess), member ? 0 : -EPROTO);
+		ck_assert(BN_rand_range(t.b, t.c.p));
+		ck_assert(BN_mod_exp(t.r, t.b, t.q, t.c.p, t.bnctx));
+		member = BN_is_one(t.r) && !BN_is_one(t.b);
+		ck_assert_int_eq(BN_bn2binpad(t.b, y, (int)t.len), (int)t.len);
+		ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len, &sess), member ? 0 : -EPROTO);
 		nvmefs_auth_key_free(sess);
 		sess = NULL;
 		inside += member;
 	}
 	ck_assert_msg(inside > 0 && inside < 16, "%u of 16 random values in the subgroup", inside);
 
-	BN_free(b);
-	BN_free(q);
-	BN_free(r);
-	BN_CTX_free(bnctx);
-	ctrl_dh_free(&c);
-	nvmefs_auth_dh_free(dh);
+	dh_peer_free(&t);
 }
 END_TEST
 
@@ -1047,63 +1071,50 @@ END_TEST
  */
 START_TEST(test_dh_bad_peer)
 {
-	unsigned int group = (unsigned int)_i + 1;
-	size_t len = nvmefs_auth_dhgroup_len(group);
 	static uint8_t y[NVMEFS_AUTH_MAX_DH_LEN + 1];
-	struct nvmefs_auth_dh *dh = NULL;
 	struct nvmefs_auth_key *sess = NULL;
-	BN_CTX *bnctx = BN_CTX_new();
-	BIGNUM *b = BN_new(), *q = BN_new(), *r = BN_new();
-	struct ctrl_dh c;
+	struct dh_peer t;
 	unsigned long w;
 
-	ck_assert(bnctx && b && q && r);
-	ck_assert_int_eq(nvmefs_auth_dh_new(group, &dh), 0);
-	ctrl_dh_new(group, &c);
+	dh_peer_new((unsigned int)_i + 1, &t);
 
 	/* Lengths first: a value of another size is not even looked at. */
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, c.pub, len - 1, &sess), -EMSGSIZE);
-	memmove(y + 1, c.pub, len);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, t.c.pub, t.len - 1, &sess), -EMSGSIZE);
+	memmove(y + 1, t.c.pub, t.len);
 	y[0] = 0;
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len + 1, &sess), -EMSGSIZE);
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, c.pub, 0, &sess), -EMSGSIZE);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len + 1, &sess), -EMSGSIZE);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, t.c.pub, 0, &sess), -EMSGSIZE);
 
 	/* 0, 1, p - 1, p, 2^n - 1 */
-	memset(y, 0, len);
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len, &sess), -EPROTO);
-	y[len - 1] = 1;
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len, &sess), -EPROTO);
-	ck_assert(BN_copy(b, c.p) && BN_sub_word(b, 1));
-	ck_assert_int_eq(BN_bn2binpad(b, y, (int)len), (int)len);
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len, &sess), -EPROTO);
-	ck_assert_int_eq(BN_bn2binpad(c.p, y, (int)len), (int)len);
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len, &sess), -EPROTO);
-	memset(y, 0xff, len);
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len, &sess), -EPROTO);
+	memset(y, 0, t.len);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len, &sess), -EPROTO);
+	y[t.len - 1] = 1;
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len, &sess), -EPROTO);
+	ck_assert(BN_copy(t.b, t.c.p) && BN_sub_word(t.b, 1));
+	ck_assert_int_eq(BN_bn2binpad(t.b, y, (int)t.len), (int)t.len);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len, &sess), -EPROTO);
+	ck_assert_int_eq(BN_bn2binpad(t.c.p, y, (int)t.len), (int)t.len);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len, &sess), -EPROTO);
+	memset(y, 0xff, t.len);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len, &sess), -EPROTO);
 
 	/* In range but outside the subgroup of order q = (p - 1) / 2. */
-	ck_assert(BN_rshift1(q, c.p));
 	for (w = 3;; w++) {
-		ck_assert(BN_set_word(b, w));
-		ck_assert(BN_mod_exp(r, b, q, c.p, bnctx));
-		if (!BN_is_one(r))
+		ck_assert(BN_set_word(t.b, w));
+		ck_assert(BN_mod_exp(t.r, t.b, t.q, t.c.p, t.bnctx));
+		if (!BN_is_one(t.r))
 			break;
 	}
-	ck_assert_int_eq(BN_bn2binpad(b, y, (int)len), (int)len);
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, y, len, &sess), -EPROTO);
+	ck_assert_int_eq(BN_bn2binpad(t.b, y, (int)t.len), (int)t.len);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, y, t.len, &sess), -EPROTO);
 	ck_assert_msg(strstr(nvmefs_errmsg(), "not a valid public value"), "%s", nvmefs_errmsg());
 	ck_assert_ptr_null(sess);
 
 	/* Still usable for a good value afterwards. */
-	ck_assert_int_eq(nvmefs_auth_dh_derive(dh, c.pub, len, &sess), 0);
+	ck_assert_int_eq(nvmefs_auth_dh_derive(t.dh, t.c.pub, t.len, &sess), 0);
 	nvmefs_auth_key_free(sess);
 
-	BN_free(b);
-	BN_free(q);
-	BN_free(r);
-	BN_CTX_free(bnctx);
-	ctrl_dh_free(&c);
-	nvmefs_auth_dh_free(dh);
+	dh_peer_free(&t);
 }
 END_TEST
 
