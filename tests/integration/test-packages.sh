@@ -5,8 +5,9 @@
 # from the installed paths only: /usr/bin/nvmefs linking /usr/lib/<multiarch>/libnvmefs.so.0,
 # 'nvmefs discover', an /etc/fstab line mounted through mount.fuse3 (which runs 'nvmefs' from
 # the default PATH, so /usr/bin must do) with data that the kernel initiator reads back, the man
-# page and the bash completion where man and bash look, a program built with pkg-config against
-# libnvmefs-dev; and dpkg --purge leaves none of it behind.
+# page and the bash completion where man and bash look, the documents the man pages name in
+# /usr/share/doc/nvmefs, the systemd units (systemd-analyze verify accepts them), a program built
+# with pkg-config against libnvmefs-dev; and dpkg --purge leaves none of it behind.
 . "$(dirname "$0")/lib.sh"
 # Nothing of the build tree: only what the packages install (lib.sh put the build's library in
 # /usr/lib for the loader to find).
@@ -66,16 +67,52 @@ nvme disconnect -n "$nqn" >/dev/null
 log "man page, completion and libnvmefs-dev"
 [[ $(man -w nvmefs-mount) == /usr/share/man/man1/nvmefs-mount.1.gz ]] || fail "man -w nvmefs-mount: $(man -w nvmefs-mount 2>&1)"
 [[ -r /usr/share/bash-completion/completions/nvmefs ]] || fail "the bash completion is not where bash-completion looks"
+# The man pages send readers to doc/: the package ships it where they say.
+for d in TROUBLESHOOTING.md JSON.md json/mount-stats.schema.json; do
+	compgen -G "/usr/share/doc/nvmefs/$d*" >/dev/null || fail "/usr/share/doc/nvmefs/$d is not installed, though the man pages point to it"
+done
 # shellcheck disable=SC2046 # pkg-config's words are the flags
 cc $(pkg-config --cflags nvmefs) -o /tmp/pkg-discover "${top_srcdir:-$top}/contrib/examples/discover.c" $(pkg-config --libs nvmefs) ||
 	fail "contrib/examples/discover.c does not build against libnvmefs-dev with pkg-config"
 /tmp/pkg-discover "$NVMEFS_TEST_TRADDR" "$NVMEFS_TEST_TRSVCID" | grep -q "^$nqn " ||
 	fail "the example built against libnvmefs-dev does not list $nqn"
 
+log "systemd units"
+unit=/lib/systemd/system/nvmefs-discover@.service
+[[ -r $unit ]] || fail "$unit is not installed"
+ex=/usr/share/doc/nvmefs/examples
+for f in mnt-nvme.mount mnt-nvme.automount; do
+	compgen -G "$ex/$f*" >/dev/null || fail "the example $ex/$f is not installed"
+done
+# verify loads the units as systemd would: a bad key, a command that is not installed or a man
+# page that is not there fails it.
+rm -rf /tmp/pkg-units && mkdir /tmp/pkg-units
+cp "$unit" /tmp/pkg-units/
+for f in mnt-nvme.mount mnt-nvme.automount; do
+	if [[ -e $ex/$f.gz ]]; then zcat "$ex/$f.gz" >"/tmp/pkg-units/$f"; else cp "$ex/$f" /tmp/pkg-units/; fi
+done
+out=$(cd /tmp/pkg-units && systemd-analyze verify ./nvmefs-discover@target1.service ./mnt-nvme.mount \
+	./mnt-nvme.automount 2>&1) || fail "systemd-analyze verify refuses the packaged units: $out"
+[[ -z $out ]] || fail "systemd-analyze verify warns about the packaged units: $out"
+# The template runs what its comment says, with the options of its instance's file.
+mkdir -p /etc/nvmefs/discover
+echo "NVMEFS_DISCOVER_OPTS=-t $trtype -a $NVMEFS_TEST_TRADDR -s $NVMEFS_TEST_TRSVCID" >/etc/nvmefs/discover/target1.conf
+cmd=$(sed -n 's/^ExecStart=//p' "$unit")
+[[ $cmd == "/usr/bin/nvmefs discover --persistent \$NVMEFS_DISCOVER_OPTS" ]] || fail "the template's ExecStart is: $cmd"
+# systemd's EnvironmentFile, not shell: the value is the rest of the line.
+opts=$(sed -n 's/^NVMEFS_DISCOVER_OPTS=//p' /etc/nvmefs/discover/target1.conf)
+rc=0
+# shellcheck disable=SC2086 # the options are words, as systemd splits $VAR
+timeout 5 /usr/bin/nvmefs discover --persistent $opts >/tmp/pkg-pdc.out 2>&1 || rc=$?
+# Persistent: still watching when timeout ends it.
+((rc == 124)) || fail "the template's command ended with status $rc within 5 s: $(head -c 300 /tmp/pkg-pdc.out)"
+grep -q "subnqn: *$nqn" /tmp/pkg-pdc.out || fail "the template's command does not print the log with $nqn: $(head -c 300 /tmp/pkg-pdc.out)"
+rm -rf /etc/nvmefs
+
 log "dpkg --purge"
 out=$(dpkg --purge libnvmefs-dev nvmefs libnvmefs0 2>&1) || fail "dpkg --purge failed: $out"
 for f in /usr/bin/nvmefs "/usr/lib/$multiarch/libnvmefs.so.0" /usr/include/nvmefs /usr/share/man/man1/nvmefs.1.gz \
-	/usr/share/bash-completion/completions/nvmefs; do
+	/usr/share/bash-completion/completions/nvmefs /usr/share/doc/nvmefs "$unit"; do
 	[[ ! -e $f ]] || fail "$f is left after dpkg --purge"
 done
-echo "PASS: the packages install, discover and mount (fstab, mount.fuse3) from /usr/bin with the data on the target, and purge clean"
+echo "PASS: the packages install, discover and mount (fstab, mount.fuse3) from /usr/bin with the data on the target, ship the docs the man pages name and systemd units that verify, and purge clean"
