@@ -190,6 +190,26 @@ const char *nvmefs_ctrl_trtype(const struct nvmefs_ctrl *ctrl);
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl);
 /** Whether each transfer gets a remote key of its own (rkey_per_io). */
 int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl);
+
+/** Since 0.2.  What the per-I/O remote keys of a controller went through
+ *  since it connected, over its reconnects; all 0 with standing keys. */
+struct nvmefs_rkey_stats {
+	/** Whether each transfer gets a key of its own (rkey_per_io). */
+	bool per_io;
+	/** Keys bound to one transfer's buffer (a memory window bound for
+	 *  one command, counted once the command after the bind is sent). */
+	uint64_t bound;
+	/** Of those, killed by the target with its response (Send with
+	 *  Invalidate) ... */
+	uint64_t invalidated_by_target;
+	/** ... and by us, because the response left the key alive. */
+	uint64_t invalidated_locally;
+};
+/** Since 0.2.  Fill @st with the controller's key counts; safe from any
+ *  thread.  With no command in flight, bound equals the two invalidated
+ *  counts together, unless a queue failed meanwhile: its keys die with its
+ *  connection, uncounted. */
+void nvmefs_ctrl_rkey_stats(const struct nvmefs_ctrl *ctrl, struct nvmefs_rkey_stats *st);
 /** Whether the controller is a discovery controller. */
 int nvmefs_ctrl_is_discovery(const struct nvmefs_ctrl *ctrl);
 /** The controller's cached Identify Controller data. */
@@ -710,6 +730,9 @@ struct nvmefs_path_stats {
 	 *  error) that went to another path or were held. */
 	uint64_t failovers;
 };
+/** Since 0.2.  Every path's per-I/O keys together (nvmefs_ctrl_rkey_stats());
+ *  per_io if any path's are.  Safe from any thread. */
+void nvmefs_subsys_rkey_stats(struct nvmefs_subsys *subsys, struct nvmefs_rkey_stats *st);
 /** Fill @st with path @idx's counts; safe from any thread. */
 void nvmefs_subsys_path_stats(const struct nvmefs_subsys *subsys, unsigned int idx,
 			      struct nvmefs_path_stats *st);

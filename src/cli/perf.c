@@ -643,8 +643,7 @@ int perf_run(struct perf_args *a)
 	nvmefs_ctrl_status(ctrl, &cs);
 	perf_report(a, nvmefs_ctrl_subnqn(ctrl), workers, elapsed,
 		    cpu_seconds(&r1.ru_utime) - cpu_seconds(&r0.ru_utime),
-		    cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs,
-		    nvmefs_subsys_multipath(subsys) ? subsys : NULL);
+		    cpu_seconds(&r1.ru_stime) - cpu_seconds(&r0.ru_stime), &cs, subsys);
 	ret = EXIT_OK;
 	for (t = 0; t < a->threads; t++) {
 		struct worker *w = &workers[t];

@@ -54,6 +54,8 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 		 double elapsed, double user_s, double sys_s, const struct nvmefs_ctrl_status *cs,
 		 struct nvmefs_subsys *subsys)
 {
+	bool multipath = nvmefs_subsys_multipath(subsys);
+	struct nvmefs_rkey_stats keys;
 	struct histogram *h = calloc(1, sizeof(*h));
 	uint64_t ios = 0, errors = 0, verified = 0, mismatches = 0;
 	static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
@@ -65,6 +67,7 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
 		return;
 	}
+	nvmefs_subsys_rkey_stats(subsys, &keys);
 	for (t = 0; t < a->threads; t++) {
 		hist_merge(h, &workers[t].hist);
 		ios += atomic_load(&workers[t].ios);
@@ -122,12 +125,18 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 		json_int(&j, "longest_outage_ms", cs->longest_outage_ms);
 		json_uint(&j, "io_queues", cs->io_queues);
 		json_object_end(&j);
-		if (subsys) {
+		if (multipath) {
 			json_string(&j, "iopolicy", nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(subsys)));
 			json_array_begin(&j, "paths");
 			report_paths(a, subsys, &j);
 			json_array_end(&j);
 		}
+		json_object_begin(&j, "remote_keys");
+		json_bool(&j, "per_io", keys.per_io);
+		json_uint(&j, "bound", keys.bound);
+		json_uint(&j, "invalidated_by_target", keys.invalidated_by_target);
+		json_uint(&j, "invalidated_locally", keys.invalidated_locally);
+		json_object_end(&j);
 		if (a->verify) {
 			json_object_begin(&j, "verify");
 			json_uint(&j, "blocks_read", verified);
@@ -151,7 +160,7 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 			printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
 		printf("  CPU: user %.2f s, system %.2f s (%.0f%% of one core)\n", user_s, sys_s,
 		       elapsed > 0 ? (user_s + sys_s) * 100 / elapsed : 0);
-		if (subsys) {
+		if (multipath) {
 			printf("  paths: %u, I/O policy %s\n", nvmefs_subsys_path_count(subsys),
 			       nvmefs_iopolicy_name(nvmefs_subsys_iopolicy(subsys)));
 			report_paths(a, subsys, NULL);
@@ -160,6 +169,10 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 			printf("  reconnects: %u, longest outage: %" PRId64 " ms%s%s\n", cs->reconnects,
 			       cs->longest_outage_ms, cs->state == NVMEFS_CTRL_LIVE ? "" : ", now ",
 			       cs->state == NVMEFS_CTRL_LIVE ? "" : nvmefs_ctrl_state_name(cs->state));
+		if (a->conn.verbose)
+			printf("  remote keys: %s, %" PRIu64 " bound, %" PRIu64 " invalidated by the "
+			       "target, %" PRIu64 " by us\n", keys.per_io ? "per I/O" : "standing",
+			       keys.bound, keys.invalidated_by_target, keys.invalidated_locally);
 		if (a->verify)
 			printf("  verify: %" PRIu64 " blocks read and checked, %" PRIu64 " mismatches\n",
 			       verified, mismatches);

@@ -2,7 +2,8 @@
 /*
  * The export's statistics as JSON (the mount's stats file): each worker's
  * counters and latencies and their sum, the controller's state, with
- * several paths each path's, the heap in use and the memory pinned.
+ * several paths each path's, the heap in use and the memory pinned, and
+ * what per-I/O remote keys went through.
  */
 #include "config.h"
 
@@ -35,6 +36,17 @@ static void stats_members(struct json *j, const struct exp_stats *s, const struc
 	json_object_end(j);
 }
 
+/* What per-I/O remote keys went through (@st), as the object "remote_keys". */
+static void rkeys_json(struct json *j, const struct nvmefs_rkey_stats *st)
+{
+	json_object_begin(j, "remote_keys");
+	json_bool(j, "per_io", st->per_io);
+	json_uint(j, "bound", st->bound);
+	json_uint(j, "invalidated_by_target", st->invalidated_by_target);
+	json_uint(j, "invalidated_locally", st->invalidated_locally);
+	json_object_end(j);
+}
+
 /* Each path of a multipath mount: where, its state, how it reaches each
  * namespace, and what went through it. */
 static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns, struct json *j)
@@ -45,8 +57,10 @@ static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_n
 		struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(e->subsys, i);
 		struct nvmefs_ctrl_status cs;
 		struct nvmefs_path_stats ps;
+		struct nvmefs_rkey_stats ks;
 
 		nvmefs_ctrl_status(ctrl, &cs);
+		nvmefs_ctrl_rkey_stats(ctrl, &ks);
 		nvmefs_subsys_path_stats(e->subsys, i, &ps);
 		json_object_begin(j, NULL);
 		json_string(j, "trtype", nvmefs_ctrl_trtype(ctrl));
@@ -60,6 +74,7 @@ static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_n
 		json_uint(j, "errors", ps.errors);
 		json_uint(j, "failovers", ps.failovers);
 		json_uint(j, "pinned_bytes", nvmefs_ctrl_pinned_bytes(ctrl));
+		rkeys_json(j, &ks);
 		json_array_begin(j, "ana");
 		for (unsigned int k = 0; k < nr_ns; k++) {
 			json_object_begin(j, NULL);
@@ -99,6 +114,7 @@ static uint64_t pinned(struct exp *e)
 char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns, size_t *len)
 {
 	struct exp_stats *total = calloc(1, sizeof(*total));
+	struct nvmefs_rkey_stats keys;
 	struct nvmefs_ctrl_status cs;
 	struct timespec now;
 	char *text = NULL;
@@ -159,6 +175,8 @@ char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns,
 	json_uint(&j, "heap_bytes", heap_in_use());
 	json_uint(&j, "pinned_bytes", pinned(e));
 	json_object_end(&j);
+	nvmefs_subsys_rkey_stats(e->subsys, &keys);
+	rkeys_json(&j, &keys);
 	json_object_end(&j);
 	fputc('\n', out);
 	fclose(out);

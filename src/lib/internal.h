@@ -406,6 +406,13 @@ struct nvmefs_ctrl {
 	/* The bytes the transport's registrations pin now (whole pages, as the
 	 * kernel counts them in VmPin): queues' buffers and every region. */
 	atomic_uint_fast64_t pinned_bytes;
+	/* Per-I/O keys since connecting (nvmefs_ctrl_rkey_stats()), counted by
+	 * every queue's thread: queue.c. */
+	struct {
+		_Atomic uint64_t bound;
+		_Atomic uint64_t invalidated_by_target;
+		_Atomic uint64_t invalidated_locally;
+	} rkeys;
 };
 
 /* mr.c */
@@ -504,6 +511,9 @@ int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe);
  * is -EPROTO, and the queue is failed. */
 int nvmefs_queue_response_inv(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe,
 			      const uint32_t *invalidated);
+/* For transports: a window bound for a request's key took effect (the work
+ * request after its bind completed). */
+void nvmefs_queue_key_bound(struct nvmefs_queue *q);
 /* For transports: the local invalidation of req->rkey completed. */
 void nvmefs_queue_key_done(struct nvmefs_queue *q, struct nvmefs_req *req);
 /* Mark the queue failed with @err (the first error wins): nothing more is

@@ -149,6 +149,29 @@ void nvmefs_queue_send_done(struct nvmefs_queue *q, struct nvmefs_req *req)
 	req_finish(req);
 }
 
+/* The controller's queues run on different threads: one add each. */
+static void count_key(_Atomic uint64_t *c)
+{
+	atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+void nvmefs_queue_key_bound(struct nvmefs_queue *q)
+{
+	count_key(&q->ctrl->rkeys.bound);
+}
+
+void nvmefs_ctrl_rkey_stats(const struct nvmefs_ctrl *ctrl, struct nvmefs_rkey_stats *st)
+{
+	struct nvmefs_ctrl *c = (struct nvmefs_ctrl *)ctrl;
+
+	st->per_io = ctrl->rkey_per_io;
+	st->bound = atomic_load_explicit(&c->rkeys.bound, memory_order_relaxed);
+	st->invalidated_by_target = atomic_load_explicit(&c->rkeys.invalidated_by_target,
+							 memory_order_relaxed);
+	st->invalidated_locally = atomic_load_explicit(&c->rkeys.invalidated_locally,
+						       memory_order_relaxed);
+}
+
 int nvmefs_queue_response_inv(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe,
 			      const uint32_t *invalidated)
 {
@@ -181,8 +204,10 @@ int nvmefs_queue_response_inv(struct nvmefs_queue *q, const struct nvmefs_cqe *c
 		q->sq_head = sq_head;
 	req->cqe = *cqe;
 	req->wait &= (uint8_t)~NVMEFS_REQ_WAIT_RESP;
-	if (invalidated)
+	if (invalidated) {
 		req->wait &= (uint8_t)~NVMEFS_REQ_WAIT_KEY;
+		count_key(&q->ctrl->rkeys.invalidated_by_target);
+	}
 	if (req->wait & NVMEFS_REQ_WAIT_KEY) {
 		ret = q->ctrl->ops->invalidate(q, req);
 		if (ret < 0) {
@@ -202,7 +227,7 @@ int nvmefs_queue_response(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe)
 
 void nvmefs_queue_key_done(struct nvmefs_queue *q, struct nvmefs_req *req)
 {
-	(void)q;
+	count_key(&q->ctrl->rkeys.invalidated_locally);
 	req->wait &= (uint8_t)~NVMEFS_REQ_WAIT_KEY;
 	req_finish(req);
 }

@@ -109,7 +109,8 @@ int nvmefs_rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 		.opcode = IBV_WR_SEND,
 		.send_flags = IBV_SEND_SIGNALED,
 	};
-	if (rq->windows && nvmefs_rdma_keyed(req, inline_size)) {
+	s->bound = rq->windows && nvmefs_rdma_keyed(req, inline_size);
+	if (s->bound) {
 		io_rkey = bind_window(rq, s, req);
 		first = &s->bind_wr;
 	}
@@ -191,11 +192,15 @@ static int handle_wc(struct nvmefs_queue *q, const struct ibv_wc *wc)
 	} else if (kind != WR_BIND) {
 		/* Binds are unsignaled: they complete only when flushed. */
 		rq->posted_sends--;
-		/* Even a flushed send is done with its capsule. */
-		if (kind == WR_SEND)
+		/* Even a flushed send is done with its capsule.  Work requests
+		 * execute in order, and a failed one fails those after it. */
+		if (kind == WR_SEND) {
+			if (wc->status == IBV_WC_SUCCESS && rq->sends[req->slot].bound)
+				nvmefs_queue_key_bound(q);
 			nvmefs_queue_send_done(q, req);
-		else if (wc->status == IBV_WC_SUCCESS)
+		} else if (wc->status == IBV_WC_SUCCESS) {
 			nvmefs_queue_key_done(q, req);
+		}
 	}
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (q->failed || rq->stopping)

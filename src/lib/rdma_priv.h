@@ -32,6 +32,9 @@ struct rdma_send {
 	struct ibv_send_wr bind_wr;
 	struct ibv_send_wr inv_wr;
 	struct ibv_mw *mw;
+	/* The send is chained after a bind: binds are unsignaled, so the
+	 * send's success is the bind's (nvmefs_queue_key_bound()). */
+	bool bound;
 };
 
 struct rdma_queue {

@@ -319,6 +319,20 @@ enum nvmefs_iopolicy nvmefs_subsys_iopolicy(const struct nvmefs_subsys *s)
 	return s->policy;
 }
 
+void nvmefs_subsys_rkey_stats(struct nvmefs_subsys *s, struct nvmefs_rkey_stats *st)
+{
+	struct nvmefs_rkey_stats path;
+
+	memset(st, 0, sizeof(*st));
+	for (unsigned int i = 0; i < s->nr_paths; i++) {
+		nvmefs_ctrl_rkey_stats(s->paths[i], &path);
+		st->per_io = st->per_io || path.per_io;
+		st->bound += path.bound;
+		st->invalidated_by_target += path.invalidated_by_target;
+		st->invalidated_locally += path.invalidated_locally;
+	}
+}
+
 void nvmefs_subsys_path_stats(const struct nvmefs_subsys *s, unsigned int idx,
 			      struct nvmefs_path_stats *st)
 {

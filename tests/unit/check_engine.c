@@ -226,6 +226,33 @@ START_TEST(test_stats_pinned_bytes)
 }
 END_TEST
 
+/* The stats' remote_keys: the controller's key counts, and whether its
+ * keys are per I/O (the scripted transport's are standing). */
+START_TEST(test_stats_remote_keys)
+{
+	size_t len;
+	char *text, *at;
+
+	connect_with(MDTS_1M, 0);
+	atomic_store(&t.ctrl->rkeys.bound, 7);
+	atomic_store(&t.ctrl->rkeys.invalidated_by_target, 5);
+	atomic_store(&t.ctrl->rkeys.invalidated_locally, 2);
+	engine_create(3);
+	text = exp_stats_json(t.e, &t.ns, 1, &len);
+	ck_assert_ptr_nonnull(text);
+	at = strstr(text, "\"remote_keys\":");
+	ck_assert_msg(at, "no remote_keys in %s", text);
+	ck_assert_uint_eq(json_number(at, "bound"), 7);
+	ck_assert_uint_eq(json_number(at, "invalidated_by_target"), 5);
+	ck_assert_uint_eq(json_number(at, "invalidated_locally"), 2);
+	ck_assert_msg(strstr(at, "\"per_io\": false") || strstr(at, "\"per_io\":false"),
+		      "remote_keys.per_io is not false in %s", text);
+	free(text);
+	engine_start();
+	finish();
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
 	Suite *s = suite_create("engine");
@@ -237,6 +264,7 @@ static Suite *engine_suite(void)
 	tcase_add_test(tc, test_dnr_status_fails);
 	tcase_add_test(tc, test_flush_after_writes);
 	tcase_add_test(tc, test_stats_pinned_bytes);
+	tcase_add_test(tc, test_stats_remote_keys);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, engine_post_tcase());
 	suite_add_tcase(s, engine_outage_tcase());

@@ -635,6 +635,19 @@ static void on_key_done(struct nvmefs_req *req)
 	on_done(req);
 }
 
+/* The controller's key counts are @bound, @by_target and @locally. */
+static void assert_keys(uint64_t bound, uint64_t by_target, uint64_t locally)
+{
+	struct nvmefs_rkey_stats st;
+
+	nvmefs_ctrl_rkey_stats(rec_ctrl, &st);
+	ck_assert_uint_eq(st.bound, bound);
+	ck_assert_uint_eq(st.invalidated_by_target, by_target);
+	ck_assert_uint_eq(st.invalidated_locally, locally);
+}
+
+/* A request whose key was bound and whose send completed, as rdma.c
+ * reports them. */
 static struct nvmefs_req *key_submitted(struct nvmefs_queue *q)
 {
 	struct nvmefs_req *req;
@@ -647,6 +660,8 @@ static struct nvmefs_req *key_submitted(struct nvmefs_queue *q)
 	req = get_submitted(q);
 	req->done = on_key_done;
 	ck_assert(target_access(req->rkey));
+	assert_keys(0, 0, 0);
+	nvmefs_queue_key_bound(q);
 	nvmefs_queue_send_done(q, req);
 	return req;
 }
@@ -666,6 +681,7 @@ START_TEST(test_key_invalidated_by_target)
 	ck_assert(!key_bound_at_done[a->slot]);
 	/* The key of a completed request is refused: a remote access error. */
 	ck_assert(!target_access(rkey));
+	assert_keys(1, 1, 0);
 	nvmefs_queue_fini(&q);
 }
 END_TEST
@@ -683,8 +699,10 @@ START_TEST(test_key_invalidated_locally)
 	ck_assert(a->inflight);
 	ck_assert_uint_eq(done_calls[a->slot], 0);
 	ck_assert(target_access(a->rkey));
+	assert_keys(1, 0, 0);
 	key_kill(a->rkey);
 	nvmefs_queue_key_done(&q, a);
+	assert_keys(1, 0, 1);
 	ck_assert_uint_eq(done_calls[a->slot], 1);
 	ck_assert(!key_bound_at_done[a->slot]);
 	ck_assert(!target_access(a->rkey));
@@ -708,6 +726,8 @@ START_TEST(test_key_invalidated_wrong)
 		 "response to command id %#x, which does not own it: the target is confused",
 		 other, a->cid);
 	ck_assert_str_eq(nvmefs_errmsg(), want);
+	/* Another request's key, or none: not one of ours killed. */
+	assert_keys(1, 0, 0);
 	nvmefs_queue_fini(&q);
 }
 END_TEST
@@ -726,6 +746,7 @@ START_TEST(test_key_invalidated_without_key)
 	ck_assert_int_eq(nvmefs_queue_response_inv(&q, &cqe, &rkey), -EPROTO);
 	ck_assert_int_eq(q.failed, -EPROTO);
 	ck_assert_uint_eq(done_calls[a->slot], 0);
+	assert_keys(0, 0, 0);
 	nvmefs_queue_fini(&q);
 }
 END_TEST
