@@ -537,6 +537,10 @@ int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 			 void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
 			 struct nvmefs_cqe *cqe);
+/* A command without data that fails the controller unless it completes
+ * within @timeout_ms rather than --timeout (Keep Alive's is KATO). */
+int nvmefs_admin_exec_within(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			     unsigned int timeout_ms);
 /* As nvmefs_identify_ns(), with the status the controller answered (0 if
  * none) in *@status. */
 int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,
