@@ -871,7 +871,7 @@ import mmap, os, random, sys, time
 path, mode = sys.argv[1], sys.argv[2]
 fd = os.open(path, (os.O_RDONLY if mode == "read" else os.O_WRONLY) | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
-span = min(os.fstat(fd).st_size, 32 << 20) // 4096
+span = min(os.lseek(fd, 0, os.SEEK_END), 32 << 20) // 4096
 print("running", flush=True)
 while True:
     try:
@@ -928,7 +928,7 @@ import mmap, os, random, sys, time
 path, stop = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_RDWR | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
-span = min(os.fstat(fd).st_size, 32 << 20) // 4096
+span = min(os.lseek(fd, 0, os.SEEK_END), 32 << 20) // 4096
 written = {}                    # block -> seed of its content
 writes = reads = 0
 print("running", flush=True)
