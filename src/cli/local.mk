@@ -27,6 +27,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/identify.c \
 	src/common/histogram.c \
 	src/common/histogram.h \
+	src/common/status.c \
+	src/common/status.h \
 	src/cli/util_parse.c \
 	src/cli/util_parse.h \
 	src/cli/perf.c \

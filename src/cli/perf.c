@@ -28,13 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <nvme/util.h>
-
 #include "cli.h"
 #include "paths.h"
 #include "perf.h"
 #include "perf_report.h"
 #include "../common/histogram.h"
+#include "../common/status.h"
 
 static const char *const cmd = "perf";
 
@@ -624,7 +623,7 @@ int perf_run(struct perf_args *a)
 			if (workers[t].error[0] || workers[t].errors) {
 				fprintf(stderr, "nvmefs %s: writing the region for --verify failed: %s\n", cmd,
 					workers[t].error[0] ? workers[t].error
-					: nvme_status_to_string(workers[t].first_status, false));
+					: status_text(workers[t].first_status));
 				goto out;
 			}
 		}
@@ -653,9 +652,7 @@ int perf_run(struct perf_args *a)
 			ret = EXIT_FAIL;
 		} else if (w->errors) {
 			fprintf(stderr, "nvmefs %s: thread %u: %" PRIu64 " I/Os failed, the first with: %s\n",
-				cmd, t, w->errors, w->first_status > 0
-				? nvme_status_to_string(w->first_status, false)
-				: strerror(-w->first_status));
+				cmd, t, w->errors, status_text(w->first_status));
 			ret = EXIT_FAIL;
 		}
 		if (w->mismatches) {

@@ -26,6 +26,7 @@
 
 #include "export_priv.h"
 #include "../common/histogram.h"
+#include "../common/status.h"
 
 _Thread_local struct exp_req *exp_cur_req;
 
@@ -59,7 +60,7 @@ static int status_errno(struct exp *e, struct exp_req *f, int status)
 		f->ns ? f->ns->name : "?",
 		f->op == EXP_READ ? "read" : f->op == EXP_WRITE ? "write" : f->op == EXP_FLUSH ? "flush"
 		: "fallocate", f->off, f->size,
-		status > 0 ? nvme_status_to_string(status, false) : nvmefs_errmsg(), strerror(err));
+		status > 0 ? status_text(status) : nvmefs_errmsg(), strerror(err));
 out:
 	pthread_mutex_unlock(&e->log_lock);
 	return err;

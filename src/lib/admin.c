@@ -56,7 +56,7 @@ int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms)
 
 static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 			     void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
-			     struct nvmefs_cqe *cqe);
+			     struct nvmefs_cqe *cqe, unsigned int timeout_ms);
 
 int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 		      void *buf, uint32_t len, enum nvmefs_dir dir,
@@ -72,14 +72,25 @@ int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 	int ret;
 
 	pthread_mutex_lock(&ctrl->admin_lock);
-	ret = admin_exec_locked(ctrl, cmd, buf, len, mr, dir, cqe);
+	ret = admin_exec_locked(ctrl, cmd, buf, len, mr, dir, cqe, ctrl->opts.timeout_ms);
+	pthread_mutex_unlock(&ctrl->admin_lock);
+	return ret;
+}
+
+int nvmefs_admin_exec_within(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			     unsigned int timeout_ms)
+{
+	int ret;
+
+	pthread_mutex_lock(&ctrl->admin_lock);
+	ret = admin_exec_locked(ctrl, cmd, NULL, 0, NULL, NVMEFS_DIR_NONE, NULL, timeout_ms);
 	pthread_mutex_unlock(&ctrl->admin_lock);
 	return ret;
 }
 
 static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 			     void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
-			     struct nvmefs_cqe *cqe)
+			     struct nvmefs_cqe *cqe, unsigned int timeout_ms)
 {
 	struct nvmefs_queue *q = &ctrl->admin;
 	struct nvmefs_req *req;
@@ -120,7 +131,7 @@ static int admin_exec_locked(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *c
 		if (dir == NVMEFS_DIR_TO_CTRL)
 			memcpy(req->data, buf, len);
 	}
-	ret = nvmefs_req_exec(req, ctrl->opts.timeout_ms);
+	ret = nvmefs_req_exec(req, timeout_ms);
 	if (ret < 0)
 		goto out;
 	if (cqe)

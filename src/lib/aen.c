@@ -149,8 +149,9 @@ void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl)
 	/* An I/O came back with an ANA status the log has not told us of. */
 	if (atomic_load(&ctrl->ana_stale) && nvmefs_ana_update(ctrl, false) > 0)
 		nvmefs_io_wake(ctrl);
-	/* A rescan that had no definite answer for a namespace, once due. */
-	if (ctrl->rescan_at_ms && nvmefs_now_ms() >= ctrl->rescan_at_ms &&
-	    nvmefs_io_rescan(ctrl) == 0)
+	/* A rescan that had no definite answer for a namespace, once due, or
+	 * one an I/O's path error asked for. */
+	if (((ctrl->rescan_at_ms && nvmefs_now_ms() >= ctrl->rescan_at_ms) ||
+	     atomic_exchange(&ctrl->ns_stale, false)) && nvmefs_io_rescan(ctrl) == 0)
 		nvmefs_ctrl_changed(ctrl, NVMEFS_CHANGE_NAMESPACES);
 }

@@ -396,6 +396,10 @@ struct nvmefs_ctrl {
 	/* ana.c: an I/O saw an ANA status; the controller's thread reads the
 	 * ANA log again. */
 	atomic_bool ana_stale;
+	/* io.c: with no other path, an I/O saw a path error that names no ANA
+	 * state (nvmet's answer for a namespace disabled on it); the
+	 * controller's thread reads the namespace list again. */
+	atomic_bool ns_stale;
 	_Atomic(struct nvmefs_mr *) mrs;
 	/* mr.c: every registration, and whether the device was let go of;
 	 * the callers' regions deregistered while the controller lives. */
@@ -547,6 +551,10 @@ int nvmefs_admin_exec(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 			 void *buf, uint32_t len, struct nvmefs_mr *mr, enum nvmefs_dir dir,
 			 struct nvmefs_cqe *cqe);
+/* A command without data that fails the controller unless it completes
+ * within @timeout_ms rather than --timeout (Keep Alive's is KATO). */
+int nvmefs_admin_exec_within(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
+			     unsigned int timeout_ms);
 /* As nvmefs_identify_ns(), with the status the controller answered (0 if
  * none) in *@status. */
 int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,

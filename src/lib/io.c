@@ -33,6 +33,9 @@
 
 /* As Linux's nvme_max_retries: a status without DNR is tried this often more. */
 #define MAX_RETRIES 5
+/* A path error is tried again this much later (unless the controller asks
+ * for a Command Retry Delay): the namespace list is read meanwhile. */
+#define PATH_RETRY_MS 100
 /* NVMe status field bits above SCT/SC (the 15-bit form without the phase). */
 #define STATUS_DNR 0x4000
 
@@ -152,6 +155,8 @@ static bool retryable(struct nvmefs_ioq *ioq, struct nvmefs_io *io, uint16_t raw
 
 	if ((raw & STATUS_DNR) || io->retries >= MAX_RETRIES)
 		return false;
+	if (!delay && nvme_status_code_type(raw) == NVME_SCT_PATH)
+		delay = PATH_RETRY_MS;
 	io->retries++;
 	io->not_before_ms = delay ? nvmefs_now_ms() + delay : 0;
 	return true;
@@ -179,6 +184,14 @@ static bool path_error(struct nvmefs_ioq *ioq, struct nvmefs_io *io, uint16_t ra
 		if (ns)
 			atomic_store(&ns->ana_state, ana_state[sc]);
 		atomic_store(&ctrl->ana_stale, true);
+	} else if (!ctrl->failover) {
+		/* nvmet answers Internal Path Error for a namespace disabled
+		 * on it.  With no other path Linux sends the I/O again until
+		 * a rescan finds the namespace gone (then EIO): the namespace
+		 * list is read again, the retries wait for it, and an I/O
+		 * that fails says what the target answered. */
+		io->path_status = raw & 0x7ff;
+		atomic_store(&ctrl->ns_stale, true);
 	}
 	return ctrl->failover && !(raw & STATUS_DNR);
 }
@@ -349,8 +362,10 @@ static void pump_pending(struct nvmefs_ioq *ioq)
 		struct nvmefs_io *io = ioq->pending_head;
 
 		if (!io->started && ns_gone(ioq->ctrl, io->nsid)) {
-			/* Another namespace answers to this NSID now: never write to it. */
-			io->status = -ENODEV;
+			/* Gone from the target, or another namespace answers to
+			 * this NSID now: never write to it.  It fails with what
+			 * the target answered it, if it did. */
+			io->status = io->path_status ? io->path_status : -ENODEV;
 			io->nlb_left = 0;
 		} else if (!io->started && io->nlb_left && !chunk_blocks(ioq, io)) {
 			/* Held through an outage, and the controller came back
@@ -465,6 +480,7 @@ static int io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 	io->again = false;
 	io->retries = 0;
 	io->not_before_ms = 0;
+	io->path_status = 0;
 	io->nsid = nsid;
 	io->lba_shift = ns->lba_shift;
 	io->slba = io->first_slba = slba;

@@ -22,6 +22,7 @@ struct nvmefs_io {
 	uint16_t outstanding;	/* commands in flight */
 	int status;		/* the first failure */
 	int64_t not_before_ms;	/* a retry waits for the controller's CRD */
+	uint16_t path_status;	/* the last path error, with no other path */
 	uint32_t nsid;
 	uint8_t lba_shift;
 	uint64_t slba;		/* next block to send */

@@ -427,6 +427,26 @@ link_up() {
 		fail "$dev is up again but its rxe port is still $(rxe_port_state) after 10 s: $(rdma link show)"
 }
 
+# tcp_drop CHAIN MATCH...: drops the TCP segments MATCH (iptables words, e.g. --dport 4420) selects
+# in CHAIN (INPUT, OUTPUT), first of its rules; tcp_drop_lift (for 'trap ... EXIT' too) takes
+# every rule tcp_drop made away again.
+tcp_drops=()
+tcp_drop() {
+	local chain=$1
+	shift
+	command -v iptables >/dev/null || fail "iptables is missing: the testbed's 'prepare' installs it"
+	iptables -I "$chain" -p tcp "$@" -j DROP || fail "iptables -I $chain -p tcp $* -j DROP failed"
+	tcp_drops+=("$chain -p tcp $*")
+}
+tcp_drop_lift() {
+	local r
+	for r in "${tcp_drops[@]}"; do
+		# shellcheck disable=SC2086 # a rule is its words
+		iptables -D $r -j DROP 2>/dev/null || true
+	done
+	tcp_drops=()
+}
+
 # The queues open between the guest's initiators and the target over the run's transport: RC queue
 # pairs over RDMA; over TCP, established connections to or from a service id of the target (both
 # ends, the target's included, are in the guest). For "nothing left behind" checks.
@@ -851,7 +871,7 @@ import mmap, os, random, sys, time
 path, mode = sys.argv[1], sys.argv[2]
 fd = os.open(path, (os.O_RDONLY if mode == "read" else os.O_WRONLY) | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
-span = min(os.fstat(fd).st_size, 32 << 20) // 4096
+span = min(os.lseek(fd, 0, os.SEEK_END), 32 << 20) // 4096
 print("running", flush=True)
 while True:
     try:
@@ -908,7 +928,7 @@ import mmap, os, random, sys, time
 path, stop = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_RDWR | os.O_DIRECT)
 buf = mmap.mmap(-1, 4096)
-span = min(os.fstat(fd).st_size, 32 << 20) // 4096
+span = min(os.lseek(fd, 0, os.SEEK_END), 32 << 20) // 4096
 written = {}                    # block -> seed of its content
 writes = reads = 0
 print("running", flush=True)

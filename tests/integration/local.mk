@@ -130,7 +130,10 @@ TCP_TESTS = \
 	tests/integration/tcp/test-auth-required.tcp \
 	tests/integration/tcp/test-auth-unasked.tcp \
 	tests/integration/tcp/test-container.tcp \
-	tests/integration/tcp/test-mount-unprivileged.tcp
+	tests/integration/tcp/test-mount-unprivileged.tcp \
+	tests/integration/tcp/test-outage-tcp-silent-vs-kernel.tcp
+# Issue #34: how soon a silent link is noticed, beside nvme-tcp (over TCP only: a .tcp run alone).
+EXTRA_DIST += tests/integration/test-outage-tcp-silent-vs-kernel.sh
 TEST_EXTENSIONS += .tcp
 TCP_LOG_COMPILER = env NVMEFS_TEST_TRTYPE=tcp $(top_srcdir)/tests/integration/run-in-testbed
 $(TCP_TESTS):

@@ -12,22 +12,12 @@
 export NVMEFS_TEST_TRTYPE=tcp
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
-command -v iptables >/dev/null || fail "iptables is missing: the testbed's 'prepare' installs it"
 syslog_start
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-stale
 backing=$(cat "$NVMEFS_TEST_NVMET/subsystems/$nqn/namespaces/1/device_path")
 [[ -b $backing ]] || fail "namespace 1 of $nqn has no backing block device ('$backing')"
-rules=()
-lift() {
-	local r
-	for r in "${rules[@]}"; do
-		# shellcheck disable=SC2086 # a rule is its words
-		iptables -D OUTPUT $r -j DROP 2>/dev/null || true
-	done
-	rules=()
-}
-trap 'lift; nvmefs_cleanup' EXIT
+trap 'tcp_drop_lift; nvmefs_cleanup' EXIT
 
 # Small enough to travel in the command capsule (the target's in-capsule data size is larger): a
 # retransmitted capsule then carries its data, where a larger write would wait for an R2T.
@@ -45,11 +35,8 @@ mapfile -t ports < <(ss -Htnp state established "( dport = :$NVMEFS_TEST_TRSVCID
 ((${#ports[@]} == 2)) || fail "expected the mount's admin and I/O queue connections, found ports: ${ports[*]:-none}"
 log "dropping every packet of the connections from ports ${ports[*]}"
 for p in "${ports[@]}"; do
-	for r in "-p tcp --sport $p" "-p tcp --dport $p"; do
-		# shellcheck disable=SC2086
-		iptables -I OUTPUT $r -j DROP || fail "iptables -I OUTPUT $r -j DROP failed"
-		rules+=("$r")
-	done
+	tcp_drop OUTPUT --sport "$p"
+	tcp_drop OUTPUT --dport "$p"
 done
 
 start=$(now_ms)
@@ -67,7 +54,7 @@ dd if=/tmp/stale-b of="$mnt/n1" bs="$len" count=1 oflag=direct conv=notrunc stat
 	fail "writing B through the mount failed"
 old=$(ss -Htno "( sport = :${ports[0]} or sport = :${ports[1]} )" | tr -s ' ' | tr '\n' ';')
 log "the old connections now: ${old:-none}"
-lift
+tcp_drop_lift
 log "the drop lifted $(($(now_ms) - start)) ms after it began; waiting for what old sockets would retransmit"
 # TCP's retransmission timer has backed off to several seconds by now: wait out two of its steps.
 sleep 25

@@ -745,10 +745,14 @@ END_TEST
 /* Keep-alive                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* An NVM subsystem's controller with KATO @kato_ms; the whole script,
- * keep-alives included, is written before the keep-alive thread starts. */
+/* How the controller answers Keep Alive. */
+enum ka_reply { KA_OK, KA_REFUSED, KA_SILENT };
+
+/* An NVM subsystem's controller with KATO @kato_ms and --timeout 5 s; the
+ * whole script, keep-alives included, is written before the keep-alive
+ * thread starts. */
 static struct nvmefs_ctrl *connect_kato(uint32_t kato_ms, struct fake_step **ka,
-					bool ka_fails)
+					enum ka_reply reply)
 {
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
@@ -756,6 +760,7 @@ static struct nvmefs_ctrl *connect_kato(uint32_t kato_ms, struct fake_step **ka,
 	fake_opts(&opts, "192.0.2.10", 0);
 	opts.subnqn = SUBNQN;
 	opts.kato_ms = (int)kato_ms;
+	opts.timeout_ms = 5000;
 	fake_expect_create("192.0.2.10", "4420");
 	fake_expect_connect(31, kato_ms, 1);
 	fake_expect_prop_get(NVME_REG_CAP, 0);
@@ -765,8 +770,11 @@ static struct nvmefs_ctrl *connect_kato(uint32_t kato_ms, struct fake_step **ka,
 	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, NULL, 0);
 	*ka = fake_expect_cmd(nvme_admin_keep_alive);
 	(*ka)->match = FAKE_M_LEN;	/* no data */
-	if (ka_fails) {
-		fake_step_status(*ka, NVME_SCT_GENERIC, NVME_SC_INTERNAL, false);
+	if (reply != KA_OK) {
+		if (reply == KA_REFUSED)
+			fake_step_status(*ka, NVME_SCT_GENERIC, NVME_SC_INTERNAL, false);
+		else
+			(*ka)->delivery = FAKE_NO_RESP;
 		/* A failed controller is not shut down. */
 		fake_expect_destroy();
 	} else {
@@ -785,15 +793,15 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-/* Keep Alive every KATO/2 while the caller is idle, none after disconnect. */
+/* Keep Alive every KATO/4 while the caller is idle, none after disconnect. */
 START_TEST(test_keep_alive_sent)
 {
 	struct fake_step *ka;
-	struct nvmefs_ctrl *ctrl = connect_kato(100, &ka, false);
+	struct nvmefs_ctrl *ctrl = connect_kato(100, &ka, KA_OK);
 	int64_t start = now_ms(), took;
 	unsigned int sent;
 
-	/* One every 50 ms: two come within 5 s however loaded the machine is
+	/* One every 25 ms: two come within 5 s however loaded the machine is
 	 * (a fixed 260 ms wait failed under load), and no more than the time
 	 * allows, which a busy loop would exceed. */
 	while (__atomic_load_n(&ka->used, __ATOMIC_RELAXED) < 2 && now_ms() - start < 5000)
@@ -802,20 +810,40 @@ START_TEST(test_keep_alive_sent)
 	nvmefs_ctrl_disconnect(ctrl);
 	sent = ka->used;
 	ck_assert_uint_ge(sent, 2);
-	ck_assert_uint_le(sent, (unsigned int)(took / 50) + 3);
+	ck_assert_uint_le(sent, (unsigned int)(took / 25) + 3);
 }
 END_TEST
 
 START_TEST(test_keep_alive_failure_fails_ctrl)
 {
 	struct fake_step *ka;
-	struct nvmefs_ctrl *ctrl = connect_kato(100, &ka, true);
+	struct nvmefs_ctrl *ctrl = connect_kato(100, &ka, KA_REFUSED);
 	int i;
 
 	for (i = 0; i < 100 && !nvmefs_ctrl_failed(ctrl); i++)
 		sleep_ms(10);
 	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -EIO);
 	ck_assert_ptr_nonnull(strstr(ctrl->fail_msg, "keep-alive to " SUBNQN " failed"));
+	ck_assert_uint_eq(ka->used, 1);
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/*
+ * A Keep Alive that is never answered (a silent link) fails the controller
+ * KATO after it went, as Linux times it out, not after --timeout (5 s): with
+ * one every KATO/4, within 1.25 KATO of the link falling silent.
+ */
+START_TEST(test_keep_alive_missed_after_kato)
+{
+	struct fake_step *ka;
+	struct nvmefs_ctrl *ctrl = connect_kato(400, &ka, KA_SILENT);
+	int64_t start = now_ms();
+
+	while (!nvmefs_ctrl_failed(ctrl) && now_ms() - start < 10000)
+		sleep_ms(10);
+	ck_assert_int_eq(nvmefs_ctrl_failed(ctrl), -ETIMEDOUT);
+	ck_assert_int_lt(now_ms() - start, 2500);
 	ck_assert_uint_eq(ka->used, 1);
 	nvmefs_ctrl_disconnect(ctrl);
 }
@@ -1130,6 +1158,7 @@ static Suite *ctrl_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_keep_alive_sent);
 	tcase_add_test(tc, test_keep_alive_failure_fails_ctrl);
+	tcase_add_test(tc, test_keep_alive_missed_after_kato);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("reconnect_schedule");

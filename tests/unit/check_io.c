@@ -3068,6 +3068,44 @@ START_TEST(test_retry_without_dnr)
 }
 END_TEST
 
+/*
+ * A path error that names no ANA state, with no other path (nvmet's answer
+ * for a namespace disabled on it): tried again 100 ms later, not at once, as
+ * Linux holds it until its rescan; after the retries it fails with the
+ * target's status.
+ */
+START_TEST(test_path_error_one_path)
+{
+	struct nvmefs_ctrl *ctrl = connect_io(MDTS_1M, CAP_MQES_1023, 0, 0);
+	struct cb_rec a = { 0 }, b = { 0 };
+	struct nvmefs_ioq *q;
+	struct fake_step *s;
+	int64_t start;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	q = nvmefs_ctrl_io_queue(ctrl, 0);
+	buf = nvmefs_ioq_buf_get(q);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_status(s, NVME_SCT_PATH, NVME_SC_ANA_INTERNAL_PATH_ERROR, false);
+	fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	start = now_ms();
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &a), 0);
+	poll_until(q, &a, 2000);
+	ck_assert_int_eq(a.status, 0);
+	ck_assert_int_ge(now_ms() - start, 100);
+	for (int i = 0; i < 6; i++) {
+		s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+		fake_step_status(s, NVME_SCT_PATH, NVME_SC_ANA_INTERNAL_PATH_ERROR, false);
+	}
+	ck_assert_int_eq(nvmefs_ioq_read(q, 1, 0, 8, buf, on_io, &b), 0);
+	poll_until(q, &b, 3000);
+	ck_assert_int_eq(b.status, NVME_SCT_PATH << NVME_SCT_SHIFT | NVME_SC_ANA_INTERNAL_PATH_ERROR);
+	nvmefs_ioq_buf_put(q, buf);
+	disconnect_io(ctrl, 1, false);
+}
+END_TEST
+
 /* ------------------------------------------------------------------------ */
 /* Rescans: only a definite answer removes a namespace                      */
 /* ------------------------------------------------------------------------ */
@@ -3561,6 +3599,7 @@ static Suite *io_suite(void)
 	tcase_add_test(tc, test_reconnect_mdts_below_a_block);
 	tcase_add_test(tc, test_outage_namespace_replaced);
 	tcase_add_test(tc, test_retry_without_dnr);
+	tcase_add_test(tc, test_path_error_one_path);
 	tcase_add_test(tc, test_outage_create_fails_read_held);
 	tcase_add_test(tc, test_outage_submit_races_attempt);
 	tcase_add_test(tc, test_retry_delay_sleeps);
