@@ -8,7 +8,7 @@
 /* I/Os in flight one queue pair carries well: soft-RoCE (rxe) works through a
  * queue pair's packets one at a time, and in the testbed a thread's depth of
  * 32 over 4 queues of 8 did 1.57x and 1.93x the kernel where one queue of 32
- * did 1.38x and 1.40x (doc/PERFORMANCE.md). */
+ * did 1.38x and 1.40x (doc/PERFORMANCE-HISTORY.md). */
 #define PERF_DEPTH_PER_QUEUE 8
 /* A thread's queues share one poll() set, kept on its stack. */
 #define MAX_QUEUES_PER_THREAD 16

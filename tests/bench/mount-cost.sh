@@ -6,7 +6,7 @@
 # `nvmefs mount` with its defaults; at queue depth 1 and 32.  Per request: the mean latency, the
 # guest's CPU time (user, system, idle: two vCPUs shared with the target) and the server's own
 # (the mount's daemon, fuse-null, or perf itself), and the server's system calls, counted in the
-# kernel (ftrace) while it runs (`make bench-mount-cost`, issue #26, doc/PERFORMANCE.md).
+# kernel (ftrace) while it runs (`make bench-mount-cost`, issue #26, doc/PERFORMANCE-HISTORY.md).
 #
 #   tests/bench/mount-cost.sh [--time SEC]
 # Run from the build tree after `make`; the testbed boots the kernel NVMEFS_TESTBED_KERNEL names.
