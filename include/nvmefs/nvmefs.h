@@ -172,7 +172,8 @@ int nvmefs_connect_opts_check(const struct nvmefs_connect_opts *opts);
 /**
  * Since 0.2.  Whether @secret is a DH-HMAC-CHAP secret as
  * 'nvme gen-dhchap-key' prints it (DHHC-1:NN:base64:, its CRC right): 0,
- * or a -errno with nvmefs_errmsg() saying what is wrong.
+ * or -EINVAL with nvmefs_errmsg() saying what is wrong (another -errno
+ * when no memory could be locked to parse it in).
  */
 int nvmefs_dhchap_secret_check(const char *secret);
 

@@ -401,16 +401,15 @@ int cmd_mount(int argc, char **argv)
 				usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 			goto out;
 		}
-		if (opt == 'o') {
-			if (mount_options(m, optarg))
-				goto out;
-			continue;
-		}
-		if (connect_args_option(&m->conn, cmd, opt, optarg, &handled))
+		/* EXIT_USAGE, or EXIT_FAIL from a check that could not run. */
+		ret = opt == 'o' ? mount_options(m, optarg)
+		      : connect_args_option(&m->conn, cmd, opt, optarg, &handled);
+		if (!ret && opt != 'o' && !handled)
+			ret = path_args_option(&m->paths, cmd, opt, optarg, &handled);
+		if (ret)
 			goto out;
-		if (!handled && path_args_option(&m->paths, cmd, opt, optarg, &handled))
-			goto out;
-		if (handled)
+		ret = EXIT_USAGE;
+		if (opt == 'o' || handled)
 			continue;
 		switch (opt) {
 		case 'n':

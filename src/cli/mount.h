@@ -42,7 +42,7 @@ struct mount_args {
 };
 
 /* -o LIST: ours, the connect options by their -o names, and FUSE's.
- * EXIT_OK or EXIT_USAGE. */
+ * EXIT_OK, EXIT_USAGE, or EXIT_FAIL when a check could not run. */
 int mount_options(struct mount_args *m, char *list);
 
 /* -i, -Q, --depth or --io-timeout (@opt) with @value.  EXIT_OK or EXIT_USAGE. */

@@ -74,6 +74,22 @@ void connect_args_forget_secrets(struct connect_args *c)
 	c->opts.dhchap_ctrl_secret = NULL;
 }
 
+/* Whether the secret in @slot can be right: EXIT_OK; EXIT_USAGE, with
+ * nvmefs_errmsg() saying why, for the caller's line; or EXIT_FAIL, said here,
+ * when there was no memory to check it in.  @slot is wiped unless EXIT_OK. */
+static int secret_checked(const char *cmd, const char *opt, char *slot)
+{
+	int ret = nvmefs_dhchap_secret_check(slot);
+
+	if (ret == 0)
+		return EXIT_OK;
+	explicit_bzero(slot, SECRET_MAX);
+	if (ret == -EINVAL)
+		return EXIT_USAGE;
+	fprintf(stderr, "nvmefs %s: %s: %s\n", cmd, opt, nvmefs_errmsg());
+	return EXIT_FAIL;
+}
+
 /* A second value for the secret @which: refused, as either one would be
  * dropped without a word (and -o dhchap_secret= is -S by another name). */
 static int secret_once(struct connect_args *c, const char *cmd, const char *opt, int which)
@@ -107,11 +123,11 @@ static int secret_arg(struct connect_args *c, const char *cmd, const char *opt, 
 		return usage_error(cmd, "%s: no memory for the secret", opt);
 	memcpy(slot, arg, len + 1);
 	memset(arg, 'x', len);
-	if (nvmefs_dhchap_secret_check(slot)) {
-		explicit_bzero(slot, SECRET_MAX);
-		return usage_error(cmd, "%s: %s: make a valid one with 'nvme gen-dhchap-key'", opt,
-				   nvmefs_errmsg());
-	}
+	ret = secret_checked(cmd, opt, slot);
+	if (ret)
+		return ret == EXIT_USAGE ? usage_error(cmd, "%s: %s: make a valid one with 'nvme "
+						       "gen-dhchap-key'", opt, nvmefs_errmsg())
+					 : ret;
 	*dst = slot;
 	return EXIT_OK;
 }
@@ -124,7 +140,7 @@ static int secret_file(struct connect_args *c, const char *cmd, const char *opt,
 	char *slot = secret_slot(which);
 	struct stat st;
 	ssize_t n;
-	int fd;
+	int fd, ret;
 
 	if (!*path)
 		return usage_error(cmd, "%s needs a file name, got an empty one", opt);
@@ -160,11 +176,12 @@ static int secret_file(struct connect_args *c, const char *cmd, const char *opt,
 	slot[n] = '\0';
 	if (!n)
 		return usage_error(cmd, "%s: %s is empty", opt, path);
-	if (nvmefs_dhchap_secret_check(slot)) {
-		explicit_bzero(slot, SECRET_MAX);
-		return usage_error(cmd, "%s: %s: %s: write a valid one with 'nvme gen-dhchap-key "
-				   ">%s'", opt, path, nvmefs_errmsg(), path);
-	}
+	ret = secret_checked(cmd, opt, slot);
+	if (ret)
+		return ret == EXIT_USAGE ? usage_error(cmd, "%s: %s: %s: write a valid one with 'nvme "
+						       "gen-dhchap-key >%s'", opt, path,
+						       nvmefs_errmsg(), path)
+					 : ret;
 	*dst = slot;
 	return EXIT_OK;
 }

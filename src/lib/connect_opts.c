@@ -12,7 +12,6 @@
 
 #include "internal.h"
 #include "auth.h"
-#include "auth_crypto.h"
 
 /*
  * Whether @addr can name a host: an IPv4 or IPv6 literal (with a zone,
@@ -57,6 +56,11 @@ static bool addr_well_formed(const char *addr)
 
 static int check_addr(const char *addr, const char *what, const char *fix)
 {
+	/* Not echoed: a control byte would reach the terminal. */
+	for (const char *c = addr; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			return nvmefs_error(-EINVAL, "the %s holds a byte (0x%02x) that is not printable "
+					    "ASCII: fix %s", what, (unsigned char)*c, fix);
 	if (!addr_well_formed(addr))
 		return nvmefs_error(-EINVAL, "the %s '%s' is not an IP address or a host name: fix %s",
 				    what, addr, fix);
@@ -134,15 +138,6 @@ int nvmefs_connect_opts_check(const struct nvmefs_connect_opts *opts)
 	struct nvmefs_connect_opts taken;
 
 	return nvmefs_connect_opts_take(opts, &taken, &ops);
-}
-
-int nvmefs_dhchap_secret_check(const char *secret)
-{
-	struct nvmefs_auth_key *key = NULL;
-	int ret = nvmefs_auth_key_parse(secret, &key);
-
-	nvmefs_auth_key_free(key);
-	return ret;
 }
 
 NVMEFS_SYMVER(nvmefs_connect_opts_init_0_2, "nvmefs_connect_opts_init@@NVMEFS_0.2");
