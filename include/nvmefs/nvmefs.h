@@ -161,6 +161,23 @@ const char *nvmefs_transport_by_trtype(unsigned int trtype);
 const char *nvmefs_errmsg(void);
 
 /**
+ * Since 0.2.  Check @opts as nvmefs_ctrl_connect() and nvmefs_discover()
+ * do before they connect, with no network or device touched: the form of
+ * the addresses, the NQNs, the secrets.  0, or -EINVAL for a value that
+ * cannot be right (another -errno for a failure such as no memory), with
+ * nvmefs_errmsg() saying which and what to do.
+ */
+int nvmefs_connect_opts_check(const struct nvmefs_connect_opts *opts);
+
+/**
+ * Since 0.2.  Whether @secret is a DH-HMAC-CHAP secret as
+ * 'nvme gen-dhchap-key' prints it (DHHC-1:NN:base64:, its CRC right): 0,
+ * or -EINVAL with nvmefs_errmsg() saying what is wrong (another -errno
+ * when no memory could be locked to parse it in).
+ */
+int nvmefs_dhchap_secret_check(const char *secret);
+
+/**
  * Connect to a controller: establish the admin queue's connection over
  * the transport @opts names, send Fabrics Connect, enable the controller and identify it.
  * On success *@ctrlp is a handle to release with nvmefs_ctrl_disconnect().

@@ -187,6 +187,8 @@ struct connect_args {
 	struct nvmefs_connect_opts opts;
 	enum output_format fmt;
 	int verbose;
+	/* The option that gave the host's [0] and the controller's [1] secret. */
+	const char *secret_opt[2];
 };
 
 void connect_args_init(struct connect_args *c);
@@ -202,7 +204,9 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
  * connect); the options then no longer point at them. */
 void connect_args_forget_secrets(struct connect_args *c);
 
-/* After parsing: what every command needs (-a).  EXIT_OK or EXIT_USAGE. */
+/* After parsing: what every command needs (-a), and what the library would
+ * refuse when connecting (nvmefs_connect_opts_check()).  EXIT_OK, EXIT_USAGE,
+ * or EXIT_FAIL when the check itself failed. */
 int connect_args_check(const struct connect_args *c, const char *cmd);
 
 /* The service id nvme-cli gives when -s is not: NVMEFS_DEFAULT_TRSVCID, but

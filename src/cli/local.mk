@@ -40,6 +40,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf_layout.c \
 	src/cli/perf_layout.h \
 	src/cli/mount.c \
+	src/cli/mount.h \
+	src/cli/mount_opts.c \
 	src/fuse/fs_ops.c \
 	src/fuse/adapter.c \
 	src/fuse/ring.c \

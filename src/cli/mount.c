@@ -27,39 +27,14 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "paths.h"
-#include "../fuse/fs.h"
+#include "mount.h"
+#include "../export/engine.h"
 
 /* -i's default stops here: each worker pins --depth x (max_io + 16 KiB) of
  * buffers (2.25 MiB by default), which a memlock limit has to cover. */
 #define MOUNT_AUTO_MAX_WORKERS 4
 
 static const char *const cmd = "mount";
-
-enum {
-	OPT_PIDFILE = OPT_FIRST_COMMAND_OPTION,
-	OPT_DEPTH,
-	OPT_IO_TIMEOUT,
-};
-
-struct mount_args {
-	struct connect_args conn;
-	struct path_args paths;
-	struct nvmefs_fs_opts fs;
-	bool foreground;
-	const char *pidfile;
-	/* on_ready() wrote it: remove it on the way out, whatever the outcome. */
-	bool pidfile_written;
-	char mountpoint[PATH_MAX];
-	/* Options for FUSE, comma-separated, built from -o. */
-	char fuse_options[1024];
-	/* Strings taken from -o (traddr=... and the like) live here. */
-	char *owned[16];
-	unsigned int nr_owned;
-	/* The daemon's channel to its waiting parent, or -1. */
-	int ready_fd;
-};
 
 static void help(void)
 {
@@ -117,205 +92,37 @@ static void help(void)
 	       HELP_HELP);
 }
 
-static int add_fuse_option(struct mount_args *m, const char *opt)
-{
-	size_t len = strlen(m->fuse_options);
-
-	if (len + strlen(opt) + 2 > sizeof(m->fuse_options))
-		return usage_error(cmd, "too many -o options");
-	snprintf(m->fuse_options + len, sizeof(m->fuse_options) - len, "%s%s", len ? "," : "", opt);
-	return EXIT_OK;
-}
-
-/* Mount's numbers, each an option and an -o key: one range for both. */
-struct mount_number {
-	int opt;
-	const char *key;
-	const char *name;	/* the option as --help spells it */
-	const char *unit;	/* "" or " of milliseconds" */
-	unsigned int min, max;
-	size_t field;		/* offsetof(struct nvmefs_fs_opts, ...) */
-};
-
-static const struct mount_number mount_numbers[] = {
-	{ 'i', "nr_io_queues", "-i/--nr-io-queues", "", 1, 64,
-	  offsetof(struct nvmefs_fs_opts, workers) },
-	{ 'Q', "queue_size", "-Q/--queue-size", "", 2, 4096,
-	  offsetof(struct nvmefs_fs_opts, queue_size) },
-	{ OPT_DEPTH, "depth", "--depth", "", 1, 1024, offsetof(struct nvmefs_fs_opts, depth) },
-	{ OPT_IO_TIMEOUT, "io_timeout", "--io-timeout", " of milliseconds", 1,
-	  NVMEFS_MAX_TIMEOUT_MS, offsetof(struct nvmefs_fs_opts, io_timeout_ms) },
-};
-
-/* Sets @n from @value, given as the option (@as_key false) or the -o key. */
-static int mount_number_set(struct mount_args *m, const struct mount_number *n, bool as_key,
-			    const char *value)
-{
-	uint64_t v;
-
-	if (!value || parse_uint(value, n->min, n->max, &v)) {
-		if (as_key)
-			return usage_error(cmd, "-o %s=%s: give a number%s from %u to %u", n->key,
-					   value ? value : "", n->unit, n->min, n->max);
-		return usage_error(cmd, "%s '%s' is not a number%s from %u to %u", n->name, value,
-				   n->unit, n->min, n->max);
-	}
-	*(unsigned int *)((char *)&m->fs + n->field) = (unsigned int)v;
-	return EXIT_OK;
-}
-
-static const struct mount_number *mount_number_find(int opt, const char *key)
-{
-	for (size_t i = 0; i < sizeof(mount_numbers) / sizeof(mount_numbers[0]); i++)
-		if (key ? !strcmp(key, mount_numbers[i].key) : opt == mount_numbers[i].opt)
-			return &mount_numbers[i];
-	return NULL;
-}
-
-/* The keys of -o that are ours; the rest goes to FUSE. */
-static int mount_option(struct mount_args *m, char *opt)
-{
-	const struct mount_number *number;
-	static const char *const connect_keys[][2] = {
-		{ "transport", "-t" }, { "traddr", "-a" }, { "trsvcid", "-s" },
-		{ "host_traddr", "-w" },
-		{ "hostnqn", "-q" }, { "hostid", "-I" }, { "keep_alive_tmo", "-k" },
-		{ "timeout", "--timeout" }, { "reconnect_delay", "-c" }, { "ctrl_loss_tmo", "-l" },
-		{ "fast_io_fail_tmo", "--fast_io_fail_tmo" }, { "dhchap_secret", "-S" },
-		{ "dhchap_ctrl_secret", "-C" }, { "dhchap_secret_file", "--dhchap-secret-file" },
-		{ "dhchap_ctrl_secret_file", "--dhchap-ctrl-secret-file" },
-		{ "rkey_per_io", "--rkey-per-io" },
-	};
-	/* Through connect_args_option(): the same checks and ranges as the options. */
-	static const int connect_opts[] = { 't', 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
-					    OPT_FAST_IO_FAIL_TMO, 'S', 'C', OPT_DHCHAP_SECRET_FILE,
-					    OPT_DHCHAP_CTRL_SECRET_FILE, OPT_RKEY_PER_IO };
-	_Static_assert(sizeof(connect_keys) / sizeof(connect_keys[0]) ==
-		       sizeof(connect_opts) / sizeof(connect_opts[0]), "one option per -o key");
-	char *value = strchr(opt, '=');
-	uint64_t v;
-	bool handled;
-
-	if (value)
-		*value++ = '\0';
-	/* What fstab and mount(8) add for themselves. */
-	if (!strcmp(opt, "_netdev") || !strcmp(opt, "nofail") || !strcmp(opt, "defaults") ||
-	    !strcmp(opt, "auto") || !strcmp(opt, "noauto") || !strcmp(opt, "user") ||
-	    !strcmp(opt, "users") || !strcmp(opt, "nouser") || !strcmp(opt, "rw") ||
-	    !strncmp(opt, "x-", 2))
-		return EXIT_OK;
-	for (size_t i = 0; i < sizeof(connect_opts) / sizeof(connect_opts[0]); i++) {
-		if (strcmp(opt, connect_keys[i][0]))
-			continue;
-		if (!value || !*value)
-			return usage_error(cmd, "-o %s needs a value (%s=...)", opt, opt);
-		if (m->nr_owned == sizeof(m->owned) / sizeof(m->owned[0]) ||
-		    !(m->owned[m->nr_owned] = strdup(value)))
-			return usage_error(cmd, "too many -o options");
-		return connect_args_option(&m->conn, cmd, connect_opts[i], m->owned[m->nr_owned++],
-					   &handled);
-	}
-	/* Multipath: path=TRADDR[:TRSVCID] (repeatable), all_paths, iopolicy=. */
-	if (!strcmp(opt, "path") || !strcmp(opt, "iopolicy")) {
-		if (!value || !*value)
-			return usage_error(cmd, "-o %s needs a value (%s=...)", opt, opt);
-		return path_args_option(&m->paths, cmd, !strcmp(opt, "path") ? OPT_PATH : OPT_IOPOLICY,
-					value, &handled);
-	}
-	if (!strcmp(opt, "hdr_digest") || !strcmp(opt, "data_digest"))
-		return connect_args_option(&m->conn, cmd, opt[0] == 'h' ? 'g' : 'G', NULL, &handled);
-	if (!strcmp(opt, "all_paths"))
-		return path_args_option(&m->paths, cmd, OPT_ALL_PATHS, NULL, &handled);
-	if (!strcmp(opt, "uid") || !strcmp(opt, "gid")) {
-		if (!value || parse_uint(value, 0, UINT32_MAX - 1, &v))
-			return usage_error(cmd, "-o %s=%s: give a numeric ID", opt, value ? value : "");
-		if (!strcmp(opt, "uid"))
-			m->fs.uid = (int64_t)v;
-		else
-			m->fs.gid = (int64_t)v;
-		return EXIT_OK;
-	}
-	if (!strcmp(opt, "cached") || !strcmp(opt, "direct")) {
-		m->fs.cached = !strcmp(opt, "cached");
-		return EXIT_OK;
-	}
-	if (!strcmp(opt, "io_uring")) {
-		if (!value || !strcmp(value, "on"))
-			m->fs.io_uring = NVMEFS_FS_RING_ON;
-		else if (!strcmp(value, "auto"))
-			m->fs.io_uring = NVMEFS_FS_RING_AUTO;
-		else if (!strcmp(value, "off"))
-			m->fs.io_uring = NVMEFS_FS_RING_OFF;
-		else
-			return usage_error(cmd, "-o io_uring=%s: give auto, on or off", value);
-		return EXIT_OK;
-	}
-	/* FUSE's max_read is ours to set, from max_io: another one makes the
-	 * kernel's INIT fail after the mount is made. */
-	if (!strcmp(opt, "max_read"))
-		return usage_error(cmd, "-o max_read is set by nvmefs: give -o max_io=SIZE instead");
-	if (!strcmp(opt, "max_io")) {
-		if (!value || parse_size(value, 4096, 1u << 20, &v) || v % 4096)
-			return usage_error(cmd, "-o max_io=%s: give a multiple of 4k from 4k to 1M",
-					   value ? value : "");
-		m->fs.max_io = v;
-		return EXIT_OK;
-	}
-	number = mount_number_find(0, opt);
-	if (number)
-		return mount_number_set(m, number, true, value);
-	if (value)
-		value[-1] = '=';
-	return add_fuse_option(m, opt);
-}
-
 /*
- * The secrets in an -o list of the command line, overwritten as -S's are:
- * the daemon keeps its arguments for its lifetime, and with them what ps,
- * /proc/PID/cmdline and a core dump show.
+ * --pidfile, opened before anything connects: a file that cannot be
+ * written fails the mount with a line, not a log entry once it is live.
+ * One that was there (a previous run's) is reused, and left if the mount
+ * fails; one made here goes with the mount.
  */
-static void hide_secrets(char *list)
+static int open_pidfile(struct mount_args *m)
 {
-	static const char *const keys[] = { "dhchap_secret=", "dhchap_ctrl_secret=" };
-	char *opt = list, *end;
-	size_t len, k;
-
-	for (; opt; opt = end ? end + 1 : NULL) {
-		end = strchr(opt, ',');
-		len = end ? (size_t)(end - opt) : strlen(opt);
-		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-			k = strlen(keys[i]);
-			if (len > k && !strncmp(opt, keys[i], k))
-				memset(opt + k, 'x', len - k);
-		}
+	m->pidfile_fd = open(m->pidfile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+	if (m->pidfile_fd >= 0)
+		m->pidfile_written = true;
+	else if (errno == EEXIST)
+		m->pidfile_fd = open(m->pidfile, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+	if (m->pidfile_fd < 0) {
+		fprintf(stderr, "nvmefs %s: --pidfile %s cannot be written: %s: give a file in a "
+			"directory this user may write to\n", cmd, m->pidfile, strerror(errno));
+		return EXIT_FAIL;
 	}
+	return EXIT_OK;
 }
 
-static int mount_options(struct mount_args *m, char *list)
+static void write_pidfile(struct mount_args *m)
 {
-	size_t len = strlen(list);
-	char *copy = strdup(list), *save = NULL, *opt;
-	int ret = EXIT_OK;
+	char line[32];
+	int len = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
 
-	hide_secrets(list);
-	if (!copy)
-		return usage_error(cmd, "out of memory");
-	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save))
-		ret = mount_option(m, opt);
-	explicit_bzero(copy, len);
-	free(copy);
-	return ret;
-}
-
-static void write_pidfile(const char *path)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f || fprintf(f, "%ld\n", (long)getpid()) < 0 || fclose(f)) {
-		syslog(LOG_ERR, "writing the pidfile %s failed: %m", path);
-		if (f)
-			fclose(f);
-	}
+	if (ftruncate(m->pidfile_fd, 0) || pwrite(m->pidfile_fd, line, (size_t)len, 0) != len)
+		exp_log("writing the pidfile %s failed: %m", m->pidfile);
+	close(m->pidfile_fd);
+	m->pidfile_fd = -1;
+	m->pidfile_written = true;
 }
 
 /* The mount is live: say so, with the PID, to whoever waits. */
@@ -324,15 +131,13 @@ static void on_ready(void *arg)
 	struct mount_args *m = arg;
 	int null;
 
-	if (m->pidfile) {
-		write_pidfile(m->pidfile);
-		m->pidfile_written = true;
-	}
-	syslog(LOG_INFO, "serving %s at %s", m->conn.opts.subnqn, m->mountpoint);
+	if (m->pidfile_fd >= 0)
+		write_pidfile(m);
+	exp_logp(LOG_INFO, "serving %s at %s", m->conn.opts.subnqn, m->mountpoint);
 	if (m->ready_fd < 0)
 		return;
 	if (write(m->ready_fd, "", 1) != 1)
-		syslog(LOG_ERR, "telling the parent that the mount is live failed: %m");
+		exp_log("telling the parent that the mount is live failed: %m");
 	close(m->ready_fd);
 	m->ready_fd = -1;
 	null = open("/dev/null", O_RDWR);
@@ -347,8 +152,8 @@ static void on_ready(void *arg)
 
 /*
  * Each controller state transition, logged once, from the library's
- * thread: syslog is thread-safe, and in the foreground LOG_PERROR puts
- * the line on stderr too.  Losing the controller is a warning (I/O is held
+ * thread (exp_logp() is thread-safe; in the foreground the line goes to
+ * stderr too).  Losing the controller is a warning (I/O is held
  * and may yet succeed), giving it up an error, being live again news.
  */
 static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
@@ -357,7 +162,7 @@ static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const 
 		   : st->state == NVMEFS_CTRL_DELETED ? LOG_ERR : LOG_WARNING;
 
 	(void)arg;
-	syslog(prio, "%s", msg);
+	exp_logp(prio, "%s", msg);
 }
 
 /* Why no path could be connected, for the daemon's parent and syslog. */
@@ -395,26 +200,6 @@ static void choose_workers(struct mount_args *m)
 		MOUNT_AUTO_MAX_WORKERS);
 }
 
-/* Whether a path over @trtype (NULL: the default, RDMA) pins what it
- * registers: RDMA does, NVMe/TCP registers nothing. */
-static bool trtype_pins(const char *trtype)
-{
-	return !trtype || !strcmp(trtype, "rdma");
-}
-
-/* How many of the mount's paths pin its buffers, each its own registration.
- * --all-paths learns its paths from discovery, after this is asked: they
- * are taken to be one, over -t's transport, as the check always took them. */
-static unsigned int pinning_paths(const struct mount_args *m)
-{
-	unsigned int n = trtype_pins(m->conn.opts.trtype);
-
-	if (m->paths.all_paths)
-		return n;
-	for (unsigned int i = 0; i < m->paths.nr; i++)
-		n += trtype_pins(m->paths.trtype[i] ? m->paths.trtype[i] : m->conn.opts.trtype);
-	return n;
-}
 
 static int serve(struct mount_args *m)
 {
@@ -429,7 +214,7 @@ static int serve(struct mount_args *m)
 	m->fs.ready_arg = m;
 	/* Before connecting: the admin queue's registration would fail first,
 	 * with a smaller sum than the mount needs. */
-	ret = nvmefs_fs_check_memlock(&m->fs, pinning_paths(m));
+	ret = nvmefs_fs_check_memlock(&m->fs, mount_pinning_paths(m));
 	if (ret < 0) {
 		why = nvmefs_fs_errmsg;
 		goto done;
@@ -473,10 +258,11 @@ done:
 		char msg[1100];
 
 		snprintf(msg, sizeof(msg), "nvmefs %s: %s\n", cmd, why());
-		/* The daemon's parent prints it; in the foreground, syslog's
-		 * LOG_PERROR puts it on stderr. */
+		/* The daemon's parent prints it; in the foreground, we do. */
 		if (m->ready_fd >= 0 && write(m->ready_fd, msg, strlen(msg)) < 0)
 			m->ready_fd = -1;
+		if (m->foreground)
+			fputs(msg, stderr);
 		syslog(LOG_ERR, "%.*s", (int)strlen(msg) - 1, msg);
 	}
 	/* Tearing the controllers down on the way out is no outage to log. */
@@ -517,7 +303,7 @@ static int daemonize_and_serve(struct mount_args *m)
 		m->ready_fd = fds[1];
 		setsid();
 		if (chdir("/") < 0)
-			syslog(LOG_WARNING, "chdir / failed: %m");
+			exp_logp(LOG_WARNING, "chdir / failed: %m");
 		exit(serve(m));
 	}
 	close(fds[1]);
@@ -591,6 +377,7 @@ int cmd_mount(int argc, char **argv)
 	m->fs.uid = -1;
 	m->fs.gid = -1;
 	m->ready_fd = -1;
+	m->pidfile_fd = -1;
 	/* The form mount.fuse3 uses: SUBNQN MOUNTPOINT first, options after. */
 	if (argc >= 3 && !strncmp(argv[1], "nqn.", 4)) {
 		m->conn.opts.subnqn = argv[1];
@@ -614,16 +401,15 @@ int cmd_mount(int argc, char **argv)
 				usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
 			goto out;
 		}
-		if (opt == 'o') {
-			if (mount_options(m, optarg))
-				goto out;
-			continue;
-		}
-		if (connect_args_option(&m->conn, cmd, opt, optarg, &handled))
+		/* EXIT_USAGE, or EXIT_FAIL from a check that could not run. */
+		ret = opt == 'o' ? mount_options(m, optarg)
+		      : connect_args_option(&m->conn, cmd, opt, optarg, &handled);
+		if (!ret && opt != 'o' && !handled)
+			ret = path_args_option(&m->paths, cmd, opt, optarg, &handled);
+		if (ret)
 			goto out;
-		if (!handled && path_args_option(&m->paths, cmd, opt, optarg, &handled))
-			goto out;
-		if (handled)
+		ret = EXIT_USAGE;
+		if (opt == 'o' || handled)
 			continue;
 		switch (opt) {
 		case 'n':
@@ -637,7 +423,7 @@ int cmd_mount(int argc, char **argv)
 		case 'Q':
 		case OPT_DEPTH:
 		case OPT_IO_TIMEOUT:
-			if (mount_number_set(m, mount_number_find(opt, NULL), false, optarg))
+			if (mount_number_option(m, opt, optarg))
 				goto out;
 			break;
 		case 'f':
@@ -671,13 +457,9 @@ int cmd_mount(int argc, char **argv)
 		usage_error(cmd, "the mount point is missing: give a directory after the options");
 		goto out;
 	}
-	/* The daemon leaves the working directory: keep the mount point's path whole. */
-	if (!realpath(mountpoint, m->mountpoint)) {
-		fprintf(stderr, "nvmefs %s: the mount point %s: %s: create the directory first\n", cmd,
-			mountpoint, strerror(errno));
-		ret = EXIT_FAIL;
+	ret = mount_args_check(m, mountpoint);
+	if (ret)
 		goto out;
-	}
 	m->fs.mountpoint = m->mountpoint;
 	m->fs.fuse_options = m->fuse_options[0] ? m->fuse_options : NULL;
 	if (!m->fs.workers)
@@ -690,9 +472,22 @@ int cmd_mount(int argc, char **argv)
 			m->pidfile = m->owned[m->nr_owned++];
 		free(abs);
 	}
-	openlog("nvmefs", LOG_PID | (m->foreground ? LOG_PERROR : 0), LOG_DAEMON);
+	if (m->pidfile) {
+		ret = open_pidfile(m);
+		if (ret)
+			goto out;
+	}
+	/* In the foreground, lines on stderr as every command prints them,
+	 * without the system log's "nvmefs[PID]: ". */
+	openlog("nvmefs", LOG_PID, LOG_DAEMON);
+	exp_log_stderr(m->foreground ? "nvmefs mount" : NULL);
 	ret = m->foreground ? serve(m) : daemonize_and_serve(m);
+	/* A daemon that failed removed what it made; one never started did not. */
+	if (ret != EXIT_OK && m->pidfile_written)
+		unlink(m->pidfile);
 out:
+	if (m->pidfile_fd >= 0)
+		close(m->pidfile_fd);
 	for (unsigned int i = 0; i < m->nr_owned; i++)
 		free(m->owned[i]);
 	free(m);

@@ -74,15 +74,47 @@ void connect_args_forget_secrets(struct connect_args *c)
 	c->opts.dhchap_ctrl_secret = NULL;
 }
 
+/* Whether the secret in @slot can be right: EXIT_OK; EXIT_USAGE, with
+ * nvmefs_errmsg() saying why, for the caller's line; or EXIT_FAIL, said here,
+ * when there was no memory to check it in.  @slot is wiped unless EXIT_OK. */
+static int secret_checked(const char *cmd, const char *opt, char *slot)
+{
+	int ret = nvmefs_dhchap_secret_check(slot);
+
+	if (ret == 0)
+		return EXIT_OK;
+	explicit_bzero(slot, SECRET_MAX);
+	if (ret == -EINVAL)
+		return EXIT_USAGE;
+	fprintf(stderr, "nvmefs %s: %s: %s\n", cmd, opt, nvmefs_errmsg());
+	return EXIT_FAIL;
+}
+
+/* A second value for the secret @which: refused, as either one would be
+ * dropped without a word (and -o dhchap_secret= is -S by another name). */
+static int secret_once(struct connect_args *c, const char *cmd, const char *opt, int which)
+{
+	if (c->secret_opt[which])
+		return usage_error(cmd, "%s: the %s secret is given twice (first by %s): give it once",
+				   opt, which ? "controller" : "host", c->secret_opt[which]);
+	c->secret_opt[which] = opt;
+	return EXIT_OK;
+}
+
 /* A secret given on the command line: copied, and the argument overwritten
  * so that ps shows it no longer (it did while the command started). */
-static int secret_arg(const char *cmd, const char *opt, char *arg, int which, const char **dst)
+static int secret_arg(struct connect_args *c, const char *cmd, const char *opt, char *arg,
+		      int which, const char **dst)
 {
 	size_t len = strlen(arg);
 	char *slot;
+	int ret;
 
 	if (!len)
 		return usage_error(cmd, "%s needs a value, got an empty one", opt);
+	ret = secret_once(c, cmd, opt, which);
+	if (ret)
+		return ret;
 	if (len >= SECRET_MAX)
 		return usage_error(cmd, "%s is %zu characters long; a DH-HMAC-CHAP secret is at most "
 				   "%d", opt, len, SECRET_MAX - 1);
@@ -91,22 +123,29 @@ static int secret_arg(const char *cmd, const char *opt, char *arg, int which, co
 		return usage_error(cmd, "%s: no memory for the secret", opt);
 	memcpy(slot, arg, len + 1);
 	memset(arg, 'x', len);
+	ret = secret_checked(cmd, opt, slot);
+	if (ret)
+		return ret == EXIT_USAGE ? usage_error(cmd, "%s: %s: make a valid one with 'nvme "
+						       "gen-dhchap-key'", opt, nvmefs_errmsg())
+					 : ret;
 	*dst = slot;
 	return EXIT_OK;
 }
 
 /* A secret read from @path, which no one but its owner may read: the
  * secret is then as safe as the account that owns the file. */
-static int secret_file(const char *cmd, const char *opt, const char *path, int which,
-		       const char **dst)
+static int secret_file(struct connect_args *c, const char *cmd, const char *opt,
+		       const char *path, int which, const char **dst)
 {
 	char *slot = secret_slot(which);
 	struct stat st;
 	ssize_t n;
-	int fd;
+	int fd, ret;
 
 	if (!*path)
 		return usage_error(cmd, "%s needs a file name, got an empty one", opt);
+	if (secret_once(c, cmd, opt, which))
+		return EXIT_USAGE;
 	if (!slot)
 		return usage_error(cmd, "%s: no memory for the secret", opt);
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -137,6 +176,12 @@ static int secret_file(const char *cmd, const char *opt, const char *path, int w
 	slot[n] = '\0';
 	if (!n)
 		return usage_error(cmd, "%s: %s is empty", opt, path);
+	ret = secret_checked(cmd, opt, slot);
+	if (ret)
+		return ret == EXIT_USAGE ? usage_error(cmd, "%s: %s: %s: write a valid one with 'nvme "
+						       "gen-dhchap-key >%s'", opt, path,
+						       nvmefs_errmsg(), path)
+					 : ret;
 	*dst = slot;
 	return EXIT_OK;
 }
@@ -230,14 +275,14 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 		c->opts.fast_io_fail_tmo_s = sv < 0 ? -1 : (int)sv;
 		return EXIT_OK;
 	case 'S':
-		return secret_arg(cmd, "-S/--dhchap-secret", arg, 0, &c->opts.dhchap_secret);
+		return secret_arg(c, cmd, "-S/--dhchap-secret", arg, 0, &c->opts.dhchap_secret);
 	case 'C':
-		return secret_arg(cmd, "-C/--dhchap-ctrl-secret", arg, 1,
+		return secret_arg(c, cmd, "-C/--dhchap-ctrl-secret", arg, 1,
 				  &c->opts.dhchap_ctrl_secret);
 	case OPT_DHCHAP_SECRET_FILE:
-		return secret_file(cmd, "--dhchap-secret-file", arg, 0, &c->opts.dhchap_secret);
+		return secret_file(c, cmd, "--dhchap-secret-file", arg, 0, &c->opts.dhchap_secret);
 	case OPT_DHCHAP_CTRL_SECRET_FILE:
-		return secret_file(cmd, "--dhchap-ctrl-secret-file", arg, 1,
+		return secret_file(c, cmd, "--dhchap-ctrl-secret-file", arg, 1,
 				   &c->opts.dhchap_ctrl_secret);
 	case OPT_RKEY_PER_IO:
 		if (!strcmp(arg, "auto"))
@@ -278,8 +323,18 @@ const char *default_trsvcid(const char *trtype, bool discovery)
 
 int connect_args_check(const struct connect_args *c, const char *cmd)
 {
+	int ret;
+
 	if (!c->opts.traddr)
 		return usage_error(cmd, "the target's address is missing: give it with -a/--traddr");
+	/* What the library would refuse when connecting is wrong usage too. */
+	ret = nvmefs_connect_opts_check(&c->opts);
+	if (ret == -EINVAL)
+		return usage_error(cmd, "%s", nvmefs_errmsg());
+	if (ret) {
+		fprintf(stderr, "nvmefs %s: %s\n", cmd, nvmefs_errmsg());
+		return EXIT_FAIL;
+	}
 	return EXIT_OK;
 }
 

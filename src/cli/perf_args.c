@@ -234,7 +234,7 @@ int cmd_perf(int argc, char **argv)
 		.nsid = 1, .rw = WL_RANDREAD, .mix = 50, .bs = 4096, .qd = 32,
 		.seconds = 10, .io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS, .event_mode = true,
 	};
-	bool handled;
+	bool handled, mix_given = false;
 	uint64_t v;
 	int opt, ret;
 	unsigned int i;
@@ -273,6 +273,7 @@ int cmd_perf(int argc, char **argv)
 			if (parse_uint(optarg, 0, 100, &v))
 				return usage_error(cmd, "--mix '%s' is not a percentage from 0 to 100", optarg);
 			a.mix = (unsigned int)v;
+			mix_given = true;
 			break;
 		case OPT_BS:
 			if (parse_size(optarg, 512, 64u << 20, &v) || (v & 511))
@@ -350,6 +351,9 @@ int cmd_perf(int argc, char **argv)
 	if (!a.conn.opts.subnqn)
 		return usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn "
 				   "('nvmefs discover' lists them)");
+	if (mix_given && a.rw != WL_RANDRW)
+		return usage_error(cmd, "--mix is the share of reads in --rw randrw, and --rw is %s: "
+				   "give --rw randrw or leave --mix out", workload_names[a.rw]);
 	ret = choose_layout(&a);
 	if (ret)
 		return ret;

@@ -184,7 +184,13 @@ __attribute__((format(printf, 2, 3)))
 int exp_error(int err, const char *fmt, ...);
 /* The library's message as ours. */
 int exp_lib_error(int err);
-/* The daemon's log. */
+/* The daemon's log: the system log's (openlog() names the tag), and with
+ * exp_log_stderr(PREFIX) each line also on stderr as "PREFIX: line", as a
+ * command run in the foreground prints. */
+void exp_log_stderr(const char *prefix);
+__attribute__((format(printf, 2, 3)))
+void exp_logp(int prio, const char *fmt, ...);
+/* An error (LOG_ERR). */
 __attribute__((format(printf, 1, 2)))
 void exp_log(const char *fmt, ...);
 

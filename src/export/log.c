@@ -32,11 +32,43 @@ const char *exp_errmsg(void)
 	return exp_msg;
 }
 
+/* Set before any thread logs, and not after. */
+static const char *log_prefix;
+
+void exp_log_stderr(const char *prefix)
+{
+	log_prefix = prefix;
+}
+
+static void vlog(int prio, const char *fmt, va_list ap)
+{
+	char line[1100];
+	va_list copy;
+
+	if (log_prefix) {
+		/* One write a line: threads log at once. */
+		va_copy(copy, ap);
+		vsnprintf(line, sizeof(line), fmt, copy);
+		va_end(copy);
+		fprintf(stderr, "%s: %s\n", log_prefix, line);
+	}
+	vsyslog(prio, fmt, ap);
+}
+
+void exp_logp(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(prio, fmt, ap);
+	va_end(ap);
+}
+
 void exp_log(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsyslog(LOG_ERR, fmt, ap);
+	vlog(LOG_ERR, fmt, ap);
 	va_end(ap);
 }

@@ -60,6 +60,10 @@ bool nvmefs_fs_memlock_covers(uint64_t limit, size_t need);
  * registrations would fail first. */
 int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts, unsigned int rdma_paths);
 
+/* Whether libfuse takes @opt (one -o option, "allow_other"), parsed as the
+ * mount will parse it, without mounting: false also when out of memory. */
+bool nvmefs_fs_fuse_option_ok(const char *opt);
+
 /* The I/O queues a mount with @opts needs, which the caller creates on each
  * path before it makes the subsystem head. */
 void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts *io);

@@ -108,8 +108,8 @@ int fs_scan_namespaces(struct fs *fs)
 			nr++;
 		} else if (ret == -EPROTO || ret == -EOPNOTSUPP || ret == -ENODEV) {
 			/* That namespace alone: the others are served. */
-			syslog(LOG_WARNING, "namespace %u is not served: %s", nsids[i],
-			       exp_errmsg());
+			exp_logp(LOG_WARNING, "namespace %u is not served: %s", nsids[i],
+			         exp_errmsg());
 			memset(&fs->ns[nr], 0, sizeof(fs->ns[nr]));
 			ret = 0;
 		}
@@ -133,22 +133,22 @@ static void ns_file_update(struct fs *fs, unsigned int idx)
 	if (ret == 0 && atomic_load(&ns->gone)) {
 		/* Back as it was (enabled again on the target): listed again. */
 		atomic_store(&ns->gone, false);
-		syslog(LOG_NOTICE, "%s: namespace %u is back on the target", ns->name, ns->nsid);
+		exp_logp(LOG_NOTICE, "%s: namespace %u is back on the target", ns->name, ns->nsid);
 	} else if (atomic_load(&ns->gone)) {
 		return;
 	}
 	if (ret == -ENODEV || ret == -ENOENT) {
 		atomic_store(&ns->gone, true);
-		syslog(LOG_WARNING, "%s: namespace %u was removed or replaced on the target: the file "
-		       "is no longer listed, and I/O through open ones fails", ns->name, ns->nsid);
+		exp_logp(LOG_WARNING, "%s: namespace %u was removed or replaced on the target: the file "
+		         "is no longer listed, and I/O through open ones fails", ns->name, ns->nsid);
 		fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, ns->name, strlen(ns->name));
 		return;
 	}
 	size = info.nlb * info.lba_size;
 	if (ret < 0 || size == atomic_load(&ns->size))
 		return;
-	syslog(LOG_NOTICE, "%s: namespace %u resized on the target from %" PRIu64 " to %" PRIu64
-	       " bytes", ns->name, ns->nsid, (uint64_t)atomic_load(&ns->size), size);
+	exp_logp(LOG_NOTICE, "%s: namespace %u resized on the target from %" PRIu64 " to %" PRIu64
+	         " bytes", ns->name, ns->nsid, (uint64_t)atomic_load(&ns->size), size);
 	atomic_store(&ns->size, size);
 	fuse_lowlevel_notify_inval_inode(fs->se, INO_NS_BASE + idx, 0, 0);
 }
@@ -171,8 +171,8 @@ void fs_namespaces_changed(void *arg, enum nvmefs_ctrl_change what)
 				;
 			if (k < nr || ns_file_init(fs, &fs->ns[nr], nsids[i], &sc) < 0)
 				continue;
-			syslog(LOG_NOTICE, "%s: namespace %u added on the target (%" PRIu64 " bytes)",
-			       fs->ns[nr].name, nsids[i], (uint64_t)atomic_load(&fs->ns[nr].size));
+			exp_logp(LOG_NOTICE, "%s: namespace %u added on the target (%" PRIu64 " bytes)",
+			         fs->ns[nr].name, nsids[i], (uint64_t)atomic_load(&fs->ns[nr].size));
 			/* Whole before it is counted: the workers look it up by index. */
 			atomic_store(&fs->nr_ns, ++nr);
 		}

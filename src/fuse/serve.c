@@ -82,6 +82,33 @@ void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts 
 	io->timeout_ms = opts->io_timeout_ms;
 }
 
+/* libfuse's own line about an option it refuses: nvmefs_fs_fuse_option_ok()
+ * says it in the command's words instead. */
+static void quiet_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+}
+
+bool nvmefs_fs_fuse_option_ok(const char *opt)
+{
+	static const struct fuse_lowlevel_ops no_ops;
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+
+	/* The session parses the options as the mount will, and mounts nothing. */
+	if (!fuse_opt_add_arg(&args, "nvmefs") && !fuse_opt_add_arg(&args, "-o") &&
+	    !fuse_opt_add_arg(&args, opt)) {
+		fuse_set_log_func(quiet_log);
+		se = fuse_session_new(&args, &no_ops, sizeof(no_ops), NULL);
+		fuse_set_log_func(NULL);
+	}
+	if (se)
+		fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	return se != NULL;
+}
 
 int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		  const struct nvmefs_fs_opts *opts)

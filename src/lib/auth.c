@@ -90,6 +90,67 @@ static int with_cause(int err, const char *what)
 	return nvmefs_error(err, "%s: %s", what, cause);
 }
 
+/* The host's secret, and the controller's if given, parsed into *@host and
+ * *@ctrl (which the caller frees, also on failure). */
+static int parse_secrets(const char *secret, const char *ctrl_secret,
+			 struct nvmefs_auth_key **host, struct nvmefs_auth_key **ctrl)
+{
+	int ret;
+
+	if (!secret)
+		return nvmefs_error(-EINVAL, "a controller secret (--dhchap-ctrl-secret) checks the "
+				    "controller only alongside the host's: give --dhchap-secret too");
+	ret = nvmefs_auth_key_parse(secret, host);
+	if (ret < 0)
+		return with_cause(ret, "the host secret (--dhchap-secret)");
+	if (ctrl_secret) {
+		ret = nvmefs_auth_key_parse(ctrl_secret, ctrl);
+		if (ret < 0)
+			return with_cause(ret, "the controller secret (--dhchap-ctrl-secret)");
+	}
+	return 0;
+}
+
+/* Malformed, whatever the parser found wrong: a value that cannot be right
+ * (-EINVAL).  Memory that could not be mapped or locked for a key is not. */
+static int malformed(int ret)
+{
+	switch (ret) {
+	case 0:
+	case -ENOMEM:
+	case -EAGAIN:
+	case -EPERM:
+		return ret;
+	default:
+		return -EINVAL;
+	}
+}
+
+int nvmefs_auth_check(const char *secret, const char *ctrl_secret)
+{
+	struct nvmefs_auth_key *host = NULL, *ctrl = NULL;
+	int ret;
+
+	if (!secret && !ctrl_secret)
+		return 0;
+	ret = parse_secrets(secret, ctrl_secret, &host, &ctrl);
+	nvmefs_auth_key_free(host);
+	nvmefs_auth_key_free(ctrl);
+	return malformed(ret);
+}
+
+int nvmefs_dhchap_secret_check(const char *secret)
+{
+	struct nvmefs_auth_key *key = NULL;
+	int ret;
+
+	if (!secret)
+		return nvmefs_error(-EINVAL, "no DH-HMAC-CHAP secret given");
+	ret = nvmefs_auth_key_parse(secret, &key);
+	nvmefs_auth_key_free(key);
+	return malformed(ret);
+}
+
 int nvmefs_auth_init(struct nvmefs_ctrl *ctrl, const char *secret, const char *ctrl_secret)
 {
 	struct nvmefs_auth *a;
@@ -97,22 +158,14 @@ int nvmefs_auth_init(struct nvmefs_ctrl *ctrl, const char *secret, const char *c
 
 	if (!secret && !ctrl_secret)
 		return 0;
-	if (!secret)
-		return nvmefs_error(-EINVAL, "a controller secret (--dhchap-ctrl-secret) checks the "
-				    "controller only alongside the host's: give --dhchap-secret too");
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return nvmefs_error(-ENOMEM, "out of memory");
 	pthread_mutex_init(&a->lock, NULL);
 	ctrl->auth = a;
-	ret = nvmefs_auth_key_parse(secret, &a->host_key);
+	ret = parse_secrets(secret, ctrl_secret, &a->host_key, &a->ctrl_key);
 	if (ret < 0)
-		return with_cause(ret, "the host secret (--dhchap-secret)");
-	if (ctrl_secret) {
-		ret = nvmefs_auth_key_parse(ctrl_secret, &a->ctrl_key);
-		if (ret < 0)
-			return with_cause(ret, "the controller secret (--dhchap-ctrl-secret)");
-	}
+		return ret;
 	/* Random, so a reconnect does not replay an old transaction's id. */
 	if (RAND_bytes((unsigned char *)&a->next_tid, sizeof(a->next_tid)) != 1)
 		return nvmefs_error(-EIO, "OpenSSL has no random numbers for DH-HMAC-CHAP");

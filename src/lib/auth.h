@@ -21,6 +21,13 @@ struct nvmefs_cqe;
 int nvmefs_auth_init(struct nvmefs_ctrl *ctrl, const char *secret, const char *ctrl_secret);
 
 /*
+ * Whether nvmefs_auth_init() would take the secrets, checked without a
+ * controller: 0, or -EINVAL for one that is malformed or a controller
+ * secret without the host's (another -errno: no memory to parse them in).
+ */
+int nvmefs_auth_check(const char *secret, const char *ctrl_secret);
+
+/*
  * After queue @q's Connect answered with @cqe: authenticate the queue if
  * the controller asks for it (AUTHREQ), as Linux does on every queue and
  * after every reconnect, or, unasked, if a controller secret is set.  0

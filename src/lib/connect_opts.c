@@ -4,11 +4,86 @@
  * copy taken in as this library's own, whatever size the caller was built
  * with (as the kernel's copy_struct_from_user() does).
  */
+#include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
 
 #include "internal.h"
+#include "auth.h"
+
+/*
+ * Whether @addr can name a host: an IPv4 or IPv6 literal (with a zone,
+ * fe80::1%eth0), or a host name, letters, digits, '-' and '_' in labels of
+ * at most 63 between dots.  All digits and dots is a mistyped IPv4 address,
+ * not a name; a colon, a mistyped IPv6 one.
+ */
+static bool addr_well_formed(const char *addr)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+	char v6[INET6_ADDRSTRLEN];
+	size_t zone = strcspn(addr, "%"), label = 0;
+	bool digits_only = true;
+
+	if (inet_pton(AF_INET, addr, buf) == 1)
+		return true;
+	if (zone < sizeof(v6) && addr[zone] == '%' && addr[zone + 1]) {
+		memcpy(v6, addr, zone);
+		v6[zone] = '\0';
+		return inet_pton(AF_INET6, v6, buf) == 1;
+	}
+	if (strchr(addr, ':'))
+		return inet_pton(AF_INET6, addr, buf) == 1;
+	if (!*addr || strlen(addr) > 253 || addr[0] == '.')
+		return false;
+	for (const char *c = addr; *c; c++) {
+		if (*c == '.') {
+			if (!label)
+				return false;
+			label = 0;
+			continue;
+		}
+		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_')
+			return false;
+		if (!isdigit((unsigned char)*c))
+			digits_only = false;
+		if (++label > 63)
+			return false;
+	}
+	return !digits_only;
+}
+
+static int check_addr(const char *addr, const char *what, const char *fix)
+{
+	/* Not echoed: a control byte would reach the terminal. */
+	for (const char *c = addr; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			return nvmefs_error(-EINVAL, "the %s holds a byte (0x%02x) that is not printable "
+					    "ASCII: fix %s", what, (unsigned char)*c, fix);
+	if (!addr_well_formed(addr))
+		return nvmefs_error(-EINVAL, "the %s '%s' is not an IP address or a host name: fix %s",
+				    what, addr, fix);
+	return 0;
+}
+
+/* What a connect would refuse anyway, found before it looks for a device. */
+static int check_taken(const struct nvmefs_connect_opts *opts)
+{
+	int ret = 0;
+
+	if (opts->traddr && opts->traddr[0])
+		ret = check_addr(opts->traddr, "target address", "-a");
+	if (ret == 0 && opts->host_traddr)
+		ret = check_addr(opts->host_traddr, "host address", "-w");
+	if (ret == 0 && opts->subnqn)
+		ret = nvmefs_nqn_check(opts->subnqn, "subsystem", "-n");
+	if (ret == 0 && opts->hostnqn)
+		ret = nvmefs_nqn_check(opts->hostnqn, "host", "-q");
+	if (ret == 0)
+		ret = nvmefs_auth_check(opts->dhchap_secret, opts->dhchap_ctrl_secret);
+	return ret;
+}
 
 void nvmefs_connect_opts_init_0_2(struct nvmefs_connect_opts *opts)
 {
@@ -54,7 +129,15 @@ int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,
 		out->trsvcid = !strcmp(out->trtype, "tcp") &&
 			       (!out->subnqn || !strcmp(out->subnqn, NVME_DISC_SUBSYS_NAME))
 			       ? NVMEFS_TCP_DISCOVERY_TRSVCID : NVMEFS_DEFAULT_TRSVCID;
-	return 0;
+	return check_taken(out);
+}
+
+int nvmefs_connect_opts_check(const struct nvmefs_connect_opts *opts)
+{
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts taken;
+
+	return nvmefs_connect_opts_take(opts, &taken, &ops);
 }
 
 NVMEFS_SYMVER(nvmefs_connect_opts_init_0_2, "nvmefs_connect_opts_init@@NVMEFS_0.2");

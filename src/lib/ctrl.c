@@ -427,8 +427,7 @@ int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nv
 	/* An inactive NSID identifies as all zeros. */
 	if (!ns->nsze && !ns->ncap && !ns->nlbaf && !ns->flbas)
 		return nvmefs_error(-ENOENT, "namespace %u is not active on %s: list the active "
-				    "namespaces with 'nvmefs identify' and no --nsid", nsid,
-				    ctrl->subnqn);
+				    "namespaces with 'nvmefs identify --list-ns'", nsid, ctrl->subnqn);
 	return 0;
 }
 

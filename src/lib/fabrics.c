@@ -26,6 +26,19 @@ static int set_hostid(struct nvmefs_ctrl *ctrl, const char *str, const char *sou
 	return 0;
 }
 
+int nvmefs_nqn_check(const char *nqn, const char *what, const char *fix)
+{
+	size_t len = strlen(nqn);
+
+	if (len > NVMF_NQN_SIZE)
+		return nvmefs_error(-EINVAL, "the %s NQN is %zu characters long, more than the %d an "
+				    "NQN may have: fix %s", what, len, NVMF_NQN_SIZE, fix);
+	if (strncmp(nqn, "nqn.", 4))
+		return nvmefs_error(-EINVAL, "the %s NQN '%s' is not an NQN: it does not start with "
+				    "\"nqn.\": fix %s", what, nqn, fix);
+	return 0;
+}
+
 /*
  * As nvme-cli: the command line first, then /etc/nvme/hostnqn and
  * /etc/nvme/hostid, else a host NQN generated for this machine; the host
@@ -47,11 +60,9 @@ int nvmefs_host_identity(struct nvmefs_ctrl *ctrl, const char *hostnqn, const ch
 				   "('nvme gen-hostnqn > /etc/nvme/hostnqn')");
 		goto out;
 	}
-	if (strncmp(nqn, "nqn.", 4) != 0 || strlen(nqn) > NVMF_NQN_SIZE) {
-		ret = nvmefs_error(-EINVAL, "the host NQN '%s' is not an NQN (\"nqn.\" and at most %d "
-				   "characters): fix -q or /etc/nvme/hostnqn", nqn, NVMF_NQN_SIZE);
+	ret = nvmefs_nqn_check(nqn, "host", hostnqn ? "-q" : "/etc/nvme/hostnqn");
+	if (ret < 0)
 		goto out;
-	}
 	strcpy(ctrl->hostnqn, nqn);
 
 	if (hostid) {

@@ -207,6 +207,13 @@ typedef int (*nvmefs_discovery_cb_0_1)(const struct nvmefs_connect_opts_0_1 *whe
 int nvmefs_discover_0_1(const struct nvmefs_connect_opts_0_1 *old, int max_depth,
 			nvmefs_discovery_cb_0_1 cb, void *arg);
 
+/* 0, or -EINVAL when @nqn is longer than an NQN may be or does not start
+ * with "nqn.": the message names it the @what ("host", "subsystem") NQN
+ * and says to fix @fix (the option or file it came from). */
+int nvmefs_nqn_check(const char *nqn, const char *what, const char *fix);
+
+/* Also checks what can be checked without connecting (the form of the
+ * addresses, the NQNs, the secrets): -EINVAL saying which is wrong. */
 int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,
 			     struct nvmefs_connect_opts *out,
 			     const struct nvmefs_transport_ops **ops);

@@ -235,8 +235,8 @@ static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int
 	}
 	if (nsq < nr || ncq < nr)
 		return nvmefs_error(-ENOSPC, "%s grants only %u I/O queues, fewer than the %u asked "
-				    "for: ask for at most %u (-i)", ctrl->subnqn, nsq < ncq ? nsq : ncq,
-				    nr, nsq < ncq ? nsq : ncq);
+				    "for: ask for at most %u (perf: --queues; mount: -i/--nr-io-queues)",
+				    ctrl->subnqn, nsq < ncq ? nsq : ncq, nr, nsq < ncq ? nsq : ncq);
 	return 0;
 }
 

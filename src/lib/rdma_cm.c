@@ -355,7 +355,8 @@ static int alloc_buffers(struct nvmefs_queue *q, struct ibv_pd *pd, uint32_t dat
 		rq->sends[i].mw = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
 		if (!rq->sends[i].mw)
 			return nvmefs_error(errno ? -errno : -ENOMEM, "allocating %u memory windows for "
-					    "queue %u failed: %s: connect with --no-rkey-per-io",
+					    "queue %u failed: %s: connect with --rkey-per-io=off "
+					    "(mount: -o rkey_per_io=off)",
 					    q->nr_reqs, q->qid, strerror(errno));
 	}
 	for (i = 0; i < q->nr_reqs; i++) {

@@ -61,7 +61,7 @@ int nvmefs_rdma_no_device_error(void)
 	return nvmefs_error(-ENODEV,
 			    "no RDMA device on this machine: load soft-RoCE ('modprobe rdma_rxe; "
 			    "rdma link add rxe0 type rxe netdev IFACE') or install an RDMA NIC and its "
-			    "rdma-core provider");
+			    "rdma-core provider; a target over NVMe/TCP needs none: -t tcp");
 }
 
 /*

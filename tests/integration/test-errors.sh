@@ -103,7 +103,7 @@ for c in identify perf; do
 done
 # nvmet identifies a namespace it does not have as all zeros (not active), as the spec has it.
 expect_failure "identify: no namespace 99" \
-	"namespace 99 is not active on ${subnqns[0]}: list the active namespaces with 'nvmefs identify' and no --nsid" \
+	"namespace 99 is not active on ${subnqns[0]}: list the active namespaces with 'nvmefs identify --list-ns'" \
 	6000 1 -- "$NVMEFS" identify "${good[@]}" --nsid 99
 expect_failure "perf: no namespace 99" "namespace 99 is not active on ${subnqns[0]}: see 'nvmefs identify'" 6000 1 -- \
 	"$NVMEFS" perf "${good[@]}" --nsid 99 --time 1

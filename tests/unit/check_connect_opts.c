@@ -235,6 +235,72 @@ START_TEST(test_default_trsvcid)
 }
 END_TEST
 
+/* What a connect would refuse is refused before it: by nvmefs_connect_opts_check()
+ * and by nvmefs_ctrl_connect() before the transport is touched (the fake has
+ * nothing scripted, so a connect attempt would fail the teardown). */
+START_TEST(test_check_before_connecting)
+{
+	static const char *const good_addrs[] = {
+		"192.0.2.1", "2001:db8::1", "fe80::1%eth0", "target-1.example.com", "localhost",
+		"storage_a",
+	};
+	static const char *const bad_addrs[] = {
+		"192.168.1.300", "1.2.3", "fe80::1::2", "a..b", ".a", "a b", "host/1", "fe80::1%",
+	};
+	static const char key[] = "DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaR:";
+	char long_nqn[230];
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	for (size_t i = 0; i < sizeof(good_addrs) / sizeof(good_addrs[0]); i++) {
+		fake_opts(&opts, good_addrs[i], 0);
+		ck_assert_msg(nvmefs_connect_opts_check(&opts) == 0, "%s refused: %s", good_addrs[i],
+			      nvmefs_errmsg());
+	}
+	for (size_t i = 0; i < sizeof(bad_addrs) / sizeof(bad_addrs[0]); i++) {
+		fake_opts(&opts, bad_addrs[i], 0);
+		ck_assert_msg(nvmefs_connect_opts_check(&opts) == -EINVAL, "%s taken", bad_addrs[i]);
+		assert_msg_has("is not an IP address or a host name: fix -a");
+		ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EINVAL);
+		ck_assert_int_eq(nvmefs_discover(&opts, 0, NULL, NULL), -EINVAL);
+	}
+	fake_opts(&opts, "192.0.2.36", 0);
+	opts.host_traddr = "10.0.0.256";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+	assert_msg_has("the host address '10.0.0.256' is not an IP address or a host name: fix -w");
+
+	memset(long_nqn, 'a', sizeof(long_nqn) - 1);
+	memcpy(long_nqn, "nqn.", 4);
+	long_nqn[224] = '\0';
+	fake_opts(&opts, "192.0.2.36", 0);
+	opts.subnqn = long_nqn;
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+	assert_msg_has("the subsystem NQN is 224 characters long, more than the 223");
+	long_nqn[223] = '\0';
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), 0);
+	opts.subnqn = "subsys1";
+	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EINVAL);
+	assert_msg_has("the subsystem NQN 'subsys1' is not an NQN: it does not start with \"nqn.\": fix -n");
+	opts.subnqn = NULL;
+	opts.hostnqn = "host1";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+	assert_msg_has("the host NQN 'host1' is not an NQN");
+
+	fake_opts(&opts, "192.0.2.36", 0);
+	opts.dhchap_ctrl_secret = key;
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+	assert_msg_has("give --dhchap-secret too");
+	opts.dhchap_secret = "DHHC-1:00:not*base64!:";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+	assert_msg_has("the host secret (--dhchap-secret): DH-HMAC-CHAP secret: the key is not base64");
+	opts.dhchap_secret = key;
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), 0);
+	ck_assert_int_eq(nvmefs_dhchap_secret_check(key), 0);
+	ck_assert_int_lt(nvmefs_dhchap_secret_check("DHHC-1:00:AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh+KfiaS:"), 0);
+	assert_msg_has("CRC does not match");
+}
+END_TEST
+
 static Suite *connect_opts_suite(void)
 {
 	Suite *s = suite_create("connect_opts");
@@ -248,6 +314,7 @@ static Suite *connect_opts_suite(void)
 	tcase_add_test(tc, test_trtype);
 	tcase_add_test(tc, test_digests_past_a_0_2_struct_off);
 	tcase_add_test(tc, test_default_trsvcid);
+	tcase_add_test(tc, test_check_before_connecting);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -203,25 +203,50 @@ START_TEST(test_not_live_before_bring_up)
 }
 END_TEST
 
-START_TEST(test_connect_io_subsystem)
+/* A controller of SUBNQN, connected; its Connect step in *@conn. */
+static struct nvmefs_ctrl *connect_subsystem(struct fake_step **conn)
 {
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
-	struct fake_step *conn;
 
 	fake_opts(&opts, "192.0.2.10", 0);
 	opts.subnqn = SUBNQN;
 	fake_expect_create("192.0.2.10", "4420");
-	conn = fake_expect_connect(31, 5000, 7);	/* default keep-alive 5 s */
+	*conn = fake_expect_connect(31, 5000, 7);	/* default keep-alive 5 s */
 	fake_expect_prop_get(NVME_REG_CAP, 0);
 	fake_expect_prop_get(NVME_REG_VS, 0x00010400);
 	fake_expect_prop_set(NVME_REG_CC, CC_EN);
 	fake_expect_prop_get(NVME_REG_CSTS, 1);
 	fake_expect_identify(NVME_IDENTIFY_CNS_CTRL, 0, NULL, 0);
 	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), 0);
+	return ctrl;
+}
+
+START_TEST(test_connect_io_subsystem)
+{
+	struct fake_step *conn;
+	struct nvmefs_ctrl *ctrl = connect_subsystem(&conn);
+
 	ck_assert_str_eq((const char *)conn->captured + 256, SUBNQN);
 	ck_assert_int_eq(nvmefs_ctrl_is_discovery(ctrl), 0);
 	ck_assert_uint_eq(nvmefs_ctrl_cntlid(ctrl), 7);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* An NSID the controller does not have identifies as zeros: the message
+ * points at what lists the active ones (--list-ns; --nsid alone does not). */
+START_TEST(test_identify_inactive_ns)
+{
+	struct fake_step *conn;
+	struct nvmefs_ctrl *ctrl = connect_subsystem(&conn);
+	struct nvme_id_ns ns;
+
+	fake_expect_identify(NVME_IDENTIFY_CNS_NS, 5, NULL, 0);
+	ck_assert_int_eq(nvmefs_identify_ns(ctrl, 5, &ns), -ENOENT);
+	assert_msg_has("namespace 5 is not active on " SUBNQN ": list the active namespaces with "
+		       "'nvmefs identify --list-ns'");
 	fake_script_disconnect();
 	nvmefs_ctrl_disconnect(ctrl);
 }
@@ -1108,6 +1133,7 @@ static Suite *ctrl_suite(void)
 	tcase_add_test(tc, test_connect_sequence);
 	tcase_add_test(tc, test_not_live_before_bring_up);
 	tcase_add_test(tc, test_connect_io_subsystem);
+	tcase_add_test(tc, test_identify_inactive_ns);
 	tcase_add_test(tc, test_connect_kato_and_queue_size);
 	tcase_add_test(tc, test_connect_bad_opts);
 	tcase_add_test(tc, test_connect_unprintable_address);
