@@ -11,6 +11,7 @@
 
 #include "perf_report.h"
 #include "../common/json.h"
+#include "../common/rkeys_json.h"
 
 static const char *const cmd = "perf";
 
@@ -131,12 +132,7 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 			report_paths(a, subsys, &j);
 			json_array_end(&j);
 		}
-		json_object_begin(&j, "remote_keys");
-		json_bool(&j, "per_io", keys.per_io);
-		json_uint(&j, "bound", keys.bound);
-		json_uint(&j, "invalidated_by_target", keys.invalidated_by_target);
-		json_uint(&j, "invalidated_locally", keys.invalidated_locally);
-		json_object_end(&j);
+		rkeys_json(&j, &keys);
 		if (a->verify) {
 			json_object_begin(&j, "verify");
 			json_uint(&j, "blocks_read", verified);

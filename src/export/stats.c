@@ -14,6 +14,7 @@
 
 #include "export_priv.h"
 #include "../common/json.h"
+#include "../common/rkeys_json.h"
 
 /* The counters and latencies of @s, as members of the object open in @j. */
 static void stats_members(struct json *j, const struct exp_stats *s, const struct histogram *lat)
@@ -33,17 +34,6 @@ static void stats_members(struct json *j, const struct exp_stats *s, const struc
 	json_double(j, "p99", hist_percentile(lat, 99) / 1000);
 	json_double(j, "p999", hist_percentile(lat, 99.9) / 1000);
 	json_double(j, "max", hist_max(lat) / 1000.0);
-	json_object_end(j);
-}
-
-/* What per-I/O remote keys went through (@st), as the object "remote_keys". */
-static void rkeys_json(struct json *j, const struct nvmefs_rkey_stats *st)
-{
-	json_object_begin(j, "remote_keys");
-	json_bool(j, "per_io", st->per_io);
-	json_uint(j, "bound", st->bound);
-	json_uint(j, "invalidated_by_target", st->invalidated_by_target);
-	json_uint(j, "invalidated_locally", st->invalidated_locally);
 	json_object_end(j);
 }
 

@@ -150,7 +150,7 @@ ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_post.c \
 	src/export/post.c \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
 	src/common/histogram.c src/common/histogram.h src/common/json.c src/common/json.h \
-	src/common/status.c src/common/status.h
+	src/common/status.c src/common/status.h src/common/rkeys_json.c src/common/rkeys_json.h
 ENGINE_UNIT_TESTS = tests/unit/check_engine tests/unit/san/check_engine \
 	tests/unit/tsan/check_engine
 check_PROGRAMS += $(ENGINE_UNIT_TESTS)
