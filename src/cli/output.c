@@ -14,6 +14,10 @@
  * text when traddr is.  Where nvme-cli would read past the data it was given
  * (malformed NPSS, descriptor lists, unterminated strings), this stops at
  * the end instead.
+ *
+ * One job, printing what nvme-cli prints: the file is long because
+ * Identify Controller and Namespace have that many fields, each written
+ * once as text and once as JSON, side by side so that the two cannot drift.
  */
 #include "config.h"
 
