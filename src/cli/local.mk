@@ -44,6 +44,9 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/mount.c \
 	src/cli/mount.h \
 	src/cli/mount_opts.c \
+	src/cli/list.c \
+	src/cli/list.h \
+	src/cli/list_mounts.c \
 	src/fuse/fs_ops.c \
 	src/fuse/adapter.c \
 	src/fuse/ring.c \
@@ -61,16 +64,17 @@ src_cli_nvmefs_SOURCES = \
 	src/fuse/fs.h \
 	src/fuse/fs_priv.h \
 	src/fuse/namespaces.c
-src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS)
+src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(JSONC_CFLAGS)
 # The command is a user of the shared library like any other.
-src_cli_nvmefs_LDADD = src/lib/libnvmefs.la $(LIBNVME_LIBS) $(FUSE3_LIBS) -lm
+src_cli_nvmefs_LDADD = src/lib/libnvmefs.la $(LIBNVME_LIBS) $(FUSE3_LIBS) $(JSONC_LIBS) -lm
 
 dist_man_MANS += \
 	man/nvmefs.1 \
 	man/nvmefs-discover.1 \
 	man/nvmefs-identify.1 \
 	man/nvmefs-perf.1 \
-	man/nvmefs-mount.1
+	man/nvmefs-mount.1 \
+	man/nvmefs-list.1
 
 # nvme-cli 2.3's output for the testbed target: what check_output compares with.
 OUTPUT_FIXTURES = \

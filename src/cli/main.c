@@ -20,6 +20,7 @@ const struct command commands[] = {
 	{ "identify", "print a subsystem's Identify Controller or Namespace data", cmd_identify },
 	{ "perf", "measure a namespace's IOPS, bandwidth and latency", cmd_perf },
 	{ "mount", "serve a subsystem's namespaces as files through FUSE", cmd_mount },
+	{ "list", "list this host's nvmefs mounts, as nvme list does devices", cmd_list },
 	{ "version", "print the version", cmd_version },
 	{ "help", "show the help of nvmefs or of a command", cmd_help },
 	{ NULL, NULL, NULL },

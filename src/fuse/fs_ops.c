@@ -522,6 +522,10 @@ int fs_build_info(struct fs *fs)
 	trimmed(v, sizeof(v), id->fr, sizeof(id->fr));
 	json_string(&j, "firmware", v);
 	json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(fs->ctrl));
+	/* Where the mount goes even without several paths: `nvmefs list` shows it. */
+	json_string(&j, "trtype", nvmefs_ctrl_trtype(fs->ctrl));
+	json_string(&j, "traddr", nvmefs_ctrl_traddr(fs->ctrl));
+	json_string(&j, "trsvcid", nvmefs_ctrl_trsvcid(fs->ctrl));
 	json_string(&j, "hostnqn", nvmefs_ctrl_hostnqn(fs->ctrl));
 	json_uint(&j, "io_queues", fs->opts.workers);
 	json_string(&j, "mode", fs->opts.cached ? "cached" : "direct");
