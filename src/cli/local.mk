@@ -45,8 +45,7 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/mount.h \
 	src/cli/mount_opts.c \
 	src/cli/list.c \
-	src/cli/list.h \
-	src/cli/list_mounts.c \
+	$(LIST_SOURCES) \
 	src/fuse/fs_ops.c \
 	src/fuse/adapter.c \
 	src/fuse/ring.c \
@@ -150,3 +149,17 @@ tests_unit_san_check_parking_SOURCES = $(tests_unit_check_parking_SOURCES)
 tests_unit_san_check_parking_CFLAGS = $(tests_unit_check_parking_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_parking_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_parking_LDADD = $(CHECK_LIBS)
+
+# nvmefs list's findings, from a fake mountinfo and fake mounts in a temporary directory.
+LIST_SOURCES = src/cli/list_mounts.c src/cli/list.h
+check_PROGRAMS += tests/unit/check_list tests/unit/san/check_list
+UNIT_TESTS += tests/unit/check_list tests/unit/san/check_list
+
+tests_unit_check_list_SOURCES = tests/unit/check_list.c $(LIST_SOURCES)
+tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
+
+tests_unit_san_check_list_SOURCES = $(tests_unit_check_list_SOURCES)
+tests_unit_san_check_list_CFLAGS = $(tests_unit_check_list_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_list_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
