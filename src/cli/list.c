@@ -36,7 +36,10 @@ static char *append(char *s, const char *sep, const char *add)
 {
 	char *out;
 
-	if (asprintf(&out, "%s%s%s", s ? s : "", s && *s ? sep : "", add) < 0)
+	/* NULL in, NULL out: a chain of appends reports ENOMEM once, at its end. */
+	if (!s)
+		return NULL;
+	if (asprintf(&out, "%s%s%s", s, *s ? sep : "", add) < 0)
 		out = NULL;
 	free(s);
 	return out;
@@ -59,7 +62,7 @@ static char *number(uint64_t v)
 	return asprintf(&out, "%" PRIu64, v) < 0 ? NULL : out;
 }
 
-/* Each path as ADDR:PORT, with its state where it is not live. */
+/* Each path as ADDR:PORT, with its state where it is not live; escaped. */
 static char *paths_text(const struct list_mount *m)
 {
 	char *s = strdup(""), where[512];
@@ -74,10 +77,10 @@ static char *paths_text(const struct list_mount *m)
 		text_where(where, sizeof(where), p->traddr, p->trsvcid);
 		s = append(s, ", ", where);
 		if (s && p->state && strcmp(p->state, "live")) {
-			char state[64];
+			char *state = escaped(p->state);
 
-			snprintf(state, sizeof(state), " (%s)", p->state);
-			s = append(s, "", state);
+			s = state ? append(append(append(s, "", " ("), "", state), "", ")") : NULL;
+			free(state);
 		}
 	}
 	return s;
@@ -116,7 +119,7 @@ static int fill_row(struct row *r, const struct list_mount *m)
 		for (size_t i = 0; raw[COL_NS] && i < m->nr_ns; i++)
 			raw[COL_NS] = append(raw[COL_NS], ",", m->ns[i].file);
 		raw[COL_TRANSPORT] = transport_text(m);
-		raw[COL_PATHS] = paths_text(m);
+		r->col[COL_PATHS] = paths_text(m);
 		r->col[COL_READS] = number(m->reads);
 		r->col[COL_WRITES] = number(m->writes);
 		raw[COL_STATE] = strdup(m->state);

@@ -88,7 +88,8 @@ EXTRA_DIST += \
 	doc/json/identify-list-ns.schema.json \
 	doc/json/perf.schema.json \
 	doc/json/mount-info.schema.json \
-	doc/json/mount-stats.schema.json
+	doc/json/mount-stats.schema.json \
+	doc/json/list.schema.json
 
 # Shipping (issue #15): the Debian packages that tests/check-dist builds, installed in the guest.
 INTEGRATION_TESTS += \

@@ -3,8 +3,8 @@
 # Every JSON output of nvmefs validates against its schema in doc/json (doc/JSON.md), with
 # python3-jsonschema (draft 2020-12), against the real target: discover (one log, --referral-depth's
 # several, --persistent's JSON Lines), identify (controller, each namespace, --list-ns), perf (plain,
-# randrw --verify --cpus, multipath --all-paths) and the mount's info and stats files (one path and
-# two). Each run that has optional members is checked to have them, so their schemas are exercised.
+# randrw --verify --cpus, multipath --all-paths), the mount's info and stats files (one path and
+# two) and nvmefs list (one path, two, a stale mount). Each run that has optional members is checked to have them, so their schemas are exercised.
 # And each schema can fail: every document checked is also altered (an undocumented member at the
 # top and in an array's first object, a number given as a string, a string as a number, a required
 # member left out), and every alteration must be rejected.
@@ -207,10 +207,14 @@ dd if=/dev/urandom of="$mnt/n1" bs=64k count=16 oflag=direct status=none || fail
 dd if="$mnt/n1" of=/dev/null bs=64k count=16 iflag=direct status=none || fail "reading through the mount failed"
 cat "$mnt/info" >mount-info.json || fail "reading $mnt/info failed"
 cat "$mnt/stats" >mount-stats.json || fail "reading $mnt/stats failed"
+"$NVMEFS" list -o json >list.json || fail "nvmefs list -o json failed"
 vmpin=$(awk '/^VmPin:/ {print $2 * 1024}' "/proc/$(nvmefs_pid "$mnt")/status")
 nvmefs_unmount "$mnt"
 check mount-info mount-info.json
 check mount-stats mount-stats.json
+check list list.json
+has mount-info.json ".trtype == \"rdma\" and .traddr == \"$addr\" and .trsvcid == \"${ports[0]}\"" "the transport, address and service id"
+has list.json ".mounts[] | select(.mountpoint == \"$mnt\") | .state == \"live\" and (.paths | length) == 1 and .reads > 0" "the live mount, one path, its reads"
 has mount-info.json ".namespaces | length == $NVMEFS_TEST_NAMESPACES" "$NVMEFS_TEST_NAMESPACES namespaces"
 has mount-stats.json '.total.writes > 0 and .total.reads > 0' "the I/O just done"
 has mount-stats.json ".memory.pinned_bytes == $vmpin" "the daemon's VmPin ($vmpin bytes) as pinned_bytes"
@@ -220,14 +224,26 @@ nvmefs_mount "$nqn" "$mnt" --path "$addr:${ports[1]}"
 dd if=/dev/urandom of="$mnt/n1" bs=64k count=16 oflag=direct status=none || fail "writing through the mount failed"
 cat "$mnt/info" >mount-info-paths.json || fail "reading $mnt/info failed"
 cat "$mnt/stats" >mount-stats-paths.json || fail "reading $mnt/stats failed"
+"$NVMEFS" list -o json >list-paths.json || fail "nvmefs list -o json failed"
 vmpin=$(awk '/^VmPin:/ {print $2 * 1024}' "/proc/$(nvmefs_pid "$mnt")/status")
 nvmefs_unmount "$mnt"
 check mount-info mount-info-paths.json
 check mount-stats mount-stats-paths.json
+check list list-paths.json
+has list-paths.json ".mounts[] | select(.mountpoint == \"$mnt\") | .iopolicy and (.paths | length) == 2" "the iopolicy and 2 paths"
 has mount-info-paths.json '(.paths | length) == 2' "2 paths"
 has mount-stats-paths.json "(.paths | length) == 2 and (.paths[0].ana | length) == $NVMEFS_TEST_NAMESPACES" "2 paths with the ANA state of each namespace"
 has mount-stats-paths.json "([.paths[].pinned_bytes] | min) > 0 and ([.paths[].pinned_bytes] | add) == .memory.pinned_bytes and .memory.pinned_bytes == $vmpin" \
 	"each path's pinned bytes, summing to the daemon's VmPin ($vmpin bytes)"
+log "list: a stale mount (its daemon killed)"
+nvmefs_mount "$nqn" "$mnt"
+kill -KILL "$(nvmefs_pid "$mnt")"
+wait_gone "$(nvmefs_pid "$mnt")" 5000 || fail "the daemon survived kill -9"
+"$NVMEFS" list -o json >list-stale.json || fail "nvmefs list -o json failed with a stale mount"
+fusermount3 -u "$mnt" || fail "fusermount3 -u of the stale mount failed"
+rm -f "$mnt.pid"
+check list list-stale.json
+has list-stale.json ".mounts[] | select(.mountpoint == \"$mnt\") | .state == \"error\" and .errno == -107" "the stale mount in error (ENOTCONN)"
 cd / || fail "cannot leave $work"
 rm -rf "$work"
-echo "PASS: every JSON output (discover, identify, perf, the mount's info and stats) matches its schema in doc/json, and each schema rejects altered documents"
+echo "PASS: every JSON output (discover, identify, perf, list, the mount's info and stats) matches its schema in doc/json, and each schema rejects altered documents"

@@ -9,6 +9,8 @@
 #   endpoint is not connected", and fusermount3 -u clears it; with -o auto_unmount, 'nvmefs mount'
 #   still returns once live (fusermount3, which stays for the life of the mount, once inherited
 #   the readiness pipe and held the command until unmount), and kill -9 unmounts by itself;
+# - nvmefs list shows a live mount (path, namespaces, I/O counters), gives up on the mount of a
+#   stopped daemon within its bound, and lists a killed daemon's mount as stale (ENOTCONN);
 # - the fstab way: mount -t fuse.nvmefs SUBNQN DIR -o traddr=...,trsvcid=... (mount.fuse3 runs
 #   nvmefs, found in the default PATH), and an /etc/fstab line with _netdev,noauto;
 # - without -i, one I/O queue per CPU the mount may run on (taskset narrows it), said with -v;
@@ -114,9 +116,35 @@ wait "$fgpid" || rc=$?
 ((rc == 0)) || fail "nvmefs mount -f exited $rc after SIGINT, not 0: $(cat /tmp/life-fg)"
 ! mountpoint -q "$mnt" || fail "nvmefs mount -f exited after SIGINT but $mnt is still mounted"
 
-log "kill -9 of the daemon"
+log "kill -9 of the daemon, and nvmefs list before, while stopped and after"
 nvmefs_mount "$nqn" "$mnt"
 pid=$(nvmefs_pid "$mnt")
+io_check "$mnt"
+# list_mount: this mount's object in 'nvmefs list -o json', which must exit 0 within 15 s.
+list_mount() {
+	local out rc=0
+	out=$(timeout 15 "$NVMEFS" list -o json 2>&1) || rc=$?
+	((rc == 0)) || fail "nvmefs list -o json exited $rc: $out"
+	jq -c --arg m "$mnt" '.mounts[] | select(.mountpoint == $m)' <<<"$out" || fail "nvmefs list -o json printed no JSON: $out"
+}
+got=$(list_mount)
+jq -e --arg nqn "$nqn" --arg a "$NVMEFS_TEST_TRADDR" --arg s "$NVMEFS_TEST_TRSVCID" --arg t "$trtype" \
+	'.state == "live" and .subnqn == $nqn and .paths == [{trtype: $t, traddr: $a, trsvcid: $s, state: "live"}] and
+	 .namespaces[0].file == "n1" and .reads > 0 and .writes > 0' <<<"$got" >/dev/null ||
+	fail "nvmefs list does not show the live mount on $mnt over $trtype to $NVMEFS_TEST_TRADDR:$NVMEFS_TEST_TRSVCID with its I/O: $got"
+row=$("$NVMEFS" list | grep -F "$mnt ") || fail "nvmefs list's table has no row for $mnt: $("$NVMEFS" list 2>&1)"
+[[ $row == *"$nqn"*"$trtype"*"$NVMEFS_TEST_TRADDR:$NVMEFS_TEST_TRSVCID"*live ]] ||
+	fail "nvmefs list's row for $mnt lacks the NQN, transport, path or state: $row"
+# A stopped daemon never answers: the listing gives up on it after its bound, and goes on.
+kill -STOP "$pid"
+start=$(now_ms)
+got=$(list_mount)
+elapsed=$(($(now_ms) - start))
+kill -CONT "$pid"
+jq -e '.state == "error" and .errno == -110' <<<"$got" >/dev/null ||
+	fail "nvmefs list does not show the mount of a stopped daemon as timed out: $got"
+((elapsed < 10000)) || fail "nvmefs list took $elapsed ms over the mount of a stopped daemon (its bound is 5 s)"
+log "nvmefs list gave up on the stopped daemon's mount after $elapsed ms"
 kill -KILL "$pid"
 wait_gone "$pid" 5000 || fail "the daemon survived kill -9"
 for cmd in "stat $mnt/n1" "ls $mnt" "stat -f $mnt"; do
@@ -127,6 +155,9 @@ for cmd in "stat $mnt/n1" "ls $mnt" "stat -f $mnt"; do
 	[[ $out == *"Transport endpoint is not connected"* ]] || fail "'$cmd' on the mount of a killed daemon failed, but not with ENOTCONN: $out"
 	((elapsed < 5000)) || fail "'$cmd' on the mount of a killed daemon took $elapsed ms to fail"
 done
+got=$(list_mount)
+jq -e --arg nqn "$nqn" '.state == "error" and .errno == -107 and .subnqn == $nqn and (.error | contains("fusermount3 -u"))' \
+	<<<"$got" >/dev/null || fail "nvmefs list does not show the killed daemon's mount as stale (ENOTCONN): $got"
 fusermount3 -u "$mnt" || fail "fusermount3 -u of the dead mount failed"
 ! mountpoint -q "$mnt" || fail "$mnt is still a mount point after fusermount3 -u"
 rm -f "$mnt.pid"
