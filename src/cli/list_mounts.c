@@ -104,7 +104,8 @@ static bool nvmefs_line(char *line, char **mountpoint, char **source, char **sup
 		return false;
 	while (tok && strcmp(tok, "-"))
 		tok = strtok_r(NULL, " ", &save);
-	if (!tok || strcmp(strtok_r(NULL, " ", &save) ?: "", "fuse.nvmefs"))
+	tok = tok ? strtok_r(NULL, " ", &save) : NULL;
+	if (!tok || strcmp(tok, "fuse.nvmefs"))
 		return false;
 	*source = strtok_r(NULL, " ", &save);
 	*super_opts = strtok_r(NULL, " ", &save);
