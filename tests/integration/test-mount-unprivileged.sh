@@ -4,7 +4,8 @@
 # user (no capabilities), mounts through the setuid fusermount3, and the user unmounts with
 # fusermount3 -u. The user needs read-write access to /dev/fuse and /dev/infiniband/* (given here
 # with chmod, as a udev rule or group would) and a locked-memory limit that covers the buffers
-# nvmefs registers with the RDMA device.
+# nvmefs registers with the RDMA device. nvmefs list, run by the user, shows the mount; run by
+# root, it shows it as one root cannot read.
 #
 # Those buffers, with the default options (2 I/O queues, --depth 16, -o max_io=128k): per queue,
 # 16 requests of max_io + 16 KiB (FUSE header slack and two blocks for read-modify-write),
@@ -80,6 +81,13 @@ use_and_unmount() {
 	as_user $((8 << 20)) dd if="$mnt/n1" bs=64K skip=7 count=16 status=none >/tmp/user-back ||
 		fail "$user cannot read through $mnt/n1"
 	cmp -s /tmp/user-data /tmp/user-back || fail "what $user wrote through $mnt/n1 reads back differently"
+	# nvmefs list: the user sees its mount; root is shown it too, as one it cannot read.
+	out=$(as_user $((8 << 20)) timeout 30 "$nvmefs" list -o json 2>&1) || fail "nvmefs list as $user failed: $out"
+	jq -e --arg m "$mnt" '[.mounts[] | select(.mountpoint == $m and .state == "live" and .writes > 0)] | length == 1' \
+		<<<"$out" >/dev/null || fail "nvmefs list as $user does not show its live mount on $mnt with its writes: $out"
+	out=$(timeout 30 "$NVMEFS" list -o json 2>&1) || fail "nvmefs list as root failed: $out"
+	jq -e --arg m "$mnt" '[.mounts[] | select(.mountpoint == $m and .state == "error" and .errno == -13)] | length == 1' \
+		<<<"$out" >/dev/null || fail "nvmefs list as root does not show $user's mount on $mnt as one it cannot read: $out"
 	# Without allow_other, the mount is the user's alone: even root may not look in.
 	out=$(stat "$mnt/n1" 2>&1) && fail "root could stat $mnt/n1 on $user's mount without allow_other"
 	as_user $((8 << 20)) fusermount3 -u "$mnt" || fail "$user cannot unmount $mnt with fusermount3 -u"
