@@ -63,27 +63,26 @@ int next_option(int argc, char **argv, const char *optstring,
 /* Long-only options get values past the byte range of short ones. */
 enum {
 	OPT_TIMEOUT = 0x100,
-	OPT_FAST_IO_FAIL_TMO,
 	OPT_DHCHAP_SECRET_FILE,
 	OPT_DHCHAP_CTRL_SECRET_FILE,
 	OPT_RKEY_PER_IO,
+	OPT_HOST_IFACE,
+	OPT_DISABLE_SQFLOW,
 	OPT_FIRST_COMMAND_OPTION = 0x200,
 };
 
 /*
  * The reconnect options, as nvme-cli spells them, also in mount's own
- * option table (mount has no -o/--output-format).  nvme-cli's -f for
- * fast_io_fail_tmo is left out: mount's -f is --foreground, and a letter
- * that meant different things in different commands would surprise.
+ * option table (mount has no -o/--output-format).
  */
 
-#define RECONNECT_SHORTOPTS "c:l:"
+#define RECONNECT_SHORTOPTS "c:l:F:"
 
 #define RECONNECT_LONGOPTS						\
 	{ "reconnect-delay", required_argument, NULL, 'c' },		\
 	{ "ctrl-loss-tmo", required_argument, NULL, 'l' },		\
-	{ "fast_io_fail_tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO }, \
-	{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO }
+	{ "fast_io_fail_tmo", required_argument, NULL, 'F' },		\
+	{ "fast-io-fail-tmo", required_argument, NULL, 'F' }
 
 /* Their bounds, for the command line and mount -o alike; seconds * 1000
  * must fit in an int of milliseconds. */
@@ -95,7 +94,7 @@ enum {
 	"                            3600 (default 10)\n"			\
 	"  -l, --ctrl-loss-tmo=SEC   give the controller up SEC seconds after it failed\n" \
 	"                            (default 600; -1: never; 0: do not reconnect)\n" \
-	"      --fast_io_fail_tmo=SEC, --fast-io-fail-tmo=SEC\n"		\
+	"  -F, --fast_io_fail_tmo=SEC, --fast-io-fail-tmo=SEC\n"		\
 	"                            fail I/O held while reconnecting SEC seconds after\n" \
 	"                            the controller failed (default -1: off, I/O waits)\n"
 
@@ -142,8 +141,29 @@ enum {
 	"  -g, --hdr-digest          NVMe/TCP: ask for header digests (CRC32C)\n" \
 	"  -G, --data-digest         NVMe/TCP: ask for data digests (CRC32C)\n"
 
-#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS \
-	DIGEST_SHORTOPTS
+/*
+ * nvme-cli's options that shape the connection itself, also in mount's
+ * table.  nvme-cli's -f for --host-iface is in CONNECT_SHORTOPTS but not
+ * mount's, where -f is --foreground, as in every FUSE filesystem.
+ */
+#define LINK_SHORTOPTS "T:D"
+
+#define LINK_LONGOPTS							\
+	{ "host-iface", required_argument, NULL, OPT_HOST_IFACE },	\
+	{ "tos", required_argument, NULL, 'T' },			\
+	{ "disable-sqflow", no_argument, NULL, OPT_DISABLE_SQFLOW },	\
+	{ "duplicate-connect", no_argument, NULL, 'D' }
+
+/* Their --help lines, --host-iface's aside: its letter depends on the command. */
+#define LINK_HELP							\
+	"  -T, --tos=TOS             type of service of the connections, 0 to 255\n" \
+	"                            (default: the system's)\n"		\
+	"      --disable-sqflow      ask the controller to disable SQ flow control\n" \
+	"  -D, --duplicate-connect   accepted: nvmefs always connects a controller of its\n" \
+	"                            own, even to a subsystem already connected\n"
+
+#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:vf:" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS \
+	DIGEST_SHORTOPTS LINK_SHORTOPTS
 
 #define CONNECT_LONGOPTS						\
 	{ "transport", required_argument, NULL, 't' },			\
@@ -160,6 +180,7 @@ enum {
 	DHCHAP_LONGOPTS,						\
 	RKEY_LONGOPTS,							\
 	DIGEST_LONGOPTS,						\
+	LINK_LONGOPTS,							\
 	{ "help", no_argument, NULL, 'h' }
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
@@ -169,6 +190,7 @@ enum {
 	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; a discovery\n" \
 	"                            controller over TCP: " NVMEFS_TCP_DISCOVERY_TRSVCID ")\n" \
 	"  -w, --host-traddr=ADDR    local address to connect from\n" \
+	"  -f, --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n" \
 	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
 	"  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n" \
 	"  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds\n" \
@@ -178,6 +200,7 @@ enum {
 	DHCHAP_HELP							\
 	RKEY_HELP							\
 	DIGEST_HELP							\
+	LINK_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
 
@@ -208,6 +231,10 @@ void connect_args_forget_secrets(struct connect_args *c);
  * refuse when connecting (nvmefs_connect_opts_check()).  EXIT_OK, EXIT_USAGE,
  * or EXIT_FAIL when the check itself failed. */
 int connect_args_check(const struct connect_args *c, const char *cmd);
+/* nvmefs_connect_opts_check() as a status: EXIT_OK; EXIT_USAGE or EXIT_FAIL
+ * after a line with @prefix before the library's message. */
+int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,
+			 const char *prefix);
 
 /* The service id nvme-cli gives when -s is not: NVMEFS_DEFAULT_TRSVCID, but
  * NVMEFS_TCP_DISCOVERY_TRSVCID for a discovery controller over TCP. */
