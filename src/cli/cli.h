@@ -46,6 +46,9 @@ int cmd_mount(int argc, char **argv);
  */
 int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* While options are parsed from a file, where ("FILE:LINE"): usage_error()
+ * puts it before the message.  NULL otherwise. */
+extern const char *usage_where;
 
 /*
  * getopt_long() with our error reporting: returns the option, -1 at the end,
