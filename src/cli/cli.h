@@ -149,13 +149,14 @@ enum {
  * table.  nvme-cli's -f for --host-iface is in CONNECT_SHORTOPTS but not
  * mount's, where -f is --foreground, as in every FUSE filesystem.
  */
-#define LINK_SHORTOPTS "T:D"
+#define LINK_SHORTOPTS "T:DJ:"
 
 #define LINK_LONGOPTS							\
 	{ "host-iface", required_argument, NULL, OPT_HOST_IFACE },	\
 	{ "tos", required_argument, NULL, 'T' },			\
 	{ "disable-sqflow", no_argument, NULL, OPT_DISABLE_SQFLOW },	\
-	{ "duplicate-connect", no_argument, NULL, 'D' }
+	{ "duplicate-connect", no_argument, NULL, 'D' },		\
+	{ "config", required_argument, NULL, 'J' }
 
 /* Their --help lines, --host-iface's aside: its letter depends on the command. */
 #define LINK_HELP							\
@@ -163,7 +164,9 @@ enum {
 	"                            (default: the system's)\n"		\
 	"      --disable-sqflow      ask the controller to disable SQ flow control\n" \
 	"  -D, --duplicate-connect   accepted: nvmefs always connects a controller of its\n" \
-	"                            own, even to a subsystem already connected\n"
+	"                            own, even to a subsystem already connected\n" \
+	"  -J, --config=FILE         nvme-cli's JSON configuration: this host's NQN, ID and\n" \
+	"                            DH-HMAC-CHAP keys from it where not given\n"
 
 #define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:vf:" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS \
 	DIGEST_SHORTOPTS LINK_SHORTOPTS
@@ -215,6 +218,10 @@ struct connect_args {
 	int verbose;
 	/* The option that gave the host's [0] and the controller's [1] secret. */
 	const char *secret_opt[2];
+	/* -J: nvme-cli's JSON configuration, and what was taken from it. */
+	const char *config;
+	char config_hostnqn[256];
+	char config_hostid[64];
 };
 
 void connect_args_init(struct connect_args *c);
@@ -226,6 +233,16 @@ void connect_args_init(struct connect_args *c);
 int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 			char *arg, bool *handled);
 
+/* A DH-HMAC-CHAP secret (@which: 0 the host's, 1 the controller's) from
+ * @value, given by @opt: copied into locked memory, checked, and @value
+ * overwritten.  EXIT_OK or EXIT_USAGE/EXIT_FAIL after a one-line message. */
+int connect_args_secret(struct connect_args *c, const char *cmd, const char *opt, char *value,
+			int which);
+
+/* -J: what the JSON configuration gives that the command line did not.
+ * opts_config.c.  EXIT_OK, or EXIT_USAGE/EXIT_FAIL after a one-line message. */
+int connect_args_config(struct connect_args *c, const char *cmd);
+
 /* Wipe the secrets once the library holds them (it parses them at
  * connect); the options then no longer point at them. */
 void connect_args_forget_secrets(struct connect_args *c);
@@ -233,7 +250,7 @@ void connect_args_forget_secrets(struct connect_args *c);
 /* After parsing: what every command needs (-a), and what the library would
  * refuse when connecting (nvmefs_connect_opts_check()).  EXIT_OK, EXIT_USAGE,
  * or EXIT_FAIL when the check itself failed. */
-int connect_args_check(const struct connect_args *c, const char *cmd);
+int connect_args_check(struct connect_args *c, const char *cmd);
 /* nvmefs_connect_opts_check() as a status: EXIT_OK; EXIT_USAGE or EXIT_FAIL
  * after a line with @prefix before the library's message. */
 int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,

@@ -19,6 +19,7 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/cli.c \
 	src/cli/main.c \
 	src/cli/opts_connect.c \
+	src/cli/opts_config.c \
 	src/cli/paths.c \
 	src/cli/paths.h \
 	src/cli/paths_log.c \

@@ -132,6 +132,13 @@ static int secret_arg(struct connect_args *c, const char *cmd, const char *opt, 
 	return EXIT_OK;
 }
 
+int connect_args_secret(struct connect_args *c, const char *cmd, const char *opt, char *value,
+			int which)
+{
+	return secret_arg(c, cmd, opt, value, which,
+			  which ? &c->opts.dhchap_ctrl_secret : &c->opts.dhchap_secret);
+}
+
 /* A secret read from @path, which no one but its owner may read: the
  * secret is then as safe as the account that owns the file. */
 static int secret_file(struct connect_args *c, const char *cmd, const char *opt,
@@ -311,6 +318,8 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	case OPT_DISABLE_SQFLOW:
 		c->opts.disable_sqflow = 1;
 		return EXIT_OK;
+	case 'J':
+		return nonempty(cmd, "-J/--config", arg, &c->config);
 	case 'D':
 		/* nvme-cli's leave to connect a controller again to where one is
 		 * connected: what every nvmefs command and mount does anyway. */
@@ -357,10 +366,15 @@ int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd
 	return EXIT_OK;
 }
 
-int connect_args_check(const struct connect_args *c, const char *cmd)
+int connect_args_check(struct connect_args *c, const char *cmd)
 {
+	int ret;
+
 	if (!c->opts.traddr)
 		return usage_error(cmd, "the target's address is missing: give it with -a/--traddr");
+	ret = connect_args_config(c, cmd);
+	if (ret)
+		return ret;
 	return connect_opts_checked(&c->opts, cmd, "");
 }
 
