@@ -138,6 +138,20 @@ struct nvmefs_connect_opts {
 	/** Since 0.2.  NVMe/TCP: nonzero asks for data digests, as nvme-cli's
 	 *  --data-digest. */
 	int data_digest;
+	/** Since 0.2.  NVMe/TCP: the network interface every queue's socket
+	 *  is bound to (SO_BINDTODEVICE), as nvme-cli's --host-iface; NULL:
+	 *  routing chooses.  RDMA refuses it, as the kernel's nvme-rdma does. */
+	const char *host_iface;
+	/** Since 0.2.  Type of service of every queue's connection, 0 to 255,
+	 *  as nvme-cli's --tos: IP_TOS (IPV6_TCLASS over IPv6) on NVMe/TCP's
+	 *  sockets, the RDMA CM id's TOS over RDMA; negative (the default):
+	 *  the system's. */
+	int tos;
+	/** Since 0.2.  Nonzero: every queue's Connect asks the controller to
+	 *  disable SQ flow control (CATTR bit 2), as nvme-cli's
+	 *  --disable-sqflow; its completions then carry no SQ head, and the
+	 *  host must not fill a queue beyond its size, which it never does. */
+	int disable_sqflow;
 };
 
 /** Fill @opts with the defaults and its size; the caller then sets traddr and more. */

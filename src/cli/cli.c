@@ -10,11 +10,15 @@
 
 #include "cli.h"
 
+const char *usage_where;
+
 int usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
 	fprintf(stderr, "nvmefs%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	if (usage_where)
+		fprintf(stderr, "%s: ", usage_where);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

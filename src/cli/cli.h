@@ -47,6 +47,9 @@ int cmd_list(int argc, char **argv);
  */
 int usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* While options are parsed from a file, where ("FILE:LINE"): usage_error()
+ * puts it before the message.  NULL otherwise. */
+extern const char *usage_where;
 
 /*
  * getopt_long() with our error reporting: returns the option, -1 at the end,
@@ -64,27 +67,26 @@ int next_option(int argc, char **argv, const char *optstring,
 /* Long-only options get values past the byte range of short ones. */
 enum {
 	OPT_TIMEOUT = 0x100,
-	OPT_FAST_IO_FAIL_TMO,
 	OPT_DHCHAP_SECRET_FILE,
 	OPT_DHCHAP_CTRL_SECRET_FILE,
 	OPT_RKEY_PER_IO,
+	OPT_HOST_IFACE,
+	OPT_DISABLE_SQFLOW,
 	OPT_FIRST_COMMAND_OPTION = 0x200,
 };
 
 /*
  * The reconnect options, as nvme-cli spells them, also in mount's own
- * option table (mount has no -o/--output-format).  nvme-cli's -f for
- * fast_io_fail_tmo is left out: mount's -f is --foreground, and a letter
- * that meant different things in different commands would surprise.
+ * option table (mount has no -o/--output-format).
  */
 
-#define RECONNECT_SHORTOPTS "c:l:"
+#define RECONNECT_SHORTOPTS "c:l:F:"
 
 #define RECONNECT_LONGOPTS						\
 	{ "reconnect-delay", required_argument, NULL, 'c' },		\
 	{ "ctrl-loss-tmo", required_argument, NULL, 'l' },		\
-	{ "fast_io_fail_tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO }, \
-	{ "fast-io-fail-tmo", required_argument, NULL, OPT_FAST_IO_FAIL_TMO }
+	{ "fast_io_fail_tmo", required_argument, NULL, 'F' },		\
+	{ "fast-io-fail-tmo", required_argument, NULL, 'F' }
 
 /* Their bounds, for the command line and mount -o alike; seconds * 1000
  * must fit in an int of milliseconds. */
@@ -96,7 +98,7 @@ enum {
 	"                            3600 (default 10)\n"			\
 	"  -l, --ctrl-loss-tmo=SEC   give the controller up SEC seconds after it failed\n" \
 	"                            (default 600; -1: never; 0: do not reconnect)\n" \
-	"      --fast_io_fail_tmo=SEC, --fast-io-fail-tmo=SEC\n"		\
+	"  -F, --fast_io_fail_tmo=SEC, --fast-io-fail-tmo=SEC\n"		\
 	"                            fail I/O held while reconnecting SEC seconds after\n" \
 	"                            the controller failed (default -1: off, I/O waits)\n"
 
@@ -143,8 +145,32 @@ enum {
 	"  -g, --hdr-digest          NVMe/TCP: ask for header digests (CRC32C)\n" \
 	"  -G, --data-digest         NVMe/TCP: ask for data digests (CRC32C)\n"
 
-#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:v" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS \
-	DIGEST_SHORTOPTS
+/*
+ * nvme-cli's options that shape the connection itself, also in mount's
+ * table.  nvme-cli's -f for --host-iface is in CONNECT_SHORTOPTS but not
+ * mount's, where -f is --foreground, as in every FUSE filesystem.
+ */
+#define LINK_SHORTOPTS "T:DJ:"
+
+#define LINK_LONGOPTS							\
+	{ "host-iface", required_argument, NULL, OPT_HOST_IFACE },	\
+	{ "tos", required_argument, NULL, 'T' },			\
+	{ "disable-sqflow", no_argument, NULL, OPT_DISABLE_SQFLOW },	\
+	{ "duplicate-connect", no_argument, NULL, 'D' },		\
+	{ "config", required_argument, NULL, 'J' }
+
+/* Their --help lines, --host-iface's aside: its letter depends on the command. */
+#define LINK_HELP							\
+	"  -T, --tos=TOS             type of service of the connections, 0 to 255\n" \
+	"                            (default: the system's)\n"		\
+	"      --disable-sqflow      ask the controller to disable SQ flow control\n" \
+	"  -D, --duplicate-connect   accepted: nvmefs always connects a controller of its\n" \
+	"                            own, even to a subsystem already connected\n" \
+	"  -J, --config=FILE         nvme-cli's JSON configuration: this host's NQN, ID and\n" \
+	"                            DH-HMAC-CHAP keys from it where not given\n"
+
+#define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:vf:" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS \
+	DIGEST_SHORTOPTS LINK_SHORTOPTS
 
 #define CONNECT_LONGOPTS						\
 	{ "transport", required_argument, NULL, 't' },			\
@@ -161,6 +187,7 @@ enum {
 	DHCHAP_LONGOPTS,						\
 	RKEY_LONGOPTS,							\
 	DIGEST_LONGOPTS,						\
+	LINK_LONGOPTS,							\
 	{ "help", no_argument, NULL, 'h' }
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
@@ -170,6 +197,7 @@ enum {
 	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; a discovery\n" \
 	"                            controller over TCP: " NVMEFS_TCP_DISCOVERY_TRSVCID ")\n" \
 	"  -w, --host-traddr=ADDR    local address to connect from\n" \
+	"  -f, --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n" \
 	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
 	"  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n" \
 	"  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds\n" \
@@ -179,6 +207,7 @@ enum {
 	DHCHAP_HELP							\
 	RKEY_HELP							\
 	DIGEST_HELP							\
+	LINK_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
 
@@ -190,6 +219,10 @@ struct connect_args {
 	int verbose;
 	/* The option that gave the host's [0] and the controller's [1] secret. */
 	const char *secret_opt[2];
+	/* -J: nvme-cli's JSON configuration, and what was taken from it. */
+	const char *config;
+	char config_hostnqn[256];
+	char config_hostid[64];
 };
 
 void connect_args_init(struct connect_args *c);
@@ -201,6 +234,16 @@ void connect_args_init(struct connect_args *c);
 int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 			char *arg, bool *handled);
 
+/* A DH-HMAC-CHAP secret (@which: 0 the host's, 1 the controller's) from
+ * @value, given by @opt: copied into locked memory, checked, and @value
+ * overwritten.  EXIT_OK or EXIT_USAGE/EXIT_FAIL after a one-line message. */
+int connect_args_secret(struct connect_args *c, const char *cmd, const char *opt, char *value,
+			int which);
+
+/* -J: what the JSON configuration gives that the command line did not.
+ * opts_config.c.  EXIT_OK, or EXIT_USAGE/EXIT_FAIL after a one-line message. */
+int connect_args_config(struct connect_args *c, const char *cmd);
+
 /* Wipe the secrets once the library holds them (it parses them at
  * connect); the options then no longer point at them. */
 void connect_args_forget_secrets(struct connect_args *c);
@@ -208,7 +251,11 @@ void connect_args_forget_secrets(struct connect_args *c);
 /* After parsing: what every command needs (-a), and what the library would
  * refuse when connecting (nvmefs_connect_opts_check()).  EXIT_OK, EXIT_USAGE,
  * or EXIT_FAIL when the check itself failed. */
-int connect_args_check(const struct connect_args *c, const char *cmd);
+int connect_args_check(struct connect_args *c, const char *cmd);
+/* nvmefs_connect_opts_check() as a status: EXIT_OK; EXIT_USAGE or EXIT_FAIL
+ * after a line with @prefix before the library's message. */
+int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,
+			 const char *prefix);
 
 /* The service id nvme-cli gives when -s is not: NVMEFS_DEFAULT_TRSVCID, but
  * NVMEFS_TCP_DISCOVERY_TRSVCID for a discovery controller over TCP. */

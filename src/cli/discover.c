@@ -28,6 +28,7 @@
 #include <nvme/types.h>
 
 #include "cli.h"
+#include "discover.h"
 #include "../common/histogram.h"
 
 static const char *const cmd = "discover";
@@ -300,12 +301,13 @@ out:
 
 static void help(void)
 {
-	printf("Usage: nvmefs discover [-t rdma|tcp] -a TRADDR [-s TRSVCID] [-q HOSTNQN]\n"
+	printf("Usage: nvmefs discover [-t rdma|tcp] [-a TRADDR] [-s TRSVCID] [-q HOSTNQN]\n"
 	       "                       [-I HOSTID] [-o normal|json] [-v]\n"
 	       "                       [-p | --referral-depth=N]\n"
 	       "\n"
 	       "Connect to the discovery controller at TRADDR:TRSVCID over RDMA or TCP, read\n"
-	       "its discovery log and print it as 'nvme discover' does.\n"
+	       "its discovery log and print it as 'nvme discover' does.  Without -a and -t,\n"
+	       "each line of /etc/nvme/discovery.conf names one, as for 'nvme discover'.\n"
 	       "\n"
 	       "Options:\n"
 	       CONNECT_HELP
@@ -357,7 +359,13 @@ static int print_log(const struct nvmefs_connect_opts *where,
 	return 0;
 }
 
-int cmd_discover(int argc, char **argv)
+void discover_args_init(struct discover_args *d)
+{
+	memset(d, 0, sizeof(*d));
+	connect_args_init(&d->args);
+}
+
+int discover_parse(struct discover_args *d, int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		CONNECT_LONGOPTS,
@@ -365,59 +373,67 @@ int cmd_discover(int argc, char **argv)
 		{ "persistent", no_argument, NULL, 'p' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct discover_state st = { 0 };
-	struct connect_args args;
-	bool handled, persist = false;
-	uint64_t depth = 0;
-	char addr[300];
+	bool handled;
 	int opt, ret;
 
-	connect_args_init(&args);
+	/* Each argument vector from its start: a file's lines are parsed too. */
+	optind = 0;
 	while ((opt = next_option(argc, argv, ":" CONNECT_SHORTOPTS "ph", longopts)) != -1) {
-		ret = connect_args_option(&args, cmd, opt, optarg, &handled);
+		ret = connect_args_option(&d->args, cmd, opt, optarg, &handled);
 		if (ret)
 			return ret;
 		if (handled)
 			continue;
 		switch (opt) {
 		case OPT_REFERRAL_DEPTH:
-			if (parse_uint(optarg, 0, MAX_REFERRAL_DEPTH, &depth))
+			if (parse_uint(optarg, 0, MAX_REFERRAL_DEPTH, &d->depth))
 				return usage_error(cmd, "--referral-depth '%s' is not a depth: give a "
 						   "number from 0 to %d", optarg, MAX_REFERRAL_DEPTH);
 			break;
 		case 'p':
-			persist = true;
+			d->persist = true;
 			break;
 		case 'h':
-			help();
-			return finish_output(cmd, EXIT_OK);
+			d->help = true;
+			return EXIT_OK;
 		default:
 			return EXIT_USAGE;
 		}
 	}
-	ret = connect_args_check(&args, cmd);
+	if (!d->args.opts.traddr)
+		return EXIT_OK;
+	ret = connect_args_check(&d->args, cmd);
 	if (ret)
 		return ret;
-	if (!args.opts.trsvcid)
-		args.opts.trsvcid = default_trsvcid(args.opts.trtype, true);
-	if (persist) {
+	if (!d->args.opts.trsvcid)
+		d->args.opts.trsvcid = default_trsvcid(d->args.opts.trtype, true);
+	if (d->persist) {
 		/* One controller watched, one log per line: a walk has no place. */
-		if (depth)
+		if (d->depth)
 			return usage_error(cmd, "--referral-depth cannot go with -p/--persistent, which "
 					   "watches only the discovery controller at -a");
 		/* Without a keep-alive the library lets a discovery controller go
 		 * after reading it: no events, no reconnects. */
-		if (args.opts.kato_ms == 0)
+		if (d->args.opts.kato_ms == 0)
 			return usage_error(cmd, "-p/--persistent needs a keep-alive: give -k 1 or more "
 					   "(default %d s)", PERSISTENT_KATO_S);
-		return persistent(&args);
 	}
+	return EXIT_OK;
+}
 
-	st.args = &args;
-	verbose(&args, cmd, "connecting to the discovery controller at %s, timeout %u ms",
-		connect_args_where(&args.opts, addr, sizeof(addr)), args.opts.timeout_ms);
-	ret = nvmefs_discover(&args.opts, (int)depth, print_log, &st);
-	connect_args_forget_secrets(&args);
+int discover_run(struct discover_args *d)
+{
+	struct discover_state st = { .args = &d->args };
+	char addr[300];
+	int ret;
+
+	if (d->persist)
+		return persistent(&d->args);
+	verbose(&d->args, cmd, "connecting to the discovery controller at %s, timeout %u ms",
+		connect_args_where(&d->args.opts, addr, sizeof(addr)), d->args.opts.timeout_ms);
+	ret = nvmefs_discover(&d->args.opts, (int)d->depth, print_log, &st);
+	if (!d->keep_secrets)
+		connect_args_forget_secrets(&d->args);
 	if (st.write_failed)
 		return finish_output(cmd, EXIT_FAIL);
 	if (ret) {
@@ -426,4 +442,26 @@ int cmd_discover(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	return finish_output(cmd, st.referrals_unread ? EXIT_FAIL : EXIT_OK);
+}
+
+int cmd_discover(int argc, char **argv)
+{
+	struct discover_args d;
+	int ret;
+
+	discover_args_init(&d);
+	ret = discover_parse(&d, argc, argv);
+	if (ret)
+		return ret;
+	if (d.help) {
+		help();
+		return finish_output(cmd, EXIT_OK);
+	}
+	/* No target named: the ones /etc/nvme/discovery.conf lists, as 'nvme
+	 * discover' reads them; -t alone names no target and is refused. */
+	if (!d.args.opts.traddr)
+		return d.args.opts.trtype ? usage_error(cmd, "the target's address is missing: give "
+							"it with -a/--traddr")
+					  : discover_from_conf(&d);
+	return discover_run(&d);
 }

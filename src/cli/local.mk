@@ -19,11 +19,14 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/cli.c \
 	src/cli/main.c \
 	src/cli/opts_connect.c \
+	src/cli/opts_config.c \
 	src/cli/paths.c \
 	src/cli/paths.h \
 	src/cli/paths_log.c \
 	src/cli/paths_log.h \
 	src/cli/discover.c \
+	src/cli/discover.h \
+	src/cli/discovery_conf.c \
 	src/cli/identify.c \
 	src/common/histogram.c \
 	src/common/histogram.h \

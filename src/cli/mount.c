@@ -78,6 +78,7 @@ static void help(void)
 	       "                            --all-paths over TCP, where the discovery log is: "
 	       NVMEFS_TCP_DISCOVERY_TRSVCID ")\n"
 	       "  -w, --host-traddr=ADDR    local address to connect from\n"
+	       "      --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n"
 	       "  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n"
 	       "  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n"
 	       "  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds (default 5)\n"
@@ -87,6 +88,7 @@ static void help(void)
 	       DHCHAP_HELP
 	       RKEY_HELP
 	       DIGEST_HELP
+	       LINK_HELP
 	       PATHS_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
 	       HELP_HELP);
@@ -354,6 +356,7 @@ int cmd_mount(int argc, char **argv)
 		DHCHAP_LONGOPTS,
 		RKEY_LONGOPTS,
 		DIGEST_LONGOPTS,
+		LINK_LONGOPTS,
 		PATHS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
@@ -390,7 +393,7 @@ int cmd_mount(int argc, char **argv)
 	optind = 1;
 	for (;;) {
 		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:" RECONNECT_SHORTOPTS
-				  DHCHAP_SHORTOPTS DIGEST_SHORTOPTS,
+				  DHCHAP_SHORTOPTS DIGEST_SHORTOPTS LINK_SHORTOPTS,
 				  longopts, NULL);
 		if (opt == -1)
 			break;
@@ -446,7 +449,7 @@ int cmd_mount(int argc, char **argv)
 		usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
-	if (connect_args_check(&m->conn, cmd))
+	if (connect_args_check(&m->conn, cmd) || path_args_check(&m->paths, &m->conn, cmd))
 		goto out;
 	if (!m->conn.opts.subnqn) {
 		usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn ('nvmefs "

@@ -86,12 +86,13 @@ static int mount_option(struct mount_args *m, char *opt)
 		{ "fast_io_fail_tmo", "--fast_io_fail_tmo" }, { "dhchap_secret", "-S" },
 		{ "dhchap_ctrl_secret", "-C" }, { "dhchap_secret_file", "--dhchap-secret-file" },
 		{ "dhchap_ctrl_secret_file", "--dhchap-ctrl-secret-file" },
-		{ "rkey_per_io", "--rkey-per-io" },
+		{ "rkey_per_io", "--rkey-per-io" }, { "host_iface", "--host-iface" }, { "tos", "-T" },
 	};
 	/* Through connect_args_option(): the same checks and ranges as the options. */
 	static const int connect_opts[] = { 't', 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
-					    OPT_FAST_IO_FAIL_TMO, 'S', 'C', OPT_DHCHAP_SECRET_FILE,
-					    OPT_DHCHAP_CTRL_SECRET_FILE, OPT_RKEY_PER_IO };
+					    'F', 'S', 'C', OPT_DHCHAP_SECRET_FILE,
+					    OPT_DHCHAP_CTRL_SECRET_FILE, OPT_RKEY_PER_IO, OPT_HOST_IFACE,
+					    'T' };
 	_Static_assert(sizeof(connect_keys) / sizeof(connect_keys[0]) ==
 		       sizeof(connect_opts) / sizeof(connect_opts[0]), "one option per -o key");
 	char *value = strchr(opt, '=');
@@ -126,6 +127,9 @@ static int mount_option(struct mount_args *m, char *opt)
 	}
 	if (!strcmp(opt, "hdr_digest") || !strcmp(opt, "data_digest"))
 		return connect_args_option(&m->conn, cmd, opt[0] == 'h' ? 'g' : 'G', NULL, &handled);
+	if (!strcmp(opt, "disable_sqflow") || !strcmp(opt, "duplicate_connect"))
+		return connect_args_option(&m->conn, cmd, opt[1] == 'i' ? OPT_DISABLE_SQFLOW : 'D',
+					   NULL, &handled);
 	if (!strcmp(opt, "all_paths"))
 		return path_args_option(&m->paths, cmd, OPT_ALL_PATHS, NULL, &handled);
 	if (!strcmp(opt, "uid") || !strcmp(opt, "gid")) {

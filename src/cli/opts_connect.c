@@ -132,6 +132,13 @@ static int secret_arg(struct connect_args *c, const char *cmd, const char *opt, 
 	return EXIT_OK;
 }
 
+int connect_args_secret(struct connect_args *c, const char *cmd, const char *opt, char *value,
+			int which)
+{
+	return secret_arg(c, cmd, opt, value, which,
+			  which ? &c->opts.dhchap_ctrl_secret : &c->opts.dhchap_secret);
+}
+
 /* A secret read from @path, which no one but its owner may read: the
  * secret is then as safe as the account that owns the file. */
 static int secret_file(struct connect_args *c, const char *cmd, const char *opt,
@@ -268,9 +275,9 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 					   CTRL_TMO_MAX_S);
 		c->opts.ctrl_loss_tmo_s = sv < 0 ? -1 : (int)sv;
 		return EXIT_OK;
-	case OPT_FAST_IO_FAIL_TMO:
+	case 'F':
 		if (parse_int(arg, INT64_MIN, CTRL_TMO_MAX_S, &sv))
-			return usage_error(cmd, "--fast_io_fail_tmo '%s' is not a number of seconds "
+			return usage_error(cmd, "-F/--fast_io_fail_tmo '%s' is not a number of seconds "
 					   "from 0 to %d, or -1 for off", arg, CTRL_TMO_MAX_S);
 		c->opts.fast_io_fail_tmo_s = sv < 0 ? -1 : (int)sv;
 		return EXIT_OK;
@@ -293,6 +300,29 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 			c->opts.rkey_per_io = 0;
 		else
 			return usage_error(cmd, "--rkey-per-io '%s' is not 'auto', 'on' or 'off'", arg);
+		return EXIT_OK;
+	case 'f':
+		/* mount's -f is --foreground, which takes no value; its
+		 * --host-iface comes as OPT_HOST_IFACE. */
+		if (!arg)
+			break;
+		/* fall through */
+	case OPT_HOST_IFACE:
+		return nonempty(cmd, "-f/--host-iface", arg, &c->opts.host_iface);
+	case 'T':
+		if (parse_uint(arg, 0, 255, &v))
+			return usage_error(cmd, "-T/--tos '%s' is not a type of service: give a number "
+					   "from 0 to 255", arg);
+		c->opts.tos = (int)v;
+		return EXIT_OK;
+	case OPT_DISABLE_SQFLOW:
+		c->opts.disable_sqflow = 1;
+		return EXIT_OK;
+	case 'J':
+		return nonempty(cmd, "-J/--config", arg, &c->config);
+	case 'D':
+		/* nvme-cli's leave to connect a controller again to where one is
+		 * connected: what every nvmefs command and mount does anyway. */
 		return EXIT_OK;
 	case 'g':
 		c->opts.hdr_digest = 1;
@@ -321,21 +351,31 @@ const char *default_trsvcid(const char *trtype, bool discovery)
 		: NVMEFS_DEFAULT_TRSVCID;
 }
 
-int connect_args_check(const struct connect_args *c, const char *cmd)
+int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,
+			 const char *prefix)
+{
+	/* What the library would refuse when connecting is wrong usage too. */
+	int ret = nvmefs_connect_opts_check(opts);
+
+	if (ret == -EINVAL)
+		return usage_error(cmd, "%s%s", prefix, nvmefs_errmsg());
+	if (ret) {
+		fprintf(stderr, "nvmefs %s: %s%s\n", cmd, prefix, nvmefs_errmsg());
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+int connect_args_check(struct connect_args *c, const char *cmd)
 {
 	int ret;
 
 	if (!c->opts.traddr)
 		return usage_error(cmd, "the target's address is missing: give it with -a/--traddr");
-	/* What the library would refuse when connecting is wrong usage too. */
-	ret = nvmefs_connect_opts_check(&c->opts);
-	if (ret == -EINVAL)
-		return usage_error(cmd, "%s", nvmefs_errmsg());
-	if (ret) {
-		fprintf(stderr, "nvmefs %s: %s\n", cmd, nvmefs_errmsg());
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
+	ret = connect_args_config(c, cmd);
+	if (ret)
+		return ret;
+	return connect_opts_checked(&c->opts, cmd, "");
 }
 
 const char *connect_args_where(const struct nvmefs_connect_opts *opts,

@@ -104,6 +104,32 @@ int path_args_option(struct path_args *p, const char *cmd, int opt, const char *
 	return EXIT_OK;
 }
 
+int path_args_check(const struct path_args *p, const struct connect_args *conn,
+		    const char *cmd)
+{
+	struct nvmefs_connect_opts addr, opts;
+	int ret;
+
+	for (unsigned int i = 0; i < p->nr; i++) {
+		/* The address alone first, so that the line names --path, not -a. */
+		nvmefs_connect_opts_init(&addr);
+		addr.traddr = p->traddr[i];
+		addr.trtype = "tcp";
+		if (nvmefs_connect_opts_check(&addr) == -EINVAL)
+			return usage_error(cmd, "--path: the target address '%s' is not an IP "
+					   "address or a host name: fix --path", p->traddr[i]);
+		opts = conn->opts;
+		opts.traddr = p->traddr[i];
+		opts.trsvcid = p->trsvcid[i][0] ? p->trsvcid[i] : NULL;
+		if (p->trtype[i])
+			opts.trtype = p->trtype[i];
+		ret = connect_opts_checked(&opts, cmd, "--path: ");
+		if (ret)
+			return ret;
+	}
+	return EXIT_OK;
+}
+
 bool path_args_multipath(const struct path_args *p)
 {
 	return p->nr || p->all_paths;

@@ -54,6 +54,12 @@ void path_args_init(struct path_args *p);
 int path_args_option(struct path_args *p, const char *cmd, int opt, const char *arg,
 		     bool *handled);
 
+/* After connect_args_check(): each --path with @conn's options, as the
+ * library would check it when connecting.  EXIT_OK, EXIT_USAGE, or
+ * EXIT_FAIL when the check itself failed, after a one-line message. */
+int path_args_check(const struct path_args *p, const struct connect_args *conn,
+		    const char *cmd);
+
 /* Whether more than the one path of -a/-s is asked for. */
 bool path_args_multipath(const struct path_args *p);
 

@@ -346,6 +346,8 @@ int cmd_perf(int argc, char **argv)
 		}
 	}
 	ret = connect_args_check(&a.conn, cmd);
+	if (ret == EXIT_OK)
+		ret = path_args_check(&a.paths, &a.conn, cmd);
 	if (ret)
 		return ret;
 	if (!a.conn.opts.subnqn)

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util_parse.h"
 
@@ -132,4 +133,21 @@ int parse_cpu_list(const char *s, unsigned int max_cpu, unsigned int *cpus, unsi
 	}
 	*count = n;
 	return 0;
+}
+
+int parse_option_line(char *line, char **words, int max)
+{
+	char *word;
+	int n = 0;
+
+	if (line[0] == '#')
+		return 0;
+	while ((word = strsep(&line, " \t=\r\n"))) {
+		if (!*word)
+			continue;
+		if (n == max)
+			return -E2BIG;
+		words[n++] = word;
+	}
+	return n;
 }

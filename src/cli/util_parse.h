@@ -26,4 +26,12 @@ int parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *value);
 int parse_cpu_list(const char *s, unsigned int max_cpu, unsigned int *cpus, unsigned int room,
 		   unsigned int *count);
 
+/*
+ * One line of an option file such as /etc/nvme/discovery.conf, split as
+ * nvme-cli splits it into arguments: at spaces, tabs and '='.  At most @max
+ * words, pointing into @line (which is changed): their number, 0 for a blank
+ * line or a comment ('#' first), or -E2BIG past @max.
+ */
+int parse_option_line(char *line, char **words, int max);
+
 #endif /* NVMEFS_CLI_UTIL_PARSE_H */

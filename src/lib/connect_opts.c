@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
+#include <net/if.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -67,6 +68,32 @@ static int check_addr(const char *addr, const char *what, const char *fix)
 	return 0;
 }
 
+/*
+ * The interface NVMe/TCP's sockets are bound to: one this machine has.  Over
+ * RDMA the kernel's nvme-rdma takes no host_iface (the device follows the
+ * source address), and neither does this library.
+ */
+static int check_iface(const char *iface, const char *trtype)
+{
+	size_t len = strlen(iface);
+
+	if (strcmp(trtype, "tcp"))
+		return nvmefs_error(-EINVAL, "a host interface binds NVMe/TCP connections only: over "
+				    "RDMA the device follows the host address; give -w with an "
+				    "address of that interface instead of -f");
+	for (size_t i = 0; i < len; i++)
+		if (iface[i] <= 0x20 || iface[i] >= 0x7f || iface[i] == '/')
+			return nvmefs_error(-EINVAL, "the host interface name holds a byte (0x%02x) "
+					    "no interface name has: fix -f", (unsigned char)iface[i]);
+	if (!len || len >= IF_NAMESIZE)
+		return nvmefs_error(-EINVAL, "the host interface name '%s' is not 1 to %d characters "
+				    "long: fix -f", iface, IF_NAMESIZE - 1);
+	if (!if_nametoindex(iface))
+		return nvmefs_error(-EINVAL, "this machine has no network interface '%s': fix -f "
+				    "('ip link' lists them)", iface);
+	return 0;
+}
+
 /* What a connect would refuse anyway, found before it looks for a device. */
 static int check_taken(const struct nvmefs_connect_opts *opts)
 {
@@ -82,6 +109,10 @@ static int check_taken(const struct nvmefs_connect_opts *opts)
 		ret = nvmefs_nqn_check(opts->hostnqn, "host", "-q");
 	if (ret == 0)
 		ret = nvmefs_auth_check(opts->dhchap_secret, opts->dhchap_ctrl_secret);
+	if (ret == 0 && opts->tos > 255)
+		ret = nvmefs_error(-EINVAL, "a type of service of %d: give 0 to 255 (-T)", opts->tos);
+	if (ret == 0 && opts->host_iface)
+		ret = check_iface(opts->host_iface, opts->trtype);
 	return ret;
 }
 
@@ -95,6 +126,7 @@ void nvmefs_connect_opts_init_0_2(struct nvmefs_connect_opts *opts)
 	opts->ctrl_loss_tmo_s = NVMEFS_DEFAULT_CTRL_LOSS_TMO_S;
 	opts->fast_io_fail_tmo_s = -1;
 	opts->rkey_per_io = -1;
+	opts->tos = -1;
 }
 
 int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,

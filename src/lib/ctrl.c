@@ -276,6 +276,9 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	if (ret == 0 && opts->host_traddr)
 		ret = copy_ascii_opt(ctrl->host_traddr, sizeof(ctrl->host_traddr), opts->host_traddr,
 				     "host address");
+	if (ret == 0 && opts->host_iface)
+		ret = copy_ascii_opt(ctrl->host_iface, sizeof(ctrl->host_iface), opts->host_iface,
+				     "host interface");
 	if (ret == 0)
 		ret = copy_opt(ctrl->subnqn, sizeof(ctrl->subnqn),
 			       opts->subnqn ? opts->subnqn : NVME_DISC_SUBSYS_NAME, "subsystem NQN");
@@ -291,6 +294,7 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	ctrl->opts.traddr = ctrl->traddr;
 	ctrl->opts.trsvcid = ctrl->trsvcid;
 	ctrl->opts.host_traddr = ctrl->host_traddr[0] ? ctrl->host_traddr : NULL;
+	ctrl->opts.host_iface = ctrl->host_iface[0] ? ctrl->host_iface : NULL;
 	ctrl->opts.subnqn = ctrl->subnqn;
 	ctrl->discovery = strcmp(ctrl->subnqn, NVME_DISC_SUBSYS_NAME) == 0;
 	ret = nvmefs_host_identity(ctrl, opts->hostnqn, opts->hostid);

@@ -157,7 +157,8 @@ int nvmefs_fabrics_connect(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q, uin
 	req = nvmefs_req_get(q);
 	if (!req)
 		return nvmefs_error(-EBUSY, "queue %u: no free request slot for Connect", q->qid);
-	ret = nvmefs_connect_encode(req->cmd, 0, q->qid, (uint16_t)(q->size - 1), 0,
+	ret = nvmefs_connect_encode(req->cmd, 0, q->qid, (uint16_t)(q->size - 1),
+				    ctrl->opts.disable_sqflow ? NVMEFS_CONNECT_CATTR_DISABLE_SQFLOW : 0,
 				    q->qid ? 0 : kato_ms);
 	if (ret < 0) {
 		ret = nvmefs_error(ret, "queue %u: cannot build Connect for %u entries", q->qid, q->size);

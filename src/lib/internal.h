@@ -298,6 +298,7 @@ struct nvmefs_ctrl {
 	char traddr[NVMF_TRADDR_SIZE + 1];
 	char trsvcid[NVMF_TRSVCID_SIZE + 1];
 	char host_traddr[256];
+	char host_iface[16];		/* IF_NAMESIZE */
 	char subnqn[NVMF_NQN_SIZE + 1];
 	char hostnqn[NVMF_NQN_SIZE + 1];
 	char hostid_str[37];

@@ -482,6 +482,16 @@ static int rdma_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 		ret = nvmefs_error(-errno, "creating an RDMA CM id failed: %s", strerror(errno));
 		goto fail;
 	}
+	/* nvme-cli's --tos, as nvme-rdma sets it: before the route is resolved. */
+	if (q->ctrl->opts.tos >= 0) {
+		uint8_t tos = (uint8_t)q->ctrl->opts.tos;
+
+		if (rdma_set_option(rq->id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &tos, sizeof(tos))) {
+			ret = nvmefs_error(-errno, "setting the type of service %u failed: %s: "
+					   "check -T", tos, strerror(errno));
+			goto fail;
+		}
+	}
 	ret = resolve(q, timeout_ms);
 	if (ret < 0)
 		goto fail;

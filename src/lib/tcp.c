@@ -69,10 +69,10 @@ static int wait_fd(int fd, short events, int64_t deadline)
  * writes that replaced it on the next connection; and no delay for small
  * commands and responses, which go at once.
  */
-static int sock_setup(int fd)
+static int sock_setup(const struct nvmefs_ctrl *ctrl, int fd, int family)
 {
 	struct linger abort_close = { .l_onoff = 1, .l_linger = 0 };
-	int one = 1;
+	int one = 1, tos = ctrl->opts.tos;
 
 	if (setsockopt(fd, IPPROTO_TCP, TCP_SYNCNT, &one, sizeof(one)))
 		return nvmefs_error(-errno, "setting TCP_SYNCNT failed: %s", strerror(errno));
@@ -80,6 +80,17 @@ static int sock_setup(int fd)
 		return nvmefs_error(-errno, "setting SO_LINGER failed: %s", strerror(errno));
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)))
 		return nvmefs_error(-errno, "setting TCP_NODELAY failed: %s", strerror(errno));
+	/* nvme-cli's --host-iface and --tos, as nvme-tcp applies them. */
+	if (ctrl->host_iface[0] &&
+	    setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ctrl->host_iface,
+		       (socklen_t)strlen(ctrl->host_iface)))
+		return nvmefs_error(-errno, "binding to the interface %s failed: %s: check -f",
+				    ctrl->host_iface, strerror(errno));
+	if (tos >= 0 && (family == AF_INET6 ? setsockopt(fd, IPPROTO_IPV6, IPV6_TCLASS, &tos,
+							 sizeof(tos))
+					    : setsockopt(fd, IPPROTO_IP, IP_TOS, &tos, sizeof(tos))))
+		return nvmefs_error(-errno, "setting the type of service %d failed: %s: check -T",
+				    tos, strerror(errno));
 	return 0;
 }
 
@@ -119,7 +130,7 @@ static int tcp_connect(struct nvmefs_queue *q, int64_t deadline)
 			ret = nvmefs_error(-errno, "creating a TCP socket failed: %s", strerror(errno));
 			continue;
 		}
-		if ((ret = sock_setup(fd)) < 0 ||
+		if ((ret = sock_setup(ctrl, fd, ai->ai_family)) < 0 ||
 		    (ctrl->host_traddr[0] && (ret = bind_host(q, fd, ai->ai_family)) < 0)) {
 			close(fd);
 			continue;

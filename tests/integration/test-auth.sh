@@ -83,6 +83,15 @@ out=$("$NVMEFS" perf -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSV
 	fail "perf --verify over authenticated queues failed: $(cat /tmp/auth-err) $out"
 jq -e '.errors == 0 and .iops > 0 and .verify.mismatches == 0 and .verify.blocks_read > 0' <<<"$out" >/dev/null ||
 	fail "perf --verify over authenticated queues: errors, no I/O or mismatches: $out"
+log "-J: nvme-cli's JSON configuration gives the host NQN (no -q), the host's key and the port's controller key"
+cat >/tmp/auth-config.json <<EOF
+[ { "hostnqn": "$host", "dhchap_key": "${keys[3]}",
+    "subsystems": [ { "nqn": "$nqn", "ports": [ { "transport": "$trtype", "traddr": "$NVMEFS_TEST_TRADDR",
+      "trsvcid": "$NVMEFS_TEST_TRSVCID", "dhchap_ctrl_key": "$ctrl_key" } ] } ] } ]
+EOF
+out=$("$NVMEFS" identify -t "$trtype" -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${to[@]}" \
+	-J /tmp/auth-config.json -o json 2>&1) || fail "identify with the host and keys from -J failed: $out"
+jq -e '.sn == "nvmefs00000000000001"' <<<"$out" >/dev/null || fail "identify with -J printed no serial number: $out"
 mnt=/tmp/auth-mnt
 syslog_start
 # Four I/O queues and a 2 s KATO: nvmet drops an authentication whose next step takes the host

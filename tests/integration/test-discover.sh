@@ -56,6 +56,50 @@ expect_failure "--all-paths where every record requires a secure channel" \
 	30000 -- "$NVMEFS" perf -t "$trtype" -a "$addr" -s "$tls_port" -n "${subnqns[0]}" --all-paths --time 1
 rm "$d/subsystems/${subnqns[0]}" && rmdir "$d" || fail "removing nvmet port 199 failed"
 
+log "no target: the lines of discovery.conf, as nvme discover reads them, each log in turn"
+conf=$(mktemp)
+printf '# both ports\n\n-t %s -a %s -s %s\n--transport=%s --traddr=%s --trsvcid=%s\n' \
+	"$trtype" "$addr" "${ports[0]}" "$trtype" "$addr" "${ports[1]}" >"$conf"
+json=$(NVMEFS_DISCOVERY_CONF=$conf "$NVMEFS" discover -o json) || fail "nvmefs discover reading $conf failed"
+[[ $(jq -s -c 'map(.records[] | select(.subtype == "current discovery subsystem") | .trsvcid)' <<<"$json") == "[\"${ports[0]}\",\"${ports[1]}\"]" ]] ||
+	fail "discovery.conf's two lines did not give port ${ports[0]}'s log, then port ${ports[1]}'s: $json"
+mkdir -p /etc/nvme && cp "$conf" /etc/nvme/discovery.conf
+diff -u <("$NVMEFS" discover -t "$trtype" -a "$addr" -s "${ports[0]}"; "$NVMEFS" discover -t "$trtype" -a "$addr" -s "${ports[1]}") \
+	<("$NVMEFS" discover) || fail "nvmefs discover with /etc/nvme/discovery.conf differs from a discover per line"
+rm -f /etc/nvme/discovery.conf "$conf"
+
+if [[ $trtype == tcp ]]; then
+	log "-T and -f reach every queue's socket (ss: tos, and the interface after the address); --disable-sqflow is taken by nvmet"
+	# The interface that holds the target's address: bound to lo, where 'ip route get' sends a
+	# local address, a connection finds no listener, for nvme-tcp too.
+	dev=$(ip -o addr show to "$addr" | awk '{ print $2; exit }')
+	[[ -n $dev ]] || fail "no interface holds $addr"
+	"$NVMEFS" perf -t tcp -a "$addr" -s "${ports[0]}" -n "${subnqns[0]}" -T 0x28 -f "$dev" --disable-sqflow \
+		--time 6 >/tmp/tos.out 2>&1 &
+	perf_pid=$!
+	socks=
+	for _ in $(seq 300); do
+		socks=$(ss -tnO --tos state established dst "$addr:${ports[0]}" 2>&1 | tail -n +2)
+		(($(grep -c . <<<"$socks") >= 2)) && break
+		kill -0 "$perf_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	(($(grep -c . <<<"$socks") >= 2)) ||
+		fail "perf's queues did not show in ss (dev $dev): $socks; perf: $(cat /tmp/tos.out)"
+	while read -r line; do
+		[[ $line == *"%$dev:"* && $line == *"tos:0x28"* ]] ||
+			fail "a queue's socket is not bound to $dev with TOS 0x28: $line"
+	done <<<"$socks"
+	wait "$perf_pid" || fail "perf with -T, -f and --disable-sqflow failed: $(cat /tmp/tos.out)"
+	log "$(wc -l <<<"$socks") sockets, each with tos:0x28 on $dev"
+else
+	log "-T sets the RDMA CM's type of service and --disable-sqflow is taken by nvmet; -f is refused over RDMA, as by nvme-rdma"
+	"$NVMEFS" perf -t rdma -a "$addr" -s "${ports[0]}" -n "${subnqns[0]}" -T 0x28 --disable-sqflow --time 1 \
+		>/tmp/tos.out 2>&1 || fail "perf over RDMA with -T and --disable-sqflow failed: $(cat /tmp/tos.out)"
+	expect_failure "-f over RDMA" "a host interface binds NVMe/TCP connections only" 5000 2 -- \
+		"$NVMEFS" perf -t rdma -a "$addr" -s "${ports[0]}" -n "${subnqns[0]}" -f lo --time 1
+fi
+
 other=tcp
 [[ $trtype == rdma ]] || other=rdma
 # This part goes over both transports on purpose: what came before went over the run's alone, and

@@ -301,6 +301,82 @@ START_TEST(test_check_before_connecting)
 }
 END_TEST
 
+/* nvme-cli's --tos, --host-iface and --disable-sqflow: defaults, what a
+ * 0.2 struct without them gets, and what is refused before connecting. */
+START_TEST(test_link_options)
+{
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts in, out;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	nvmefs_connect_opts_init(&in);
+	ck_assert_int_eq(in.tos, -1);
+	ck_assert_ptr_null(in.host_iface);
+	ck_assert_int_eq(in.disable_sqflow, 0);
+	in.traddr = "192.0.2.38";
+	in.trtype = "tcp";
+	in.tos = 0x20;
+	in.host_iface = "lo";
+	in.disable_sqflow = 1;
+	ck_assert_int_eq(nvmefs_connect_opts_take(&in, &out, &ops), 0);
+	ck_assert_int_eq(out.tos, 0x20);
+	ck_assert_str_eq(out.host_iface, "lo");
+	ck_assert_int_eq(out.disable_sqflow, 1);
+	in.size = NVMEFS_CONNECT_OPTS_SIZE_0_2;
+	ck_assert_int_eq(nvmefs_connect_opts_take(&in, &out, &ops), 0);
+	ck_assert_int_eq(out.tos, -1);
+	ck_assert_ptr_null(out.host_iface);
+	ck_assert_int_eq(out.disable_sqflow, 0);
+
+	nvmefs_connect_opts_init(&in);
+	in.traddr = "192.0.2.38";
+	in.trtype = "tcp";
+	in.tos = 255;
+	ck_assert_int_eq(nvmefs_connect_opts_check(&in), 0);
+	in.tos = 256;
+	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
+	assert_msg_has("a type of service of 256: give 0 to 255 (-T)");
+	in.tos = -1;
+	in.host_iface = "nosuch0";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
+	assert_msg_has("this machine has no network interface 'nosuch0': fix -f");
+	in.host_iface = "a/b";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
+	assert_msg_has("holds a byte (0x2f) no interface name has");
+	in.host_iface = "";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
+	assert_msg_has("is not 1 to 15 characters long");
+	in.host_iface = "interface-of-16c";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
+	assert_msg_has("is not 1 to 15 characters long");
+	/* As the kernel's nvme-rdma, which takes no host_iface. */
+	in.host_iface = "lo";
+	in.trtype = "rdma";
+	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
+	assert_msg_has("a host interface binds NVMe/TCP connections only");
+	ck_assert_int_eq(nvmefs_ctrl_connect(&in, &ctrl), -EINVAL);
+	ck_assert_ptr_null(ctrl);
+}
+END_TEST
+
+/* --disable-sqflow: CATTR bit 2 in Connect, as the kernel's nvmf_connect_cmd_prep()
+ * sets it (the fake refuses any other CDW11). */
+START_TEST(test_disable_sqflow_in_connect)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *conn;
+
+	fake_opts(&opts, "192.0.2.39", 0);
+	opts.disable_sqflow = 1;
+	conn = fake_script_connect_kato("192.0.2.39", "4420", &target, 0);
+	conn->cdw11 |= (uint32_t)NVMEFS_CONNECT_CATTR_DISABLE_SQFLOW << 16;
+	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), 0);
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
 static Suite *connect_opts_suite(void)
 {
 	Suite *s = suite_create("connect_opts");
@@ -315,6 +391,8 @@ static Suite *connect_opts_suite(void)
 	tcase_add_test(tc, test_digests_past_a_0_2_struct_off);
 	tcase_add_test(tc, test_default_trsvcid);
 	tcase_add_test(tc, test_check_before_connecting);
+	tcase_add_test(tc, test_link_options);
+	tcase_add_test(tc, test_disable_sqflow_in_connect);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -140,6 +140,26 @@ START_TEST(test_cpu_list_refused)
 }
 END_TEST
 
+/* discovery.conf's lines, as nvme-cli splits them into arguments. */
+START_TEST(test_option_line)
+{
+	char line[] = "-t tcp  --traddr=192.0.2.1\t-s 8009 \n";
+	char comment[] = "# -t tcp -a 192.0.2.1\n", blank[] = " \t\r\n", many[] = "a b c";
+	char *w[6];
+
+	ck_assert_int_eq(parse_option_line(line, w, 6), 6);
+	ck_assert_str_eq(w[0], "-t");
+	ck_assert_str_eq(w[1], "tcp");
+	ck_assert_str_eq(w[2], "--traddr");
+	ck_assert_str_eq(w[3], "192.0.2.1");
+	ck_assert_str_eq(w[4], "-s");
+	ck_assert_str_eq(w[5], "8009");
+	ck_assert_int_eq(parse_option_line(comment, w, 6), 0);
+	ck_assert_int_eq(parse_option_line(blank, w, 6), 0);
+	ck_assert_int_eq(parse_option_line(many, w, 2), -E2BIG);
+}
+END_TEST
+
 static Suite *parse_suite(void)
 {
 	Suite *s = suite_create("parse");
@@ -153,6 +173,7 @@ static Suite *parse_suite(void)
 	tc = tcase_create("cpu lists");
 	tcase_add_test(tc, test_cpu_list);
 	tcase_add_test(tc, test_cpu_list_refused);
+	tcase_add_test(tc, test_option_line);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -173,15 +173,15 @@ check_PROGRAMS += tests/unit/check_paths tests/unit/san/check_paths
 UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
 
 tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h \
-	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/util_parse.c \
-	src/cli/output.c src/common/json.c
+	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/opts_config.c \
+	src/cli/util_parse.c src/cli/output.c src/common/json.c
 tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 tests_unit_san_check_paths_SOURCES = $(tests_unit_check_paths_SOURCES)
 tests_unit_san_check_paths_CFLAGS = $(tests_unit_check_paths_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_paths_LDFLAGS = $(SAN_FLAGS)
-tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 # The NVMe/TCP transport against a scripted target on a loopback socket.
 TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp \
