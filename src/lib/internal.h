@@ -468,19 +468,9 @@ void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
 
 /* recover.c */
-/* nvmefs_ctrl_status() under state_lock. */
-void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st);
-/* The controller failed: a live one starts recovering (the first failure
- * of an outage wins) and its I/O queues' owners are woken. */
-void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
 /* Start the controller's thread (keep-alive, recovery) if it needs one. */
 int nvmefs_ctrl_start_thread(struct nvmefs_ctrl *ctrl);
 void nvmefs_ctrl_stop_thread(struct nvmefs_ctrl *ctrl);
-/* Whether the calling thread may use the controller's queues: it is live,
- * or this is the controller's own thread reconnecting it. */
-bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl);
-/* An I/O queue's owner stopped its queue for failure @gen. */
-void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl);
 /* The pause before reconnect attempt @n (1-based), after one that started
  * @started_ms into the outage, with reconnect_delay @delay_s. */
 int64_t nvmefs_reconnect_pause_ms(int delay_s, unsigned int n, int64_t started_ms);
