@@ -23,9 +23,11 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "internal.h"
+#include "notify.h"
 
 static const bool allowed[CTRL_NR_STATES][CTRL_NR_STATES] = {
 	[CTRL_NEW] = { [CTRL_LIVE] = true, [CTRL_DELETED] = true },
@@ -201,4 +203,37 @@ void nvmefs_ctrl_stop_reconnect(struct nvmefs_ctrl *ctrl)
 	pthread_mutex_unlock(&ctrl->state_lock);
 	if (now_deleted)
 		nvmefs_io_wake(ctrl);
+}
+
+static void vemit(struct nvmefs_ctrl *ctrl, bool state_locked, const char *fmt, va_list ap)
+{
+	struct nvmefs_notice *notice = nvmefs_notice_event(&ctrl->notify);
+
+	if (!notice)
+		return;
+	vsnprintf(notice->msg, sizeof(notice->msg), fmt, ap);
+	/* The state this transition led to, not whatever it is when told. */
+	if (state_locked)
+		nvmefs_ctrl_status_locked(ctrl, &notice->st);
+	else
+		nvmefs_ctrl_status(ctrl, &notice->st);
+	nvmefs_notify_post(&ctrl->notify, notice);
+}
+
+void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vemit(ctrl, false, fmt, ap);
+	va_end(ap);
+}
+
+void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vemit(ctrl, true, fmt, ap);
+	va_end(ap);
 }

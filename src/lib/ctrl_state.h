@@ -53,6 +53,14 @@ void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
 bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl);
 /* An I/O queue's owner stopped its queue for failure @gen. */
 void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl);
+/* Tells the caller's event callback @fmt... with the status as it is now,
+ * from the notifier thread; returns at once.  Not under state_lock. */
+__attribute__((format(printf, 2, 3)))
+void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
+/* The same under state_lock, right after the transition it tells: queued
+ * in the order of the transitions, never after a later one's. */
+__attribute__((format(printf, 2, 3)))
+void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
 /* The outage's reason in the status, under state_lock. */
 void nvmefs_ctrl_set_reason(struct nvmefs_ctrl *ctrl, const char *msg);
 

@@ -455,14 +455,6 @@ int nvmefs_notify_start(struct nvmefs_notifier *n);
 /* Tells what is queued and joins the thread; nothing is queued after it. */
 void nvmefs_notify_stop(struct nvmefs_notifier *n);
 void nvmefs_notify_fini(struct nvmefs_notifier *n);
-/* Tells the caller's event callback @fmt... with the status as it is now,
- * from the notifier thread; returns at once.  Not under state_lock. */
-__attribute__((format(printf, 2, 3)))
-void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
-/* The same under state_lock, right after the transition it tells: queued
- * in the order of the transitions, never after a later one's. */
-__attribute__((format(printf, 2, 3)))
-void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
 /* Tells the caller's change callback, from the notifier thread; returns
  * at once. */
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
