@@ -18,15 +18,6 @@
 /* Identify data and discovery log chunks fit one slot each. */
 #define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE
 
-const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
-{
-	static _Thread_local char buf[300];
-
-	snprintf(buf, sizeof(buf), strchr(ctrl->traddr, ':') ? "[%s]:%s" : "%s:%s",
-		 ctrl->traddr, ctrl->trsvcid);
-	return buf;
-}
-
 static int copy_opt(char *dst, size_t size, const char *src, const char *what)
 {
 	if (strlen(src) >= size)

@@ -25,8 +25,11 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
 
 #include "internal.h"
+#include "ioq.h"
 #include "notify.h"
 
 static const bool allowed[CTRL_NR_STATES][CTRL_NR_STATES] = {
@@ -236,4 +239,22 @@ void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
 	va_start(ap, fmt);
 	vemit(ctrl, true, fmt, ap);
 	va_end(ap);
+}
+
+const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
+{
+	static _Thread_local char buf[300];
+
+	snprintf(buf, sizeof(buf), strchr(ctrl->traddr, ':') ? "[%s]:%s" : "%s:%s",
+		 ctrl->traddr, ctrl->trsvcid);
+	return buf;
+}
+
+void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
+{
+	pthread_mutex_lock(&ctrl->io_lock);
+	for (unsigned int i = 0; i < ctrl->nr_ioqs; i++)
+		eventfd_write(ctrl->ioqs[i]->wake_fd, 1);
+	atomic_fetch_add(&ctrl->wake_seq, 1);
+	pthread_mutex_unlock(&ctrl->io_lock);
 }

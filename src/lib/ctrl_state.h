@@ -61,6 +61,10 @@ void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
  * in the order of the transitions, never after a later one's. */
 __attribute__((format(printf, 2, 3)))
 void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
+/* Wake every I/O queue's owner: the controller's state changed. */
+void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
+/* A "traddr:trsvcid" label for messages, with IPv6 in brackets. */
+const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl);
 /* The outage's reason in the status, under state_lock. */
 void nvmefs_ctrl_set_reason(struct nvmefs_ctrl *ctrl, const char *msg);
 

@@ -597,8 +597,6 @@ int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl);
 void nvmefs_io_disconnect(struct nvmefs_ctrl *ctrl);
 /* Whether every I/O queue's owner has stopped it for failure @gen. */
 bool nvmefs_io_all_stopped(struct nvmefs_ctrl *ctrl, unsigned int gen);
-/* Wake every I/O queue's owner: the controller's state changed. */
-void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
 /* After a Namespace Attribute Changed event: new sizes, new namespaces,
  * and the ones gone or replaced.  A namespace without a definite answer
  * stays as it was, and the rescan is due again at ctrl->rescan_at_ms. */
@@ -618,9 +616,5 @@ void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl);
 int nvmefs_ana_update(struct nvmefs_ctrl *ctrl, bool quiet);
 /* Whether the controller reports ANA (CMIC bit 3). */
 bool nvmefs_ana_reporting(const struct nvmefs_ctrl *ctrl);
-
-
-/* A "traddr:trsvcid" label for messages, with IPv6 in brackets. */
-const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl);
 
 #endif /* NVMEFS_INTERNAL_H */
