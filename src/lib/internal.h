@@ -526,7 +526,7 @@ int nvmefs_fabrics_connect(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 int nvmefs_prop_get(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t *value);
 int nvmefs_prop_set(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t value);
 
-/* ctrl.c */
+/* admin.c */
 /*
  * Run one admin command built in @cmd (its cid is assigned here) with up
  * to one data slot of payload @buf/@len moving @dir.  The response is
@@ -544,6 +544,8 @@ int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
  * within @timeout_ms rather than --timeout (Keep Alive's is KATO). */
 int nvmefs_admin_exec_within(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 			     unsigned int timeout_ms);
+
+/* admin_cmds.c */
 /* As nvmefs_identify_ns(), with the status the controller answered (0 if
  * none) in *@status. */
 int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,
@@ -575,6 +577,8 @@ int nvmefs_get_log_page_mr(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
 int nvmefs_ctrl_read_nvm_limits(struct nvmefs_ctrl *ctrl);
 /* @max, or less if the controller's MDTS says so. */
 uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max);
+
+/* ctrl.c */
 /* The connect path with the transport chosen: unit tests pass a scripted one. */
 int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 			     const struct nvmefs_connect_opts *opts,
