@@ -583,12 +583,6 @@ uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max);
 int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 			     const struct nvmefs_connect_opts *opts,
 			     struct nvmefs_ctrl **ctrlp);
-/* Admin queue bring-up, for connecting and reconnecting: create the queue,
- * Connect, enable, identify into @id; -ESTALE when Identify names another
- * subsystem. */
-int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id);
-/* Tear the admin queue's transport down (it can be brought up again). */
-void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl);
 
 /* io_queues.c: the I/O limits Identify Controller @id gives (MDTS, IOCCSZ,
  * ICDOFF), taken before any I/O goes on new queues, at the first connect

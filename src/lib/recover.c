@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "ctrl_setup.h"
 
 /* The first attempt goes at once, then the pause doubles from this. */
 #define FIRST_BACKOFF_MS 250
