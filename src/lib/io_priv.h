@@ -50,9 +50,6 @@ static inline uint32_t nvmefs_io_zeroes_nlb(const struct nvmefs_ctrl *ctrl, uint
 void nvmefs_io_forward(struct nvmefs_ioq *host, struct nvmefs_io *io);
 /* Hands @io, completed on another queue, back to its owner. */
 void nvmefs_io_return(struct nvmefs_io *io);
-/* Takes this queue's mail: others' I/O onto the pending list, its own
- * I/O back to the callers.  Only the queue's owner calls it. */
-void nvmefs_io_take_mail(struct nvmefs_ioq *ioq);
 /* Hands every I/O @ioq holds to @host, oldest first. */
 void nvmefs_io_forward_held(struct nvmefs_ioq *ioq, struct nvmefs_ioq *host);
 
