@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Controller lifecycle: connect the admin queue, enable, identify, shut
- * down; and the admin commands the public API offers.
+ * Controller lifecycle: a controller made from the connect options, its
+ * admin queue brought up (ctrl_setup.c), made live and handed its thread
+ * (recover.c); disconnected and freed.  The admin commands are
+ * admin_cmds.c's.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -9,23 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <nvme/util.h>
-
 #include "internal.h"
 #include "auth.h"
-#include "../common/text.h"
-
-/* Identify data and discovery log chunks fit one slot each. */
-#define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE
-
-const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl)
-{
-	static _Thread_local char buf[300];
-
-	snprintf(buf, sizeof(buf), strchr(ctrl->traddr, ':') ? "[%s]:%s" : "%s:%s",
-		 ctrl->traddr, ctrl->trsvcid);
-	return buf;
-}
+#include "ctrl_setup.h"
 
 static int copy_opt(char *dst, size_t size, const char *src, const char *what)
 {
@@ -46,85 +34,6 @@ static int copy_ascii_opt(char *dst, size_t size, const char *src, const char *w
 					    "ASCII: give a plain IP address and port",
 					    what, (unsigned char)*c);
 	return copy_opt(dst, size, src, what);
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
-/* Polls CSTS until (CSTS & mask) == want, for up to @timeout_ms. */
-static int wait_csts(struct nvmefs_ctrl *ctrl, uint32_t mask, uint32_t want,
-		     unsigned int timeout_ms, const char *what)
-{
-	int64_t deadline = nvmefs_now_ms() + timeout_ms;
-	unsigned int pause = 1;
-	uint64_t csts;
-	int ret;
-
-	for (;;) {
-		ret = nvmefs_prop_get(ctrl, NVME_REG_CSTS, &csts);
-		if (ret < 0)
-			return ret;
-		if (NVME_CSTS_CFS(csts))
-			return nvmefs_error(-EIO, "the controller of %s at %s reported a fatal status "
-					    "(CSTS.CFS) while %s: reset the target's subsystem",
-					    ctrl->subnqn, nvmefs_ctrl_where(ctrl), what);
-		if ((csts & mask) == want)
-			return 0;
-		if (nvmefs_now_ms() >= deadline)
-			return nvmefs_error(-ETIMEDOUT, "the controller of %s at %s was not done %s "
-					    "within %u ms (CSTS %#llx): the target is stuck; check it",
-					    ctrl->subnqn, nvmefs_ctrl_where(ctrl), what, timeout_ms,
-					    (unsigned long long)csts);
-		sleep_ms(pause);
-		if (pause < 64)
-			pause *= 2;
-	}
-}
-
-static int enable(struct nvmefs_ctrl *ctrl)
-{
-	unsigned int timeout_ms;
-	int ret;
-
-	ret = nvmefs_prop_get(ctrl, NVME_REG_CAP, &ctrl->cap);
-	if (ret < 0)
-		return ret;
-	uint64_t vs;
-
-	ret = nvmefs_prop_get(ctrl, NVME_REG_VS, &vs);
-	if (ret < 0)
-		return ret;
-	ctrl->vs = (uint32_t)vs;
-	/* Memory pages of 4 KiB (MPS 0) are what every controller supports. */
-	ctrl->cc = nvmefs_cc_enable_value(0);
-	ret = nvmefs_prop_set(ctrl, NVME_REG_CC, ctrl->cc);
-	if (ret < 0)
-		return ret;
-	timeout_ms = nvmefs_cap_timeout_ms(ctrl->cap);
-	if (timeout_ms < ctrl->opts.timeout_ms)
-		timeout_ms = ctrl->opts.timeout_ms;
-	return wait_csts(ctrl, NVME_CSTS_RDY_MASK << NVME_CSTS_RDY_SHIFT,
-			 1u << NVME_CSTS_RDY_SHIFT, timeout_ms, "enabling");
-}
-
-static void shutdown_ctrl(struct nvmefs_ctrl *ctrl)
-{
-	uint32_t cc;
-
-	if (!(ctrl->cc & (NVME_CC_EN_MASK << NVME_CC_EN_SHIFT)) || ctrl->admin.failed)
-		return;
-	cc = (ctrl->cc & ~(NVME_CC_SHN_MASK << NVME_CC_SHN_SHIFT)) |
-	     (NVME_CC_SHN_NORMAL << NVME_CC_SHN_SHIFT);
-	if (nvmefs_prop_set(ctrl, NVME_REG_CC, cc) < 0)
-		return;
-	ctrl->cc = cc;
-	wait_csts(ctrl, NVME_CSTS_SHST_MASK << NVME_CSTS_SHST_SHIFT,
-		  NVME_CSTS_SHST_CMPLT << NVME_CSTS_SHST_SHIFT, ctrl->opts.timeout_ms,
-		  "shutting down");
 }
 
 int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl)
@@ -155,74 +64,6 @@ static void release(struct nvmefs_ctrl *ctrl)
 	free(ctrl);
 }
 
-void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl)
-{
-	pthread_mutex_lock(&ctrl->admin_lock);
-	if (ctrl->admin.tp)
-		ctrl->ops->queue_destroy(&ctrl->admin);
-	pthread_mutex_unlock(&ctrl->admin_lock);
-}
-
-/*
- * Identify's SUBNQN (NVMe 1.2.1 on) says whose controller this is, at the
- * first connect as at every reconnect.  A discovery controller reached by
- * the well-known NQN may name its own unique one (TP 8013), which the
- * kernel's initiator takes too.
- */
-static int check_subnqn(struct nvmefs_ctrl *ctrl, const struct nvme_id_ctrl *id)
-{
-	/* The whole field: the session's NQN and more after it is another one. */
-	char subnqn[sizeof(id->subnqn) + 1], shown[TEXT_ESCAPED_SIZE(sizeof(id->subnqn))];
-	bool first;
-
-	memcpy(subnqn, id->subnqn, sizeof(id->subnqn));
-	subnqn[sizeof(id->subnqn)] = '\0';
-	if (!subnqn[0] || ctrl->discovery || !strcmp(subnqn, ctrl->subnqn))
-		return 0;
-	/* The target's bytes go to the reason, the log and a terminal. */
-	text_escape(shown, sizeof(shown), subnqn, sizeof(id->subnqn));
-	pthread_mutex_lock(&ctrl->state_lock);
-	first = ctrl->state == CTRL_NEW;
-	pthread_mutex_unlock(&ctrl->state_lock);
-	if (first)
-		return nvmefs_error(-ESTALE, "%s answers as subsystem %s, not %s: give the NQN "
-				    "'nvmefs discover' lists for it", nvmefs_ctrl_where(ctrl), shown,
-				    ctrl->subnqn);
-	/* The session's own NQN stays out: with two of the longest, the reason
-	 * (512 bytes) would be cut, and status and events name it already. */
-	return nvmefs_error(-ESTALE, "%s now answers as subsystem %s: another subsystem took its "
-			    "place", nvmefs_ctrl_where(ctrl), shown);
-}
-
-int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
-{
-	struct nvmefs_queue_params params = {
-		.qid = 0,
-		.size = ctrl->admin_size,
-		.data_slot_size = ADMIN_DATA_SLOT_SIZE,
-	};
-	struct nvmefs_queue *q = &ctrl->admin;
-	int ret;
-
-	/* The slots survive a reconnect; the transport and its state do not. */
-	pthread_mutex_lock(&ctrl->admin_lock);
-	q->failed = 0;
-	q->stopped = false;
-	q->sq_head = q->sq_tail = 0;
-	ret = ctrl->ops->queue_create(q, &params);
-	pthread_mutex_unlock(&ctrl->admin_lock);
-	if (ret < 0)
-		return ret;
-	ret = nvmefs_fabrics_connect(ctrl, q, ctrl->kato_ms);
-	if (ret == 0)
-		ret = enable(ctrl);
-	if (ret == 0)
-		ret = nvmefs_identify_ctrl(ctrl, id);
-	if (ret == 0)
-		ret = check_subnqn(ctrl, id);
-	return ret;
-}
-
 void nvmefs_ctrl_disconnect(struct nvmefs_ctrl *ctrl)
 {
 	char saved[1024];
@@ -235,7 +76,7 @@ void nvmefs_ctrl_disconnect(struct nvmefs_ctrl *ctrl)
 	nvmefs_ctrl_delete_io_queues(ctrl);
 	/* A failed controller is not worth waiting on. */
 	if (!atomic_load(&ctrl->failed))
-		shutdown_ctrl(ctrl);
+		nvmefs_ctrl_shutdown(ctrl);
 	release(ctrl);
 	nvmefs_set_error("%s", saved);
 }
@@ -374,191 +215,4 @@ const struct nvme_id_ctrl *nvmefs_ctrl_id(const struct nvmefs_ctrl *ctrl) { retu
 int nvmefs_ctrl_get_property(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t *value)
 {
 	return nvmefs_prop_get(ctrl, offset, value);
-}
-
-/* As identify(), with the controller's status (0 if it answered none) in *@status. */
-static int identify_status(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,
-			   const char *what, uint16_t *status)
-{
-	union nvmefs_cmd cmd;
-	struct nvmefs_cqe cqe;
-	int ret;
-
-	nvmefs_sqe_init(&cmd.sqe, nvme_admin_identify, 0);
-	cmd.sqe.nsid = nvmefs_cpu_to_le32(nsid);
-	cmd.sqe.cdw10 = nvmefs_cpu_to_le32(cns);
-	*status = 0;
-	ret = nvmefs_admin_exec(ctrl, &cmd, buf, NVMEFS_IDENTIFY_DATA_SIZE, NVMEFS_DIR_FROM_CTRL,
-				&cqe);
-	if (ret != -EREMOTEIO)
-		return ret;
-	*status = nvmefs_cqe_status(&cqe);
-	return nvmefs_error(nvmefs_cqe_sc(&cqe) == NVME_SC_INVALID_NS ? -ENOENT : -EIO,
-			    "Identify %s of %s failed: %s", what, ctrl->subnqn,
-			    nvme_status_to_string(nvmefs_cqe_status(&cqe), false));
-}
-
-static int identify(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,
-		    const char *what)
-{
-	uint16_t status;
-
-	return identify_status(ctrl, cns, nsid, buf, what, &status);
-}
-
-int nvmefs_identify_ctrl(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
-{
-	return identify(ctrl, NVME_IDENTIFY_CNS_CTRL, 0, id, "Controller");
-}
-
-int nvmefs_identify_ns(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns)
-{
-	uint16_t status;
-
-	return nvmefs_identify_ns_status(ctrl, nsid, ns, &status);
-}
-
-int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,
-			      uint16_t *status)
-{
-	char what[32];
-	int ret;
-
-	snprintf(what, sizeof(what), "Namespace %u", nsid);
-	ret = identify_status(ctrl, NVME_IDENTIFY_CNS_NS, nsid, ns, what, status);
-	if (ret < 0)
-		return ret;
-	/* An inactive NSID identifies as all zeros. */
-	if (!ns->nsze && !ns->ncap && !ns->nlbaf && !ns->flbas)
-		return nvmefs_error(-ENOENT, "namespace %u is not active on %s: list the active "
-				    "namespaces with 'nvmefs identify --list-ns'", nsid, ctrl->subnqn);
-	return 0;
-}
-
-int nvmefs_identify_active_ns(struct nvmefs_ctrl *ctrl, uint32_t after,
-			      uint32_t list[NVMEFS_NS_LIST_LEN])
-{
-	uint32_t i;
-	int ret;
-
-	ret = identify(ctrl, NVME_IDENTIFY_CNS_NS_ACTIVE_LIST, after, list,
-		       "Active Namespace ID list");
-	if (ret < 0)
-		return ret;
-	for (i = 0; i < NVMEFS_NS_LIST_LEN; i++)
-		list[i] = nvmefs_le32_to_cpu(list[i]);
-	return 0;
-}
-
-int nvmefs_identify_ns_descs(struct nvmefs_ctrl *ctrl, uint32_t nsid, void *buf)
-{
-	char what[64];
-
-	snprintf(what, sizeof(what), "Namespace %u Identification Descriptors", nsid);
-	return identify(ctrl, NVME_IDENTIFY_CNS_NS_DESC_LIST, nsid, buf, what);
-}
-
-uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max)
-{
-	/* MDTS counts in minimum pages (2^(12 + CAP.MPSMIN) bytes); 0 means no
-	 * limit, and neither does one of 4 GiB or more (the shift can reach
-	 * 12 + 15 + 255), since no transfer here is described in more than
-	 * 32 bits. */
-	unsigned int shift = 12 + (unsigned int)NVME_CAP_MPSMIN(ctrl->cap) + ctrl->id.mdts;
-
-	if (ctrl->id.mdts && shift < 32 && ((uint32_t)1 << shift) < max)
-		return (uint32_t)1 << shift;
-	return max;
-}
-
-int nvmefs_ctrl_read_nvm_limits(struct nvmefs_ctrl *ctrl)
-{
-	struct nvme_id_ctrl_nvm *id;
-	union nvmefs_cmd cmd;
-	struct nvmefs_cqe cqe;
-	unsigned int shift;
-	int ret;
-
-	ctrl->max_zeroes_bytes = 0;
-	ctrl->max_dealloc_blocks = 0;
-	/* CNS 06h came with NVMe 2.0; Linux asks nothing older either. */
-	if (NVME_VS_MJR(ctrl->vs) < 2)
-		return 0;
-	id = aligned_alloc(4096, sizeof(*id));
-	if (!id)
-		return nvmefs_error(-ENOMEM, "out of memory");
-	nvmefs_sqe_init(&cmd.sqe, nvme_admin_identify, 0);
-	cmd.sqe.cdw10 = nvmefs_cpu_to_le32(NVME_IDENTIFY_CNS_CSI_CTRL);
-	cmd.sqe.cdw11 = nvmefs_cpu_to_le32((uint32_t)NVME_CSI_NVM << 24);
-	ret = nvmefs_admin_exec(ctrl, &cmd, id, NVMEFS_IDENTIFY_DATA_SIZE, NVMEFS_DIR_FROM_CTRL,
-				&cqe);
-	if (ret == -EREMOTEIO) {
-		/* Refused: a controller without these limits. */
-		ret = 0;
-		goto out;
-	}
-	if (ret < 0)
-		goto out;
-	/* WZSL counts in minimum pages, as a power of two; one past 2^63
-	 * bytes is no limit. */
-	shift = 12 + (unsigned int)NVME_CAP_MPSMIN(ctrl->cap) + id->wzsl;
-	if (id->wzsl && shift < 64)
-		ctrl->max_zeroes_bytes = (uint64_t)1 << shift;
-	ctrl->max_dealloc_blocks = nvmefs_le32_to_cpu(id->dmrsl);
-out:
-	free(id);
-	return ret;
-}
-
-uint32_t nvmefs_ctrl_admin_max_xfer(const struct nvmefs_ctrl *ctrl)
-{
-	return nvmefs_ctrl_limit_xfer(ctrl, ctrl->admin.nr_reqs ?
-				      ctrl->admin.reqs[0].data_slot_size : 0);
-}
-
-int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
-			uint64_t offset, void *buf, size_t len)
-{
-	int ret = nvmefs_get_log_page_mr(ctrl, lid, nsid, offset, buf, len, NULL);
-
-	return ret < 0 ? ret : 0;
-}
-
-int nvmefs_get_log_page_mr(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
-			   uint64_t offset, void *buf, size_t len, struct nvmefs_mr *mr)
-{
-	uint32_t chunk_max = mr ? nvmefs_ctrl_limit_xfer(ctrl, NVMEFS_LOG_MR_MAX_XFER)
-			     : nvmefs_ctrl_admin_max_xfer(ctrl);
-	uint8_t *p = buf;
-	int ret, commands = 0;
-
-	if ((len | offset) & 3)
-		return nvmefs_error(-EINVAL, "log page reads are in whole dwords, not %zu bytes at %llu",
-				    len, (unsigned long long)offset);
-	while (len) {
-		uint32_t chunk = len < chunk_max ? (uint32_t)len : chunk_max;
-		uint32_t numd = chunk / 4 - 1;
-		union nvmefs_cmd cmd;
-		struct nvmefs_cqe cqe;
-
-		nvmefs_sqe_init(&cmd.sqe, nvme_admin_get_log_page, 0);
-		cmd.sqe.nsid = nvmefs_cpu_to_le32(nsid);
-		cmd.sqe.cdw10 = nvmefs_cpu_to_le32(lid | (numd & 0xffff) << 16);
-		cmd.sqe.cdw11 = nvmefs_cpu_to_le32(numd >> 16);
-		cmd.sqe.cdw12 = nvmefs_cpu_to_le32((uint32_t)offset);
-		cmd.sqe.cdw13 = nvmefs_cpu_to_le32((uint32_t)(offset >> 32));
-		ret = nvmefs_admin_exec_mr(ctrl, &cmd, p, chunk, mr, NVMEFS_DIR_FROM_CTRL, &cqe);
-		if (ret == -EREMOTEIO)
-			return nvmefs_error(-EIO, "Get Log Page %#x (%u bytes at %llu) from %s failed: %s",
-					    lid, chunk, (unsigned long long)offset,
-					    nvmefs_ctrl_where(ctrl),
-					    nvme_status_to_string(nvmefs_cqe_status(&cqe), false));
-		if (ret < 0)
-			return ret;
-		p += chunk;
-		offset += chunk;
-		len -= chunk;
-		commands++;
-	}
-	return commands;
 }

@@ -43,4 +43,29 @@ bool nvmefs_ctrl_fail_io(struct nvmefs_ctrl *ctrl);
 enum nvmefs_ctrl_state nvmefs_ctrl_public_state(enum ctrl_state state);
 const char *nvmefs_ctrl_state_str(enum ctrl_state state);
 
+/* nvmefs_ctrl_status() under state_lock. */
+void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st);
+/* The controller failed: a live one starts recovering (the first failure
+ * of an outage wins) and its I/O queues' owners are woken. */
+void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
+/* Whether the calling thread may use the controller's queues: it is live,
+ * or this is the controller's own thread reconnecting it. */
+bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl);
+/* An I/O queue's owner stopped its queue for failure @gen. */
+void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl);
+/* Tells the caller's event callback @fmt... with the status as it is now,
+ * from the notifier thread; returns at once.  Not under state_lock. */
+__attribute__((format(printf, 2, 3)))
+void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
+/* The same under state_lock, right after the transition it tells: queued
+ * in the order of the transitions, never after a later one's. */
+__attribute__((format(printf, 2, 3)))
+void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
+/* Wake every I/O queue's owner: the controller's state changed. */
+void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
+/* A "traddr:trsvcid" label for messages, with IPv6 in brackets. */
+const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl);
+/* The outage's reason in the status, under state_lock. */
+void nvmefs_ctrl_set_reason(struct nvmefs_ctrl *ctrl, const char *msg);
+
 #endif

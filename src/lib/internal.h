@@ -456,32 +456,14 @@ int nvmefs_notify_start(struct nvmefs_notifier *n);
 /* Tells what is queued and joins the thread; nothing is queued after it. */
 void nvmefs_notify_stop(struct nvmefs_notifier *n);
 void nvmefs_notify_fini(struct nvmefs_notifier *n);
-/* Tells the caller's event callback @fmt... with the status as it is now,
- * from the notifier thread; returns at once.  Not under state_lock. */
-__attribute__((format(printf, 2, 3)))
-void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
-/* The same under state_lock, right after the transition it tells: queued
- * in the order of the transitions, never after a later one's. */
-__attribute__((format(printf, 2, 3)))
-void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...);
 /* Tells the caller's change callback, from the notifier thread; returns
  * at once. */
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
 
 /* recover.c */
-/* nvmefs_ctrl_status() under state_lock. */
-void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st);
-/* The controller failed: a live one starts recovering (the first failure
- * of an outage wins) and its I/O queues' owners are woken. */
-void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg);
 /* Start the controller's thread (keep-alive, recovery) if it needs one. */
 int nvmefs_ctrl_start_thread(struct nvmefs_ctrl *ctrl);
 void nvmefs_ctrl_stop_thread(struct nvmefs_ctrl *ctrl);
-/* Whether the calling thread may use the controller's queues: it is live,
- * or this is the controller's own thread reconnecting it. */
-bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl);
-/* An I/O queue's owner stopped its queue for failure @gen. */
-void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl);
 /* The pause before reconnect attempt @n (1-based), after one that started
  * @started_ms into the outage, with reconnect_delay @delay_s. */
 int64_t nvmefs_reconnect_pause_ms(int delay_s, unsigned int n, int64_t started_ms);
@@ -545,7 +527,7 @@ int nvmefs_fabrics_connect(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 int nvmefs_prop_get(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t *value);
 int nvmefs_prop_set(struct nvmefs_ctrl *ctrl, uint32_t offset, uint64_t value);
 
-/* ctrl.c */
+/* admin.c */
 /*
  * Run one admin command built in @cmd (its cid is assigned here) with up
  * to one data slot of payload @buf/@len moving @dir.  The response is
@@ -563,6 +545,8 @@ int nvmefs_admin_exec_mr(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
  * within @timeout_ms rather than --timeout (Keep Alive's is KATO). */
 int nvmefs_admin_exec_within(struct nvmefs_ctrl *ctrl, const union nvmefs_cmd *cmd,
 			     unsigned int timeout_ms);
+
+/* admin_cmds.c */
 /* As nvmefs_identify_ns(), with the status the controller answered (0 if
  * none) in *@status. */
 int nvmefs_identify_ns_status(struct nvmefs_ctrl *ctrl, uint32_t nsid, struct nvme_id_ns *ns,
@@ -594,16 +578,12 @@ int nvmefs_get_log_page_mr(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
 int nvmefs_ctrl_read_nvm_limits(struct nvmefs_ctrl *ctrl);
 /* @max, or less if the controller's MDTS says so. */
 uint32_t nvmefs_ctrl_limit_xfer(const struct nvmefs_ctrl *ctrl, uint32_t max);
+
+/* ctrl.c */
 /* The connect path with the transport chosen: unit tests pass a scripted one. */
 int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 			     const struct nvmefs_connect_opts *opts,
 			     struct nvmefs_ctrl **ctrlp);
-/* Admin queue bring-up, for connecting and reconnecting: create the queue,
- * Connect, enable, identify into @id; -ESTALE when Identify names another
- * subsystem. */
-int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id);
-/* Tear the admin queue's transport down (it can be brought up again). */
-void nvmefs_ctrl_admin_down(struct nvmefs_ctrl *ctrl);
 
 /* io_queues.c: the I/O limits Identify Controller @id gives (MDTS, IOCCSZ,
  * ICDOFF), taken before any I/O goes on new queues, at the first connect
@@ -616,8 +596,6 @@ int nvmefs_io_reconnect(struct nvmefs_ctrl *ctrl);
 void nvmefs_io_disconnect(struct nvmefs_ctrl *ctrl);
 /* Whether every I/O queue's owner has stopped it for failure @gen. */
 bool nvmefs_io_all_stopped(struct nvmefs_ctrl *ctrl, unsigned int gen);
-/* Wake every I/O queue's owner: the controller's state changed. */
-void nvmefs_io_wake(struct nvmefs_ctrl *ctrl);
 /* After a Namespace Attribute Changed event: new sizes, new namespaces,
  * and the ones gone or replaced.  A namespace without a definite answer
  * stays as it was, and the rescan is due again at ctrl->rescan_at_ms. */
@@ -637,9 +615,5 @@ void nvmefs_admin_tick(struct nvmefs_ctrl *ctrl);
 int nvmefs_ana_update(struct nvmefs_ctrl *ctrl, bool quiet);
 /* Whether the controller reports ANA (CMIC bit 3). */
 bool nvmefs_ana_reporting(const struct nvmefs_ctrl *ctrl);
-
-
-/* A "traddr:trsvcid" label for messages, with IPv6 in brackets. */
-const char *nvmefs_ctrl_where(const struct nvmefs_ctrl *ctrl);
 
 #endif /* NVMEFS_INTERNAL_H */

@@ -330,6 +330,32 @@ void nvmefs_io_pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io)
 	ioq->pending_tail = io;
 }
 
+/* Takes this queue's mail: others' I/O onto the pending list, its own
+ * I/O back to the callers.  Only the queue's owner calls it. */
+static void nvmefs_io_take_mail(struct nvmefs_ioq *ioq)
+{
+	struct nvmefs_io *in, *back, *next;
+	eventfd_t v;
+
+	pthread_mutex_lock(&ioq->mail_lock);
+	in = ioq->inbox_head;
+	back = ioq->returned_head;
+	ioq->inbox_head = ioq->inbox_tail = NULL;
+	ioq->returned_head = ioq->returned_tail = NULL;
+	atomic_store(&ioq->mail, 0);
+	eventfd_read(ioq->wake_fd, &v);
+	pthread_mutex_unlock(&ioq->mail_lock);
+	for (; in; in = next) {
+		next = in->next;
+		ioq->nr_carried++;
+		nvmefs_io_pending_push(ioq, in);
+	}
+	for (; back; back = next) {
+		next = back->next;
+		nvmefs_io_complete(ioq, back);
+	}
+}
+
 static bool ns_gone(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 {
 	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(ctrl, nsid);

@@ -10,7 +10,8 @@
  * its caller from its own thread.  The hand-over is a locked list and an
  * eventfd write; none of it happens while every queue has its own
  * connection, when the I/O path only reads the one word that says there
- * is no mail.
+ * is no mail.  The owner takes its mail in io.c's poll, which this file
+ * never calls.
  */
 #include <sys/eventfd.h>
 
@@ -49,30 +50,6 @@ void nvmefs_io_forward(struct nvmefs_ioq *host, struct nvmefs_io *io)
 void nvmefs_io_return(struct nvmefs_io *io)
 {
 	mail_put(io->owner, MAIL_RETURNED, io);
-}
-
-void nvmefs_io_take_mail(struct nvmefs_ioq *ioq)
-{
-	struct nvmefs_io *in, *back, *next;
-	eventfd_t v;
-
-	pthread_mutex_lock(&ioq->mail_lock);
-	in = ioq->inbox_head;
-	back = ioq->returned_head;
-	ioq->inbox_head = ioq->inbox_tail = NULL;
-	ioq->returned_head = ioq->returned_tail = NULL;
-	atomic_store(&ioq->mail, 0);
-	eventfd_read(ioq->wake_fd, &v);
-	pthread_mutex_unlock(&ioq->mail_lock);
-	for (; in; in = next) {
-		next = in->next;
-		ioq->nr_carried++;
-		nvmefs_io_pending_push(ioq, in);
-	}
-	for (; back; back = next) {
-		next = back->next;
-		nvmefs_io_complete(ioq, back);
-	}
 }
 
 void nvmefs_io_forward_held(struct nvmefs_ioq *ioq, struct nvmefs_ioq *host)

@@ -293,15 +293,6 @@ bool nvmefs_io_all_stopped(struct nvmefs_ctrl *ctrl, unsigned int gen)
 	return all;
 }
 
-void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
-{
-	pthread_mutex_lock(&ctrl->io_lock);
-	for (unsigned int i = 0; i < ctrl->nr_ioqs; i++)
-		eventfd_write(ctrl->ioqs[i]->wake_fd, 1);
-	atomic_fetch_add(&ctrl->wake_seq, 1);
-	pthread_mutex_unlock(&ctrl->io_lock);
-}
-
 void nvmefs_io_take_limits(struct nvmefs_ctrl *ctrl, const struct nvme_id_ctrl *id)
 {
 	/* The target's 32-bit count of 16-byte units, in 64 bits. */

@@ -13,29 +13,17 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "notify.h"
 
 /* Events waiting beyond this drop the oldest: a callback that does not
  * return must not make the controller's memory grow without end, and the
  * last event told must still be the controller's last transition. */
 #define MAX_QUEUED 1024
-
-struct nvmefs_notice {
-	struct nvmefs_notice *next;
-	bool change;
-	enum nvmefs_ctrl_change what;
-	struct nvmefs_ctrl_status st;
-	/* One size for every notice (a message is cut at 1 KiB, as before the
-	 * notifier): they are made on one thread and freed on another, and
-	 * messages of every length left the allocator's per-thread caches
-	 * holding a little more after each outage. */
-	char msg[1024];
-};
 
 static void *notifier_main(void *arg)
 {
@@ -212,9 +200,8 @@ void nvmefs_ctrl_set_change_cb(struct nvmefs_ctrl *ctrl, nvmefs_ctrl_change_cb c
 	pthread_mutex_unlock(&n->lock);
 }
 
-static void vemit(struct nvmefs_ctrl *ctrl, bool state_locked, const char *fmt, va_list ap)
+struct nvmefs_notice *nvmefs_notice_event(struct nvmefs_notifier *n)
 {
-	struct nvmefs_notifier *n = &ctrl->notify;
 	struct nvmefs_notice *notice;
 	bool wanted;
 
@@ -222,40 +209,21 @@ static void vemit(struct nvmefs_ctrl *ctrl, bool state_locked, const char *fmt, 
 	wanted = n->event_cb && n->running;
 	pthread_mutex_unlock(&n->lock);
 	if (!wanted)
-		return;
+		return NULL;
 	notice = malloc(sizeof(*notice));
 	if (!notice)
-		return;
-	vsnprintf(notice->msg, sizeof(notice->msg), fmt, ap);
+		return NULL;
 	notice->change = false;
-	/* The state this transition led to, not whatever it is when told. */
-	if (state_locked)
-		nvmefs_ctrl_status_locked(ctrl, &notice->st);
-	else
-		nvmefs_ctrl_status(ctrl, &notice->st);
+	return notice;
+}
+
+void nvmefs_notify_post(struct nvmefs_notifier *n, struct nvmefs_notice *notice)
+{
 	pthread_mutex_lock(&n->lock);
 	if (n->queued >= MAX_QUEUED)
 		drop_oldest_event(n);
 	enqueue(n, notice);
 	pthread_mutex_unlock(&n->lock);
-}
-
-void nvmefs_ctrl_emit(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vemit(ctrl, false, fmt, ap);
-	va_end(ap);
-}
-
-void nvmefs_ctrl_emit_locked(struct nvmefs_ctrl *ctrl, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vemit(ctrl, true, fmt, ap);
-	va_end(ap);
 }
 
 void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what)

@@ -5,9 +5,9 @@
  * recovery and reconnect work do it.  The states and the transitions
  * between them are ctrl_state.c's; this file decides when to ask for one.
  *
- * Any thread may notice a failure (nvmefs_ctrl_fail()): a CM event or a
- * work completion error on a queue, a timeout, a failed Keep Alive, a
- * protocol violation.  Each I/O queue is then stopped by the thread that
+ * Any thread may notice a failure (nvmefs_ctrl_fail(), ctrl_state.c): a
+ * CM event or a work completion error on a queue, a timeout, a failed
+ * Keep Alive, a protocol violation.  Each I/O queue is then stopped by the thread that
  * polls it, because only that thread may touch it: it stops posting, has
  * the transport take the queue pair down and wait for every flush, and
  * only then takes its requests back for resubmission (io.c).  This thread
@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "ctrl_setup.h"
 
 /* The first attempt goes at once, then the pause doubles from this. */
 #define FIRST_BACKOFF_MS 250
@@ -37,91 +38,6 @@
 /* How often a live controller's admin queue is looked at: for connection
  * events (the target closing it) and an asynchronous event's completion. */
 #define ADMIN_TICK_MS 100
-
-void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_status *st)
-{
-	*st = ctrl->status;
-	st->state = nvmefs_ctrl_public_state(ctrl->state);
-	st->io_failing = atomic_load(&ctrl->io_failing);
-	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
-}
-
-void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_status *st)
-{
-	struct nvmefs_ctrl *ctrl = (struct nvmefs_ctrl *)cctrl;
-
-	pthread_mutex_lock(&ctrl->state_lock);
-	nvmefs_ctrl_status_locked(ctrl, st);
-	pthread_mutex_unlock(&ctrl->state_lock);
-}
-
-static void set_reason(struct nvmefs_ctrl *ctrl, const char *msg)
-{
-	snprintf(ctrl->status.reason, sizeof(ctrl->status.reason), "%s", msg);
-}
-
-static bool can_reconnect(const struct nvmefs_ctrl *ctrl)
-{
-	return ctrl->svc_running && !ctrl->no_reconnect && ctrl->opts.ctrl_loss_tmo_s != 0;
-}
-
-bool nvmefs_ctrl_usable(const struct nvmefs_ctrl *ctrl)
-{
-	return !atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed) ||
-	       (ctrl->svc_running && pthread_equal(pthread_self(), ctrl->svc_thread));
-}
-
-void nvmefs_ctrl_fail(struct nvmefs_ctrl *ctrl, int err, const char *msg)
-{
-	bool deleted;
-
-	pthread_mutex_lock(&ctrl->state_lock);
-	/* The first failure of an outage is its cause; the rest are its echoes.
-	 * One while being connected the first time fails the connect. */
-	if (ctrl->state != CTRL_LIVE && ctrl->state != CTRL_NEW) {
-		pthread_mutex_unlock(&ctrl->state_lock);
-		return;
-	}
-	snprintf(ctrl->fail_msg, sizeof(ctrl->fail_msg), "%s", msg);
-	set_reason(ctrl, msg);
-	ctrl->status.error = err;
-	deleted = ctrl->state == CTRL_NEW || !can_reconnect(ctrl);
-	nvmefs_ctrl_change_state(ctrl, deleted ? CTRL_DELETED : CTRL_RESETTING);
-	/* Queued under state_lock, as every transition's event is: told after
-	 * it, a reconnect that the controller's thread starts at once (and a
-	 * give-up during it) would seem to come before the failure. */
-	if (deleted)
-		nvmefs_ctrl_emit_locked(ctrl, "%s at %s failed: %s; not reconnecting, its I/O fails",
-					ctrl->subnqn, nvmefs_ctrl_where(ctrl), msg);
-	else
-		nvmefs_ctrl_emit_locked(ctrl, "%s at %s failed: %s; stopping its queues to reconnect",
-					ctrl->subnqn, nvmefs_ctrl_where(ctrl), msg);
-	pthread_mutex_unlock(&ctrl->state_lock);
-	nvmefs_io_wake(ctrl);
-}
-
-void nvmefs_ctrl_queue_stopped(struct nvmefs_ctrl *ctrl)
-{
-	pthread_mutex_lock(&ctrl->state_lock);
-	pthread_cond_broadcast(&ctrl->state_cond);
-	pthread_mutex_unlock(&ctrl->state_lock);
-}
-
-void nvmefs_ctrl_stop_reconnect(struct nvmefs_ctrl *ctrl)
-{
-	bool now_deleted = false;
-
-	pthread_mutex_lock(&ctrl->state_lock);
-	ctrl->no_reconnect = true;
-	if (ctrl->state == CTRL_RESETTING || ctrl->state == CTRL_CONNECTING)
-		now_deleted = nvmefs_ctrl_change_state(ctrl, CTRL_DELETED) == 0;
-	if (now_deleted)
-		nvmefs_ctrl_emit_locked(ctrl, "%s at %s: reconnecting given up; its I/O fails",
-					ctrl->subnqn, nvmefs_ctrl_where(ctrl));
-	pthread_mutex_unlock(&ctrl->state_lock);
-	if (now_deleted)
-		nvmefs_io_wake(ctrl);
-}
 
 /* ---------------------------------------------------------------------- */
 /* The controller's thread                                                 */
@@ -375,7 +291,7 @@ static void connecting(struct nvmefs_ctrl *ctrl, int64_t *next_attempt)
 	if (ctrl->state != CTRL_CONNECTING)
 		return;
 	repeat = strcmp(msg, ctrl->status.reason) == 0;
-	set_reason(ctrl, msg);
+	nvmefs_ctrl_set_reason(ctrl, msg);
 	ctrl->status.error = ret;
 	if (ret == -ESTALE) {
 		/* Not the same subsystem: nothing may be written to it. */

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include "internal.h"
+#include "le_bytes.h"
 #include "nvmefs/wire_tcp.h"
 
 /* Every PDU after ICResp has a 24-byte header, whatever its type. */
@@ -21,19 +22,6 @@
 #define TCP_ADMIN_INLINE_SIZE 8192
 /* iovecs one send gathers at most. */
 #define TCP_TX_IOV_MAX 64
-
-static inline void put_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-	p[2] = (uint8_t)(v >> 16);
-	p[3] = (uint8_t)(v >> 24);
-}
-
-static inline uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static inline uint32_t digest_len(bool on)
 {

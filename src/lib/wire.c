@@ -12,17 +12,14 @@
 #include <nvme/util.h>
 
 #include "nvmefs/wire.h"
+#include "le_bytes.h"
 
-/* Unaligned little-endian loads and stores, byte by byte. */
+/* Unaligned little-endian 24-bit loads and stores, byte by byte (the
+ * 32-bit ones are le_bytes.h's). */
 
 static uint32_t get_le24(const uint8_t *p)
 {
 	return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16);
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return get_le24(p) | ((uint32_t)p[3] << 24);
 }
 
 static void put_le24(uint8_t *p, uint32_t v)
@@ -30,12 +27,6 @@ static void put_le24(uint8_t *p, uint32_t v)
 	p[0] = (uint8_t)v;
 	p[1] = (uint8_t)(v >> 8);
 	p[2] = (uint8_t)(v >> 16);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	put_le24(p, v);
-	p[3] = (uint8_t)(v >> 24);
 }
 
 static uint8_t sgl_id(enum nvmefs_sgl_type type, enum nvmefs_sgl_subtype sub)
