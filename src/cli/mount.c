@@ -30,7 +30,7 @@
 #include "mount.h"
 #include "../export/engine.h"
 
-/* -i's default stops here: each worker pins --depth x (max_io + 16 KiB) of
+/* -i's default stops here: each worker pins --iodepth x (max_io + 16 KiB) of
  * buffers (2.25 MiB by default), which a memlock limit has to cover. */
 #define MOUNT_AUTO_MAX_WORKERS 4
 
@@ -51,8 +51,9 @@ static void help(void)
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
 	       "  -i, --nr-io-queues=N      I/O queues, one worker thread each (default: one per\n"
 	       "                            CPU this process may use, at most 4)\n"
-	       "  -Q, --queue-size=N        entries per I/O queue (default: enough for --depth)\n"
-	       "      --depth=N             FUSE requests each worker keeps in flight (default 16)\n"
+	       "  -Q, --queue-size=N        entries per I/O queue (default: enough for --iodepth)\n"
+	       "      --iodepth=N           FUSE requests each worker keeps in flight (default 16;\n"
+	       "                            --depth, its old spelling, too)\n"
 	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
 	       "                            (default 30000)\n"
 	       "  -f, --foreground          stay in the foreground, log to stderr\n"
@@ -65,9 +66,9 @@ static void help(void)
 	       "                            owner), allow_other, allow_root and other FUSE\n"
 	       "                            options; and, for /etc/fstab, transport=, traddr=,\n"
 	       "                            trsvcid=, host_traddr=, hostnqn=, hostid=, nr_io_queues=,\n"
-	       "                            queue_size=, depth=, keep_alive_tmo=, timeout=,\n"
-	       "                            io_timeout=, reconnect_delay=, ctrl_loss_tmo=,\n"
-	       "                            fast_io_fail_tmo=, dhchap_secret=,\n"
+	       "                            queue_size=, iodepth= (or depth=), keep_alive_tmo=,\n"
+	       "                            timeout=, io_timeout=, reconnect_delay=,\n"
+	       "                            ctrl_loss_tmo=, fast_io_fail_tmo=, dhchap_secret=,\n"
 	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
 	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,\n"
 	       "                            hdr_digest, data_digest, path= (repeatable),\n"
@@ -197,7 +198,7 @@ static void choose_workers(struct mount_args *m)
 	m->fs.workers = cpus < 1 ? 1 : cpus > MOUNT_AUTO_MAX_WORKERS ? MOUNT_AUTO_MAX_WORKERS
 								      : (unsigned int)cpus;
 	verbose(&m->conn, cmd, "%u I/O queue%s and worker%s, chosen: one per CPU this process may "
-		"use (%d), at most %u, as each pins --depth x (max_io + 16 KiB) of buffers; -i sets them",
+		"use (%d), at most %u, as each pins --iodepth x (max_io + 16 KiB) of buffers; -i sets them",
 		m->fs.workers, m->fs.workers == 1 ? "" : "s", m->fs.workers == 1 ? "" : "s", cpus,
 		MOUNT_AUTO_MAX_WORKERS);
 }
@@ -348,7 +349,8 @@ int cmd_mount(int argc, char **argv)
 		{ "nqn", required_argument, NULL, 'n' },
 		{ "nr-io-queues", required_argument, NULL, 'i' },
 		{ "queue-size", required_argument, NULL, 'Q' },
-		{ "depth", required_argument, NULL, OPT_DEPTH },
+		{ "iodepth", required_argument, NULL, OPT_IODEPTH },
+		{ "depth", required_argument, NULL, OPT_IODEPTH },
 		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
@@ -424,7 +426,7 @@ int cmd_mount(int argc, char **argv)
 			break;
 		case 'i':
 		case 'Q':
-		case OPT_DEPTH:
+		case OPT_IODEPTH:
 		case OPT_IO_TIMEOUT:
 			if (mount_number_option(m, opt, optarg))
 				goto out;

@@ -15,7 +15,7 @@
 
 enum {
 	OPT_PIDFILE = OPT_FIRST_COMMAND_OPTION,
-	OPT_DEPTH,
+	OPT_IODEPTH,
 	OPT_IO_TIMEOUT,
 };
 
@@ -45,7 +45,7 @@ struct mount_args {
  * EXIT_OK, EXIT_USAGE, or EXIT_FAIL when a check could not run. */
 int mount_options(struct mount_args *m, char *list);
 
-/* -i, -Q, --depth or --io-timeout (@opt) with @value.  EXIT_OK or EXIT_USAGE. */
+/* -i, -Q, --iodepth or --io-timeout (@opt) with @value.  EXIT_OK or EXIT_USAGE. */
 int mount_number_option(struct mount_args *m, int opt, const char *value);
 
 /* How many of the mount's paths pin its buffers, each its own registration. */

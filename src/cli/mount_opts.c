@@ -44,7 +44,9 @@ static const struct mount_number mount_numbers[] = {
 	  offsetof(struct nvmefs_fs_opts, workers) },
 	{ 'Q', "queue_size", "-Q/--queue-size", "", 2, 4096,
 	  offsetof(struct nvmefs_fs_opts, queue_size) },
-	{ OPT_DEPTH, "depth", "--depth", "", 1, 1024, offsetof(struct nvmefs_fs_opts, depth) },
+	{ OPT_IODEPTH, "iodepth", "--iodepth", "", 1, 1024, offsetof(struct nvmefs_fs_opts, depth) },
+	/* The old spelling, which fstab lines still carry. */
+	{ OPT_IODEPTH, "depth", "--iodepth", "", 1, 1024, offsetof(struct nvmefs_fs_opts, depth) },
 	{ OPT_IO_TIMEOUT, "io_timeout", "--io-timeout", " of milliseconds", 1,
 	  NVMEFS_MAX_TIMEOUT_MS, offsetof(struct nvmefs_fs_opts, io_timeout_ms) },
 };

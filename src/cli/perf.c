@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * nvmefs perf: drive a namespace with a fixed workload and measure it, in
- * the spirit of spdk_nvme_perf and fio.  Each thread keeps --qd I/Os in
+ * the spirit of spdk_nvme_perf and fio.  Each thread keeps --iodepth I/Os in
  * flight over its I/O queues from their registered buffer pools,
  * resubmitting from the completion callback; latencies go into a log-linear
  * histogram.  The command line and the layout it leaves open: perf_args.c.
@@ -118,7 +118,7 @@ static void io_done(void *arg, int status)
 	struct worker *w = s->w;
 	const struct perf_args *a = w->a;
 
-	hist_add(&w->hist, hist_now_ns() - s->start_ns);
+	hist_add(&w->hist[s->is_read], hist_now_ns() - s->start_ns);
 	s->busy = false;
 	if (status) {
 		if (!w->errors++)
@@ -128,6 +128,7 @@ static void io_done(void *arg, int status)
 		atomic_store(&stop, true);
 	} else {
 		w->bytes += a->bs;
+		w->done[s->is_read]++;
 		if (s->is_read && a->verify) {
 			uint64_t first_bad = 0;
 			uint32_t bad = verify_check(s->buf, a->bs, 1u << w->lba_shift, s->offset,
@@ -392,7 +393,7 @@ static int setup_workers(const struct perf_args *a, struct nvmefs_ctrl *ctrl,
 			s->buf = nvmefs_mpq_buf_get(s->mpq);
 			if (!s->buf) {
 				fprintf(stderr, "nvmefs %s: an I/O queue has fewer pool buffers than its "
-					"share of --qd\n", cmd);
+					"share of --iodepth\n", cmd);
 				return -ENOMEM;
 			}
 		}
@@ -462,8 +463,9 @@ static int run_workers(const struct perf_args *a, struct worker *workers, unsign
 		tick++;
 		for (t = 0; t < a->threads; t++)
 			ios += atomic_load_explicit(&workers[t].ios, memory_order_relaxed);
-		fprintf(stderr, "[%4us] %10" PRIu64 " IOPS %9.1f MiB/s\n", tick, ios - last_ios,
-			(double)(ios - last_ios) * a->bs / (1 << 20));
+		if (!a->quiet)
+			fprintf(stderr, "[%4us] %10" PRIu64 " IOPS %9.1f MiB/s\n", tick, ios - last_ios,
+				(double)(ios - last_ios) * a->bs / (1 << 20));
 		last_ios = ios;
 		if (tick >= seconds)
 			atomic_store(&stop, true);
@@ -512,7 +514,7 @@ static int create_queues(struct perf_args *a, struct nvmefs_ctrl *ctrl, struct n
 		}
 		if (granted < a->queues) {
 			verbose(&a->conn, cmd, "the controller grants %u I/O queue%s, not the %u chosen: "
-				"--qd %u goes over those", granted, granted == 1 ? "" : "s", a->queues,
+				"--iodepth %u goes over those", granted, granted == 1 ? "" : "s", a->queues,
 				a->qd);
 			a->queues = granted;
 			io->nr_queues = granted;
@@ -614,8 +616,9 @@ int perf_run(struct perf_args *a)
 		struct perf_args fill = *a;
 
 		fill.rw = WL_WRITE;
-		fprintf(stderr, "nvmefs %s: writing the %" PRIu64 " MiB region once for --verify\n",
-			cmd, a->size >> 20);
+		if (!a->quiet)
+			fprintf(stderr, "nvmefs %s: writing the %" PRIu64 " MiB region once for --verify\n",
+				cmd, a->size >> 20);
 		if (setup_workers(&fill, ctrl, subsys, lba_shift, workers, true) < 0 ||
 		    run_workers(&fill, workers, 0, &elapsed) < 0)
 			goto out;

@@ -26,8 +26,7 @@ enum {
 	OPT_RW,
 	OPT_MIX,
 	OPT_BS,
-	OPT_QD,
-	OPT_QUEUES,
+	OPT_IODEPTH,
 	OPT_THREADS,
 	OPT_CPUS,
 	OPT_TIME,
@@ -36,19 +35,20 @@ enum {
 	OPT_VERIFY,
 	OPT_MODE,
 	OPT_IO_TIMEOUT,
+	OPT_QUIET,
 };
 
 static void help(void)
 {
 	printf("Usage: nvmefs perf [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID]\n"
-	       "                   [--rw=WORKLOAD] [--bs=SIZE] [--qd=N] [--queues=N] [--threads=N]\n"
+	       "                   [--rw=WORKLOAD] [--bs=SIZE] [--iodepth=N] [-i N] [--threads=N]\n"
 	       "                   [--time=SEC] [--verify] ...\n"
 	       "\n"
 	       "Drive namespace NSID of subsystem SUBNQN with a workload over I/O queues (each\n"
-	       "thread keeping --qd I/Os in flight from registered buffers, spread over its\n"
+	       "thread keeping --iodepth I/Os in flight from registered buffers, spread over its\n"
 	       "queues), print a progress line each second on stderr, then IOPS, bandwidth, CPU\n"
-	       "time and latency percentiles. Without --queues, --threads and --cpus, the layout\n"
-	       "is chosen for speed (-v says which).\n"
+	       "time and latency percentiles (of reads and writes apart too, with randrw).\n"
+	       "Without -i, --threads and --cpus, the layout is chosen for speed (-v says which).\n"
 	       "\n"
 	       "Options:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
@@ -57,9 +57,10 @@ static void help(void)
 	       "                            randread)\n"
 	       "      --mix=PCT             reads in percent of randrw (default 50)\n"
 	       "      --bs=SIZE             bytes per I/O, K/M suffixes (default 4k)\n"
-	       "      --qd=N                I/Os in flight per thread, spread over its queues\n"
-	       "                            (default 32)\n"
-	       "      --queues=N            I/O queues (default: one per 8 of --qd per thread)\n"
+	       "      --iodepth=N           I/Os in flight per thread, spread over its queues\n"
+	       "                            (default 32; --qd, its old spelling, too)\n"
+	       "  -i, --nr-io-queues=N      I/O queues (default: one per 8 of --iodepth per\n"
+	       "                            thread; --queues, its old spelling, too)\n"
 	       "      --threads=N           threads driving them, each spreading its I/Os over\n"
 	       "                            every N-th queue (default 1, or one per 16 queues)\n"
 	       "      --cpus=LIST|none      run thread t on the t-th CPU of LIST, round robin\n"
@@ -72,11 +73,13 @@ static void help(void)
 	       "      --offset=SIZE         where that region starts (default 0)\n"
 	       "      --verify              write the region once, then check every block read\n"
 	       "      --mode=MODE           'event': sleep until completions come (the default\n"
-	       "                            above --qd 1); 'poll': spin on the completion queues\n"
-	       "                            (yielding the CPU when nothing came), the lowest\n"
-	       "                            latency (the default at --qd 1)\n"
+	       "                            above --iodepth 1); 'poll': spin on the completion\n"
+	       "                            queues (yielding the CPU when nothing came), the\n"
+	       "                            lowest latency (the default at --iodepth 1)\n"
 	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
 	       "                            (default 30000)\n"
+	       "      --quiet               no progress lines on stderr (errors and the result\n"
+	       "                            still come)\n"
 	       CONNECT_HELP
 	       PATHS_HELP
 	       HELP_HELP);
@@ -162,19 +165,19 @@ static int choose_layout(struct perf_args *a)
 	}
 	if (a->threads > a->queues)
 		return usage_error(cmd, "--threads %u is more than the %u queue%s: a queue is driven "
-				   "by one thread; raise --queues or lower --threads", a->threads,
+				   "by one thread; raise -i/--nr-io-queues or lower --threads", a->threads,
 				   a->queues, a->queues == 1 ? "" : "s");
 	most_queues = (a->queues + a->threads - 1) / a->threads;
 	if (most_queues > MAX_QUEUES_PER_THREAD)
-		return usage_error(cmd, "--queues %u over --threads %u gives a thread more than %u "
+		return usage_error(cmd, "-i/--nr-io-queues %u over --threads %u gives a thread more than %u "
 				   "queues: raise --threads", a->queues, a->threads,
 				   MAX_QUEUES_PER_THREAD);
 	if (a->qd < most_queues)
-		return usage_error(cmd, "--qd %u is fewer I/Os than a thread's %u queues: each "
-				   "queue needs one; raise --qd or lower --queues", a->qd, most_queues);
+		return usage_error(cmd, "--iodepth %u is fewer I/Os than a thread's %u queues: "
+				   "each queue needs one; raise --iodepth or lower -i/--nr-io-queues", a->qd, most_queues);
 	if (a->queue_size && perf_queue_depth_most(a) >= a->queue_size)
-		return usage_error(cmd, "--qd %u puts %u I/Os on a queue, which needs more than %u "
-				   "entries: raise -Q/--queue-size or lower --qd", a->qd,
+		return usage_error(cmd, "--iodepth %u puts %u I/Os on a queue, which needs more "
+				   "than %u entries: raise -Q/--queue-size or lower --iodepth", a->qd,
 				   perf_queue_depth_most(a), perf_queue_depth_most(a));
 	if (!a->nr_cpus && !a->unpinned) {
 		if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
@@ -197,11 +200,11 @@ static int choose_layout(struct perf_args *a)
 			"spinning on it is the lowest latency");
 	}
 	if (auto_queues)
-		verbose(&a->conn, cmd, "%u I/O queue%s, chosen: one per %u I/Os of --qd (RDMA "
+		verbose(&a->conn, cmd, "%u I/O queue%s, chosen: one per %u I/Os of --iodepth (RDMA "
 			"devices like soft-RoCE work through one queue pair's packets at a time); "
-			"--queues sets them", a->queues, a->queues == 1 ? "" : "s",
+			"-i/--nr-io-queues sets them", a->queues, a->queues == 1 ? "" : "s",
 			PERF_DEPTH_PER_QUEUE);
-	verbose(&a->conn, cmd, "%u thread%s%s, each keeping --qd %u I/Os in flight over its "
+	verbose(&a->conn, cmd, "%u thread%s%s, each keeping --iodepth %u I/Os in flight over its "
 		"queues (at most %u on one)", a->threads, a->threads == 1 ? "" : "s",
 		auto_threads ? " (chosen; --threads sets them)" : "", a->qd, perf_queue_depth_most(a));
 	return 0;
@@ -217,8 +220,10 @@ int cmd_perf(int argc, char **argv)
 		{ "rw", required_argument, NULL, OPT_RW },
 		{ "mix", required_argument, NULL, OPT_MIX },
 		{ "bs", required_argument, NULL, OPT_BS },
-		{ "qd", required_argument, NULL, OPT_QD },
-		{ "queues", required_argument, NULL, OPT_QUEUES },
+		{ "iodepth", required_argument, NULL, OPT_IODEPTH },
+		{ "qd", required_argument, NULL, OPT_IODEPTH },
+		{ "nr-io-queues", required_argument, NULL, 'i' },
+		{ "queues", required_argument, NULL, 'i' },
 		{ "threads", required_argument, NULL, OPT_THREADS },
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "queue-size", required_argument, NULL, 'Q' },
@@ -228,6 +233,7 @@ int cmd_perf(int argc, char **argv)
 		{ "verify", no_argument, NULL, OPT_VERIFY },
 		{ "mode", required_argument, NULL, OPT_MODE },
 		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
+		{ "quiet", no_argument, NULL, OPT_QUIET },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct perf_args a = {
@@ -241,7 +247,7 @@ int cmd_perf(int argc, char **argv)
 
 	connect_args_init(&a.conn);
 	path_args_init(&a.paths);
-	while ((opt = next_option(argc, argv, ":" CONNECT_SHORTOPTS "n:Q:h", longopts)) != -1) {
+	while ((opt = next_option(argc, argv, ":" CONNECT_SHORTOPTS "n:i:Q:h", longopts)) != -1) {
 		ret = connect_args_option(&a.conn, cmd, opt, optarg, &handled);
 		if (!ret && !handled)
 			ret = path_args_option(&a.paths, cmd, opt, optarg, &handled);
@@ -281,15 +287,16 @@ int cmd_perf(int argc, char **argv)
 						   "512 from 512 to 64M, like 4k or 128k", optarg);
 			a.bs = (uint32_t)v;
 			break;
-		case OPT_QD:
+		case OPT_IODEPTH:
 			if (parse_uint(optarg, 1, 4095, &v))
-				return usage_error(cmd, "--qd '%s' is not a queue depth from 1 to 4095", optarg);
+				return usage_error(cmd, "--iodepth '%s' is not a queue depth from 1 to 4095",
+						   optarg);
 			a.qd = (unsigned int)v;
 			break;
-		case OPT_QUEUES:
+		case 'i':
 			if (parse_uint(optarg, 1, PERF_MAX_QUEUES, &v))
-				return usage_error(cmd, "--queues '%s' is not a number of queues from 1 to %u",
-						   optarg, PERF_MAX_QUEUES);
+				return usage_error(cmd, "-i/--nr-io-queues '%s' is not a number of queues "
+						   "from 1 to %u", optarg, PERF_MAX_QUEUES);
 			a.queues = (unsigned int)v;
 			break;
 		case OPT_THREADS:
@@ -325,6 +332,9 @@ int cmd_perf(int argc, char **argv)
 			break;
 		case OPT_VERIFY:
 			a.verify = true;
+			break;
+		case OPT_QUIET:
+			a.quiet = true;
 			break;
 		case OPT_MODE:
 			if (strcmp(optarg, "poll") && strcmp(optarg, "event"))

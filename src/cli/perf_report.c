@@ -51,26 +51,81 @@ static void report_paths(const struct perf_args *a, struct nvmefs_subsys *subsys
 	}
 }
 
+static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
+static const char *const pct_keys[] = { "p50", "p90", "p99", "p999", "p9999" };
+
+/* The latencies of @h, in microseconds, as the object lat_us. */
+static void lat_json(struct json *j, const struct histogram *h)
+{
+	json_object_begin(j, "lat_us");
+	json_double(j, "mean", hist_mean(h) / 1000);
+	json_double(j, "min", hist_min(h) / 1000.0);
+	json_double(j, "max", hist_max(h) / 1000.0);
+	for (unsigned int i = 0; i < 5; i++)
+		json_double(j, pct_keys[i], hist_percentile(h, pcts[i]) / 1000);
+	json_object_end(j);
+}
+
+static void lat_text(const char *indent, const struct histogram *h)
+{
+	printf("%slatency (us): mean %.1f, min %.1f, max %.1f\n", indent, hist_mean(h) / 1000,
+	       hist_min(h) / 1000.0, hist_max(h) / 1000.0);
+	printf("%spercentiles (us):", indent);
+	for (unsigned int i = 0; i < 5; i++)
+		printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
+}
+
+/* One direction of randrw, as fio and spdk_nvme_perf give them: reads or writes alone. */
+struct direction {
+	const char *name;
+	uint64_t ios;		/* that succeeded */
+	struct histogram *h;
+};
+
+static void direction_report(const struct perf_args *a, const struct direction *d, double elapsed,
+			     struct json *j)
+{
+	double iops = elapsed > 0 ? d->ios / elapsed : 0, mibs = iops * a->bs / (1 << 20);
+
+	if (j) {
+		json_object_begin(j, d->name);
+		json_uint(j, "ios", d->ios);
+		json_double(j, "iops", iops);
+		json_double(j, "bw_mibs", mibs);
+		lat_json(j, d->h);
+		json_object_end(j);
+		return;
+	}
+	printf("  %s: IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os\n", d->name, iops, mibs, d->ios);
+	lat_text("    ", d->h);
+}
+
 void perf_report(const struct perf_args *a, const char *subnqn, struct worker *workers,
 		 double elapsed, double user_s, double sys_s, const struct nvmefs_ctrl_status *cs,
 		 struct nvmefs_subsys *subsys)
 {
 	bool multipath = nvmefs_subsys_multipath(subsys);
 	struct nvmefs_rkey_stats keys;
-	struct histogram *h = calloc(1, sizeof(*h));
+	/* The whole run's, the writes' and the reads'. */
+	struct histogram *h = calloc(3, sizeof(*h));
+	struct direction dirs[2];
 	uint64_t ios = 0, errors = 0, verified = 0, mismatches = 0;
-	static const double pcts[] = { 50, 90, 99, 99.9, 99.99 };
-	static const char *const pct_keys[] = { "p50", "p90", "p99", "p999", "p9999" };
-	double iops, mibs, mean;
-	unsigned int t, i;
+	double iops, mibs;
+	unsigned int t, i, d;
 
 	if (!h) {
 		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
 		return;
 	}
+	dirs[0] = (struct direction){ "write", 0, &h[1] };
+	dirs[1] = (struct direction){ "read", 0, &h[2] };
 	nvmefs_subsys_rkey_stats(subsys, &keys);
 	for (t = 0; t < a->threads; t++) {
-		hist_merge(h, &workers[t].hist);
+		for (d = 0; d < 2; d++) {
+			hist_merge(h, &workers[t].hist[d]);
+			hist_merge(dirs[d].h, &workers[t].hist[d]);
+			dirs[d].ios += workers[t].done[d];
+		}
 		ios += atomic_load(&workers[t].ios);
 		errors += workers[t].errors;
 		verified += workers[t].verified;
@@ -78,7 +133,6 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 	}
 	iops = elapsed > 0 ? (ios - errors) / elapsed : 0;
 	mibs = iops * a->bs / (1 << 20);
-	mean = hist_mean(h) / 1000;
 	if (a->conn.fmt == OUTPUT_JSON) {
 		struct json j;
 
@@ -91,6 +145,9 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 		if (a->rw == WL_RANDRW)
 			json_uint(&j, "mix", a->mix);
 		json_uint(&j, "bs", a->bs);
+		json_uint(&j, "iodepth", a->qd);
+		json_uint(&j, "nr_io_queues", a->queues);
+		/* Their old names, which scripts read. */
 		json_uint(&j, "qd", a->qd);
 		json_uint(&j, "queues", a->queues);
 		json_uint(&j, "threads", a->threads);
@@ -109,13 +166,11 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 		json_uint(&j, "errors", errors);
 		json_double(&j, "iops", iops);
 		json_double(&j, "bw_mibs", mibs);
-		json_object_begin(&j, "lat_us");
-		json_double(&j, "mean", mean);
-		json_double(&j, "min", hist_min(h) / 1000.0);
-		json_double(&j, "max", hist_max(h) / 1000.0);
-		for (i = 0; i < 5; i++)
-			json_double(&j, pct_keys[i], hist_percentile(h, pcts[i]) / 1000);
-		json_object_end(&j);
+		lat_json(&j, h);
+		if (a->rw == WL_RANDRW) {
+			direction_report(a, &dirs[1], elapsed, &j);
+			direction_report(a, &dirs[0], elapsed, &j);
+		}
 		json_object_begin(&j, "cpu");
 		json_double(&j, "user_s", user_s);
 		json_double(&j, "sys_s", sys_s);
@@ -142,18 +197,18 @@ void perf_report(const struct perf_args *a, const char *subnqn, struct worker *w
 		json_object_end(&j);
 		putchar('\n');
 	} else {
-		printf("%s: %s, bs %u, qd %u, %u queue%s, %u thread%s%s%s, %.1f s, namespace %u of %s\n",
+		printf("%s: %s, bs %u, iodepth %u, %u queue%s, %u thread%s%s%s, %.1f s, namespace %u of %s\n",
 		       cmd, workload_names[a->rw], a->bs, a->qd, a->queues, a->queues == 1 ? "" : "s",
 		       a->threads, a->threads == 1 ? "" : "s",
 		       !a->nr_cpus ? "" : a->nr_cpus == 1 ? " on CPU " : " on CPUs ",
 		       a->nr_cpus ? a->cpus_text : "", elapsed, a->nsid, subnqn);
 		printf("  IOPS %.0f, %.2f MiB/s, %" PRIu64 " I/Os, %" PRIu64 " errors\n", iops, mibs,
 		       ios, errors);
-		printf("  latency (us): mean %.1f, min %.1f, max %.1f\n", mean, hist_min(h) / 1000.0,
-		       hist_max(h) / 1000.0);
-		printf("  percentiles (us):");
-		for (i = 0; i < 5; i++)
-			printf(" p%g %.1f%s", pcts[i], hist_percentile(h, pcts[i]) / 1000, i < 4 ? "," : "\n");
+		lat_text("  ", h);
+		if (a->rw == WL_RANDRW) {
+			direction_report(a, &dirs[1], elapsed, NULL);
+			direction_report(a, &dirs[0], elapsed, NULL);
+		}
 		printf("  CPU: user %.2f s, system %.2f s (%.0f%% of one core)\n", user_s, sys_s,
 		       elapsed > 0 ? (user_s + sys_s) * 100 / elapsed : 0);
 		if (multipath) {

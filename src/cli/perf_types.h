@@ -28,7 +28,7 @@ struct perf_args {
 	uint32_t bs;
 	unsigned int qd;	/* per thread, spread over its queues */
 	unsigned int queues;	/* 0 until chosen (perf_layout.h) */
-	bool queues_chosen;	/* not --queues: fewer granted is fine */
+	bool queues_chosen;	/* not -i: fewer granted is fine */
 	unsigned int threads;	/* each drives queues t, t + threads, ...; 0 until chosen */
 	bool unpinned;		/* --cpus none */
 	char cpus_text[64];	/* the CPUs as a list, for the report */
@@ -39,6 +39,7 @@ struct perf_args {
 	uint64_t size;		/* 0: to the end of the namespace */
 	uint64_t offset;
 	bool verify;
+	bool quiet;		/* no progress lines */
 	bool event_mode;
 	bool mode_given;	/* --mode; else poll at --qd 1, events above */
 	unsigned int io_timeout_ms;
@@ -80,7 +81,9 @@ struct worker {
 	uint64_t errors;
 	int first_status;
 	uint64_t verified, mismatches, first_mismatch;
-	struct histogram hist;
+	/* By direction, [0] writes and [1] reads: randrw reports them apart. */
+	struct histogram hist[2];
+	uint64_t done[2];	/* I/Os that succeeded */
 	char error[512];
 	bool prefill;		/* writes the whole slice once, then stops */
 };

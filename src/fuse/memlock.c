@@ -99,9 +99,9 @@ int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts, unsigned int rdma
 	if (rdma_paths > 1)
 		snprintf(paths, sizeof(paths), " on each of %u RDMA paths", rdma_paths);
 	return exp_error(-ENOMEM, "the request buffers need %zu KiB of locked memory (%u queues x "
-			 "--depth %u x (max_io %zu KiB + 16 KiB)%s%s), more than RLIMIT_MEMLOCK allows "
+			 "--iodepth %u x (max_io %zu KiB + 16 KiB)%s%s), more than RLIMIT_MEMLOCK allows "
 			 "(%llu KiB): RDMA registers them, which pins them; raise it ('ulimit -l %zu'; in "
-			 "a container, --ulimit memlock=%zu), use fewer or smaller buffers (-i, --depth, "
+			 "a container, --ulimit memlock=%zu), use fewer or smaller buffers (-i, --iodepth, "
 			 "-o max_io%s), or NVMe/TCP (-t tcp), which pins nothing", need >> 10,
 			 opts->workers, opts->depth, opts->max_io >> 10, ring, paths,
 			 (unsigned long long)rl.rlim_cur >> 10, (need >> 10) + 1024, need + (1u << 20),

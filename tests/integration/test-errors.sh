@@ -83,7 +83,7 @@ expect_failure "discover: malformed --referral-depth" "--referral-depth 'x'" "$u
 	"$NVMEFS" discover -a "$addr" --referral-depth x
 expect_failure "identify --nsid 0" "--nsid '0' is not a namespace ID" "$usage_ms" 2 -- \
 	"$NVMEFS" identify "${good[@]}" --nsid 0
-expect_failure "perf --qd not below -Q" "--qd" "$usage_ms" 2 -- "$NVMEFS" perf "${good[@]}" --qd 8 -Q 8
+expect_failure "perf --iodepth not below -Q" "--iodepth" "$usage_ms" 2 -- "$NVMEFS" perf "${good[@]}" --qd 8 -Q 8
 expect_failure "perf --offset not a multiple of the block size" "must be multiples of the namespace's 512-byte blocks" \
 	6000 2 -- "$NVMEFS" perf "${good[@]}" --offset 100 --time 1
 expect_failure "perf region past the end" "goes past the end of namespace 1" 6000 2 -- \

@@ -3,8 +3,9 @@
 # Every JSON output of nvmefs validates against its schema in doc/json (doc/JSON.md), with
 # python3-jsonschema (draft 2020-12), against the real target: discover (one log, --referral-depth's
 # several, --persistent's JSON Lines), identify (controller, each namespace, --list-ns), perf (plain,
-# randrw --verify --cpus, multipath --all-paths), the mount's info and stats files (one path and
-# two) and nvmefs list (one path, two, a stale mount). Each run that has optional members is checked to have them, so their schemas are exercised.
+# randrw --verify --cpus with its reads and writes apart, multipath --all-paths), the mount's info and
+# stats files (one path and two) and nvmefs list (one path, two, a stale mount). Each run that has
+# optional members is checked to have them, so their schemas are exercised.
 # And each schema can fail: every document checked is also altered (an undocumented member at the
 # top and in an array's first object, a number given as a string, a string as a number, a required
 # member left out), and every alteration must be rejected.
@@ -191,10 +192,15 @@ has identify-list-ns.json ".nsid_list | length == $NVMEFS_TEST_NAMESPACES" "$NVM
 log "perf: a plain run, randrw --verify --cpus, and --all-paths"
 perf --rw read --queues 2 >perf-read.json 2>perf.err || fail "perf --rw read failed: $(cat perf.err)"
 check perf perf-read.json
+has perf-read.json '(has("read") or has("write")) | not' "no read and write apart outside randrw"
 perf --rw randrw --mix 70 --verify --cpus 0 --mode poll >perf-verify.json 2>perf.err ||
 	fail "perf --rw randrw --verify failed: $(cat perf.err)"
 check perf perf-verify.json
 has perf-verify.json '.job.mix == 70 and .job.cpus == [0] and .verify.blocks_read > 0' "mix, cpus and verify"
+# randrw's reads and writes apart, which add up to the I/Os that succeeded, about 70 to 30.
+has perf-verify.json '.read.ios + .write.ios == .ios - .errors and .read.ios > .write.ios and .write.ios > 0 and
+	.read.lat_us.p50 > 0 and .write.lat_us.p50 > 0 and .job.iodepth == .job.qd and .job.nr_io_queues == .job.queues' \
+	"reads and writes apart, and iodepth and nr_io_queues"
 perf --all-paths --iopolicy round-robin --qd 4 >perf-paths.json 2>perf.err ||
 	fail "perf --all-paths failed: $(cat perf.err)"
 check perf perf-paths.json

@@ -113,7 +113,7 @@ queues=$(nproc)
 ((queues <= 4)) || queues=4
 need=$((queues * 16 * 144))
 ((need > 4096 - 1024)) || fail "with $queues queues the buffers ($need KiB) fit in 4 MiB: the test needs 2 CPUs or more"
-want="nvmefs mount: the request buffers need $need KiB of locked memory ($queues queues x --depth 16 x (max_io 128 KiB + 16 KiB)), more than RLIMIT_MEMLOCK allows (4096 KiB): RDMA registers them, which pins them; raise it ('ulimit -l $((need + 1024))'; in a container, --ulimit memlock=$(((need + 1024) << 10))), use fewer or smaller buffers (-i, --depth, -o max_io), or NVMe/TCP (-t tcp), which pins nothing"
+want="nvmefs mount: the request buffers need $need KiB of locked memory ($queues queues x --iodepth 16 x (max_io 128 KiB + 16 KiB)), more than RLIMIT_MEMLOCK allows (4096 KiB): RDMA registers them, which pins them; raise it ('ulimit -l $((need + 1024))'; in a container, --ulimit memlock=$(((need + 1024) << 10))), use fewer or smaller buffers (-i, --iodepth, -o max_io), or NVMe/TCP (-t tcp), which pins nothing"
 grep -Fxq -- "$want" <<<"$out" || fail "a memlock limit too low is not explained as it should be: got '$out', want '$want'"
 
 log "memlock 4 MiB, --depth 4"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 64M
-# nvmefs perf --verify checks every block it reads against what it wrote: on 1, 2 and 4 queues,
+# nvmefs perf --verify checks every block it reads against what it wrote (randrw's report gives
+# reads and writes apart, and --quiet leaves out only the progress lines): on 1, 2 and 4 queues,
 # with a thread per queue or one thread over several, with random and sequential mixes, it finds
 # no mismatch and no error; --cpus pins its threads where it is told; with no tuning flags it
 # takes the layout it chooses (queues from --qd, one thread pinned to the first CPU it may use,
@@ -40,6 +41,28 @@ clean_run 4 randread 4k --qd 16
 clean_run 4 randrw 4k --threads 1 --qd 8
 clean_run 3 write 64k --threads 2 --qd 4
 
+# randrw as fio and spdk_nvme_perf report it: reads and writes apart, each with its IOPS and
+# latencies, after the lines of all I/Os together; --quiet leaves out the progress lines only.
+log "randrw's text report, --quiet"
+"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw randrw --mix 50 \
+	--size 16M --time 2 --quiet >/tmp/pv-out 2>/tmp/pv-err || fail "perf --rw randrw --quiet: $(cat /tmp/pv-err)"
+[[ ! -s /tmp/pv-err ]] || fail "perf --quiet wrote on stderr: $(cat /tmp/pv-err)"
+for dir in read write; do
+	grep -qE "^  $dir: IOPS [1-9][0-9]*, [0-9.]+ MiB/s, [1-9][0-9]* I/Os$" /tmp/pv-out ||
+		fail "perf --rw randrw has no $dir line: $(cat /tmp/pv-out)"
+done
+[[ $(grep -c "^    percentiles (us): p50 " /tmp/pv-out) == 2 ]] ||
+	fail "perf --rw randrw has not the percentiles of reads and of writes: $(cat /tmp/pv-out)"
+total=$(sed -n 's/^  IOPS [0-9]*, [0-9.]* MiB\/s, \([0-9]*\) I\/Os, \([0-9]*\) errors$/\1 - \2/p' /tmp/pv-out)
+split=$(sed -n 's/^  \(read\|write\): IOPS [0-9]*, [0-9.]* MiB\/s, \([0-9]*\) I\/Os$/\2/p' /tmp/pv-out | paste -sd+)
+[[ -n $total && -n $split ]] && (($(($total)) == $(($split)))) ||
+	fail "perf --rw randrw: reads and writes ($split) do not add up to the I/Os that succeeded ($total): $(cat /tmp/pv-out)"
+log "$(grep -E '^  (read|write):' /tmp/pv-out | tr -s ' ' | paste -sd';')"
+"$NVMEFS" perf -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw randread --size 16M \
+	--time 2 >/tmp/pv-out 2>/tmp/pv-err || fail "perf --rw randread: $(cat /tmp/pv-err)"
+[[ $(grep -c '^\[ *[0-9]*s\] ' /tmp/pv-err) -ge 1 ]] || fail "perf without --quiet printed no progress line: $(cat /tmp/pv-err)"
+! grep -qE '^  (read|write):' /tmp/pv-out || fail "perf --rw randread reports reads and writes apart: $(cat /tmp/pv-out)"
+
 log "no tuning flags: the layout perf chooses, and -v says it"
 # layout JQ_TEST OPTIONS...: a verify run with OPTIONS and -v whose JSON passes JQ_TEST.
 layout() {
@@ -52,7 +75,7 @@ layout() {
 }
 first_cpu=$(taskset -pc $$ | sed 's/.*: //; s/[-,].*//')
 layout ".job.qd == 32 and .job.queues == 4 and .job.threads == 1 and .job.cpus == [$first_cpu] and .job.mode == \"event\""
-grep -q "4 I/O queues, chosen: one per 8 I/Os of --qd" /tmp/pv-err || fail "-v does not say why 4 queues: $(cat /tmp/pv-err)"
+grep -q "4 I/O queues, chosen: one per 8 I/Os of --iodepth" /tmp/pv-err || fail "-v does not say why 4 queues: $(cat /tmp/pv-err)"
 grep -q "threads pinned to CPU $first_cpu (of the" /tmp/pv-err || fail "-v does not say where the thread runs: $(cat /tmp/pv-err)"
 layout ".job.qd == 1 and .job.queues == 1 and .job.mode == \"poll\"" --qd 1
 grep -q "poll mode, chosen" /tmp/pv-err || fail "-v does not say why it polls at --qd 1: $(cat /tmp/pv-err)"
