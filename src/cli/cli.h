@@ -234,15 +234,12 @@ void connect_args_init(struct connect_args *c);
 int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 			char *arg, bool *handled);
 
-/* A DH-HMAC-CHAP secret (@which: 0 the host's, 1 the controller's) from
- * @value, given by @opt: copied into locked memory, checked, and @value
- * overwritten.  EXIT_OK or EXIT_USAGE/EXIT_FAIL after a one-line message. */
-int connect_args_secret(struct connect_args *c, const char *cmd, const char *opt, char *value,
-			int which);
-
-/* -J: what the JSON configuration gives that the command line did not.
- * opts_config.c.  EXIT_OK, or EXIT_USAGE/EXIT_FAIL after a one-line message. */
-int connect_args_config(struct connect_args *c, const char *cmd);
+/* -J: what the JSON configuration gives that the command line did not: the
+ * host NQN and ID into @c, and copies of the host's and the controller's keys
+ * into @keys (NULL where none; the caller takes them as secrets, which
+ * overwrites them, and frees them).  opts_config.c.  EXIT_OK, or
+ * EXIT_USAGE/EXIT_FAIL after a one-line message. */
+int connect_args_config(struct connect_args *c, const char *cmd, char *keys[2]);
 
 /* Wipe the secrets once the library holds them (it parses them at
  * connect); the options then no longer point at them. */

@@ -299,7 +299,7 @@ out:
 	return ret;
 }
 
-static void help(void)
+void discover_help(void)
 {
 	printf("Usage: nvmefs discover [-t rdma|tcp] [-a TRADDR] [-s TRSVCID] [-q HOSTNQN]\n"
 	       "                       [-I HOSTID] [-o normal|json] [-v]\n"
@@ -442,26 +442,4 @@ int discover_run(struct discover_args *d)
 		return EXIT_FAIL;
 	}
 	return finish_output(cmd, st.referrals_unread ? EXIT_FAIL : EXIT_OK);
-}
-
-int cmd_discover(int argc, char **argv)
-{
-	struct discover_args d;
-	int ret;
-
-	discover_args_init(&d);
-	ret = discover_parse(&d, argc, argv);
-	if (ret)
-		return ret;
-	if (d.help) {
-		help();
-		return finish_output(cmd, EXIT_OK);
-	}
-	/* No target named: the ones /etc/nvme/discovery.conf lists, as 'nvme
-	 * discover' reads them; -t alone names no target and is refused. */
-	if (!d.args.opts.traddr)
-		return d.args.opts.trtype ? usage_error(cmd, "the target's address is missing: give "
-							"it with -a/--traddr")
-					  : discover_from_conf(&d);
-	return discover_run(&d);
 }

@@ -28,6 +28,9 @@ void discover_args_init(struct discover_args *d);
  * one-line message. */
 int discover_parse(struct discover_args *d, int argc, char **argv);
 
+/* discover's --help text, on stdout. */
+void discover_help(void);
+
 /* Read and print the logs @d names (or watch one, -p).  An EXIT_* status. */
 int discover_run(struct discover_args *d);
 

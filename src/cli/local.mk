@@ -25,6 +25,7 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/paths_log.c \
 	src/cli/paths_log.h \
 	src/cli/discover.c \
+	src/cli/discover_cmd.c \
 	src/cli/discover.h \
 	src/cli/discovery_conf.c \
 	src/cli/identify.c \

@@ -74,26 +74,22 @@ static int take_string(const char *cmd, const char *what, const char *value, cha
 	return EXIT_OK;
 }
 
-/* A key from the file, unless the command line gave that secret. */
-static int take_key(struct connect_args *c, const char *cmd, const char *opt, const char *key,
-		    int which)
+/* A copy of a key from the file in @dst, unless the command line gave that
+ * secret: the caller takes it as it takes a secret given as an option. */
+static int take_key(const struct connect_args *c, const char *cmd, const char *key, int which,
+		    char **dst)
 {
-	char *copy;
-	int ret;
-
 	if (!key || c->secret_opt[which])
 		return EXIT_OK;
-	copy = strdup(key);
-	if (!copy) {
+	*dst = strdup(key);
+	if (!*dst) {
 		fprintf(stderr, "nvmefs %s: -J/--config: out of memory\n", cmd);
 		return EXIT_FAIL;
 	}
-	ret = connect_args_secret(c, cmd, opt, copy, which);
-	free(copy);
-	return ret;
+	return EXIT_OK;
 }
 
-int connect_args_config(struct connect_args *c, const char *cmd)
+int connect_args_config(struct connect_args *c, const char *cmd, char *keys[2])
 {
 	const char *host_key, *ctrl_key = NULL;
 	nvme_root_t r = NULL;
@@ -142,9 +138,9 @@ int connect_args_config(struct connect_args *c, const char *cmd)
 		ctrl_key = nvme_ctrl_get_dhchap_key(port);
 	}
 	if (ret == EXIT_OK)
-		ret = take_key(c, cmd, "-J/--config's dhchap_key", host_key, 0);
+		ret = take_key(c, cmd, host_key, 0, &keys[0]);
 	if (ret == EXIT_OK)
-		ret = take_key(c, cmd, "-J/--config's dhchap_ctrl_key", ctrl_key, 1);
+		ret = take_key(c, cmd, ctrl_key, 1, &keys[1]);
 out:
 	if (r)
 		nvme_free_tree(r);

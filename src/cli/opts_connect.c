@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -132,8 +133,11 @@ static int secret_arg(struct connect_args *c, const char *cmd, const char *opt, 
 	return EXIT_OK;
 }
 
-int connect_args_secret(struct connect_args *c, const char *cmd, const char *opt, char *value,
-			int which)
+/* A DH-HMAC-CHAP secret (@which: 0 the host's, 1 the controller's) from
+ * @value, given by @opt: copied into locked memory, checked, and @value
+ * overwritten.  EXIT_OK or EXIT_USAGE/EXIT_FAIL after a one-line message. */
+static int connect_args_secret(struct connect_args *c, const char *cmd, const char *opt,
+			       char *value, int which)
 {
 	return secret_arg(c, cmd, opt, value, which,
 			  which ? &c->opts.dhchap_ctrl_secret : &c->opts.dhchap_secret);
@@ -372,7 +376,18 @@ int connect_args_check(struct connect_args *c, const char *cmd)
 
 	if (!c->opts.traddr)
 		return usage_error(cmd, "the target's address is missing: give it with -a/--traddr");
-	ret = connect_args_config(c, cmd);
+	static const char *const key_opts[2] = { "-J/--config's dhchap_key",
+						  "-J/--config's dhchap_ctrl_key" };
+	char *keys[2] = { NULL, NULL };
+
+	ret = connect_args_config(c, cmd, keys);
+	for (int which = 0; which < 2; which++) {
+		if (keys[which] && ret == EXIT_OK)
+			ret = connect_args_secret(c, cmd, key_opts[which], keys[which], which);
+		else if (keys[which])
+			explicit_bzero(keys[which], strlen(keys[which]));
+		free(keys[which]);
+	}
 	if (ret)
 		return ret;
 	return connect_opts_checked(&c->opts, cmd, "");
