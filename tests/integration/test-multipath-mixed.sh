@@ -66,7 +66,9 @@ rdma_qps=$(rdma_res_count qp "$pid")
 log "the daemon: $rdma_qps RDMA queue pairs, $tcp_conns TCP connections"
 
 log "ANA: port 1's group (RDMA) inaccessible under fio, then optimized; then port 2's (TCP)"
-fio_load_start ana "$mnt/n1" 60
+# The load outlasts the six ANA steps below: on a host running two guests they took 70 s, and a
+# 60-second load ended before the last one could see I/O move.
+fio_load_start ana "$mnt/n1" 90
 a0=$(path_stat 1 ios)
 wait_until 10000 path_ios_above 1 $((a0 + step)) || fail "path 1 (RDMA) carries no I/O under numa: $(paths_now)"
 b1=$(path_stat 2 ios)
