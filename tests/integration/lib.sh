@@ -12,6 +12,12 @@ fail() {
 skip() { echo "SKIP: $*"; exit 77; }
 log() { echo "# $*"; }
 
+# scaled SHORT LONG: how many times (or how much) a test repeats what it checks. make check takes
+# SHORT, which still shows every defect the test is for once; make check-long
+# (NVMEFS_TEST_LONG=1) takes LONG, for defects that show only now and then (a leak in one run of
+# fifty, a race). The whole suite must fit CI's time, so repetition belongs in the long runs.
+scaled() { if [[ ${NVMEFS_TEST_LONG:-} == 1 ]]; then echo "$2"; else echo "$1"; fi; }
+
 [[ ${NVMEFS_TESTBED:-} == 1 ]] || skip "this test runs inside contrib/nvmefs-testbed (make check does that)"
 
 # Every subsystem NQN the testbed configured, as an array.

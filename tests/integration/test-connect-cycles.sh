@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 64M
-# 100 times connect, create 2 I/O queues, write/read/compare 1 MiB, disconnect, in one process:
+# 25 times (100 in make check-long) connect, create 2 I/O queues, write/read/compare 1 MiB, disconnect, in one process:
 # the process's open descriptors do not grow (io-tool checks), and the target's RDMA resources
 # (queue pairs, CQs, CM ids, MRs, PDs) return to the baseline, so an application that reconnects
 # over and over neither runs out of descriptors nor exhausts the target.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 require_io_tool
-cycles=${NVMEFS_TEST_CYCLES:-100}
+cycles=${NVMEFS_TEST_CYCLES:-$(scaled 25 100)}
 
 resources() { rdma res show | sed 's/^[0-9]*: //'; }
 # The first connections make ib_core fill its per-device CQ pool, which it keeps

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # testbed: --subsystems 2
-# 200 discovers in a row leave nothing behind on the target: its RDMA resources (queue pairs,
+# Discovers in a row (40; 200 in make check-long) leave nothing behind on the target: its RDMA resources (queue pairs,
 # CQs, CM ids, MRs, PDs) return to the baseline, so an initiator that connects and goes away
 # over and over does not exhaust the target.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
-runs=${NVMEFS_TEST_RUNS:-200}
+runs=${NVMEFS_TEST_RUNS:-$(scaled 40 200)}
 
 resources() { rdma res show | sed 's/^[0-9]*: //'; }
 discover() { "$NVMEFS" discover -t rdma -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -o json; }

@@ -14,14 +14,14 @@
 # - the fstab way: mount -t fuse.nvmefs SUBNQN DIR -o traddr=...,trsvcid=... (mount.fuse3 runs
 #   nvmefs, found in the default PATH), and an /etc/fstab line with _netdev,noauto;
 # - without -i, one I/O queue per CPU the mount may run on (taskset narrows it), said with -v;
-# - 50 mount/unmount cycles (daemon + fusermount3 -u, -f + fusermount3 -u): afterwards, and after
+# - 10 mount/unmount cycles (50 in make check-long) (daemon + fusermount3 -u, -f + fusermount3 -u): afterwards, and after
 #   all of the above, the RDMA resources are back to the baseline and no nvmefs process is left.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 trap 'nvmefs_cleanup; rm -f /tmp/life-* /usr/local/bin/nvmefs; sed -i "/nvmefs-fstab/d" /etc/fstab' EXIT
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-life
-runs=${NVMEFS_TEST_RUNS:-50}
+runs=${NVMEFS_TEST_RUNS:-$(scaled 10 50)}
 mount_args=(-a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn")
 resources() { rdma res show | sed 's/^[0-9]*: //'; }
 nvmefs_procs() { pgrep -x nvmefs | tr '\n' ' ' || true; }

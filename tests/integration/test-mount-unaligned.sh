@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 16M
 # Unaligned and odd-sized I/O through a mounted namespace file (512-byte blocks) does exactly what
-# it would do to a plain file: dd with bs=1 and bs=777, then thousands of random writes from 1 byte
-# to 1.2 MiB at any offset up to the last byte, are applied to a shadow copy in memory as well, and
-# the whole namespace reads back equal to the shadow (random unaligned reads are checked along the
-# way). Then concurrent writers: in each round, two writers' requests are in flight together on
-# the same blocks (disjoint parts of one block, or the very same unaligned range); after the round
-# each range holds exactly what one writer wrote: a read-modify-write that loses the other
-# writer's bytes, or a range that ends up part one writer's and part the other's, fails the test.
+# it would do to a plain file: dd with bs=1 and bs=777, then 1000 random writes (4000 in make
+# check-long) from 1 byte to 1.2 MiB at any offset up to the last byte, are applied to a shadow
+# copy in memory as well, and the whole namespace reads back equal to the shadow (random unaligned
+# reads are checked along the way). Then concurrent writers, 100 rounds (400 in make check-long):
+# in each round, two writers' requests are in flight together on the same blocks (disjoint parts
+# of one block, or the very same unaligned range); after the round each range holds exactly what
+# one writer wrote: a read-modify-write that loses the other writer's bytes, or a range that ends
+# up part one writer's and part the other's, fails the test.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 trap 'nvmefs_cleanup; rm -f /tmp/ua-*' EXIT
@@ -44,10 +45,10 @@ cmp /tmp/ua-r <(tail -c +778 /tmp/ua-src | head -c 15540) || fail "20 blocks of 
 
 log "random unaligned writes against a shadow copy"
 start=$(now_ms)
-python3 - "$mnt/n1" "$size" /tmp/ua-src /tmp/ua-dd <<'PY' || fail "random unaligned I/O: see above"
+python3 - "$mnt/n1" "$size" /tmp/ua-src /tmp/ua-dd "$(scaled 1000 4000)" <<'PY' || fail "random unaligned I/O: see above"
 import os, random, sys
 
-path, size, src_path, dd_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+path, size, src_path, dd_path, writes = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
 rng = random.Random()
 seed = rng.randrange(1 << 32)
 rng.seed(seed)
@@ -78,7 +79,6 @@ def check_read(fd, off, n, what):
 
 fd = os.open(path, os.O_RDWR)
 check_read(fd, 0, size, "after the dd writes, the whole file")
-writes = 4000
 for i in range(writes):
     kind = rng.random()
     if kind < 0.3:
@@ -126,11 +126,11 @@ log "concurrent writers on the same blocks"
 # writes), so concurrent writes reach nvmefs only as asynchronous direct I/O: each round submits
 # all its writes in one io_submit() (Linux AIO, O_DIRECT), and they are in flight together.
 start=$(now_ms)
-python3 - "$mnt/n1" <<'PY' || fail "concurrent writers: see above"
+python3 - "$mnt/n1" "$(scaled 100 400)" <<'PY' || fail "concurrent writers: see above"
 import ctypes, mmap, os, random, sys
 
 path = sys.argv[1]
-ROUNDS = 400
+ROUNDS = int(sys.argv[2])
 MB = 1 << 20
 # Each case: (what, [(offset, length) of writer A, (offset, length) of writer B]).
 cases = [

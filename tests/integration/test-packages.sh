@@ -7,7 +7,7 @@
 # the default PATH, so /usr/bin must do) with data that the kernel initiator reads back, the man
 # page and the bash completion where man and bash look, the documents the man pages name in
 # /usr/share/doc/nvmefs, the systemd units (systemd-analyze verify accepts them), a program built
-# with pkg-config against libnvmefs-dev; and dpkg --purge leaves none of it behind.
+# with pkg-config against libnvmefs-dev (both examples); and dpkg --purge leaves none of it behind.
 . "$(dirname "$0")/lib.sh"
 # Nothing of the build tree: only what the packages install (lib.sh put the build's library in
 # /usr/lib for the loader to find).
@@ -76,6 +76,9 @@ cc $(pkg-config --cflags nvmefs) -o /tmp/pkg-discover "${top_srcdir:-$top}/contr
 	fail "contrib/examples/discover.c does not build against libnvmefs-dev with pkg-config"
 /tmp/pkg-discover "$NVMEFS_TEST_TRADDR" "$NVMEFS_TEST_TRSVCID" | grep -q "^$nqn " ||
 	fail "the example built against libnvmefs-dev does not list $nqn"
+# shellcheck disable=SC2046
+cc $(pkg-config --cflags nvmefs) -o /tmp/pkg-readwrite "${top_srcdir:-$top}/contrib/examples/readwrite.c" $(pkg-config --libs nvmefs) ||
+	fail "contrib/examples/readwrite.c does not build against libnvmefs-dev with pkg-config"
 
 log "systemd units"
 unit=/lib/systemd/system/nvmefs-discover@.service
