@@ -6,9 +6,10 @@
  * created: request slots and capsules (queue.c, the transport), a pool of
  * data buffers, and one tracking record per I/O a caller may have in
  * flight.  Submitting and completing an I/O allocates nothing, registers
- * nothing and copies no payload: data moves by RDMA between the target
- * and the caller's registered buffer, or rides in the capsule itself for
- * small writes.
+ * nothing and copies no payload: the transport moves data between the
+ * target and the caller's registered buffer (by RDMA, or through the
+ * socket, which the kernel copies from and into), or it rides in the
+ * capsule itself for small writes.
  *
  * A caller's I/O may need several commands (MDTS, the 16-bit block count):
  * its record counts the commands in flight and completes the caller once
@@ -28,8 +29,18 @@
 
 #include <nvme/util.h>
 
-#include "internal.h"
+#include "admin_cmds.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "ioq.h"
+#include "mr.h"
+#include "namespaces.h"
+#include "queue.h"
+#include "transport_ops.h"
 #include "io_priv.h"
+#include "io_forward.h"
 
 /* As Linux's nvme_max_retries: a status without DNR is tried this often more. */
 #define MAX_RETRIES 5

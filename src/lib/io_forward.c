@@ -15,7 +15,7 @@
  */
 #include <sys/eventfd.h>
 
-#include "io_priv.h"
+#include "io_forward.h"
 
 enum {
 	MAIL_INBOX = 1 << 0,

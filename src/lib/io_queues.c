@@ -13,8 +13,19 @@
 
 #include <nvme/util.h>
 
-#include "internal.h"
-#include "io_priv.h"
+#include "io_queues.h"
+#include "admin.h"
+#include "admin_cmds.h"
+#include "ana.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "fabrics.h"
+#include "ioq.h"
+#include "mr.h"
+#include "namespaces.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 /* Connect data is the largest command payload an I/O queue sends from its
  * own slots (Dataset Management ranges are 16 bytes). */

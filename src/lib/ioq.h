@@ -7,8 +7,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "nvmefs/nvmefs.h"
 #include "flush_order.h"
-#include "internal.h"
+#include "transport_ops.h"
 
 struct nvmefs_io {
 	nvmefs_io_cb cb;

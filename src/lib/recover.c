@@ -21,7 +21,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "recover.h"
+#include "admin.h"
+#include "aen.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "io_queues.h"
+#include "mr.h"
+#include "namespaces.h"
+#include "notify.h"
+#include "queue.h"
 #include "ctrl_setup.h"
 
 /* The first attempt goes at once, then the pause doubles from this. */
