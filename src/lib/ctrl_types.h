@@ -201,7 +201,7 @@ struct nvmefs_ctrl {
 	/* ana.c: an I/O saw an ANA status; the controller's thread reads the
 	 * ANA log again. */
 	atomic_bool ana_stale;
-	/* io.c: with no other path, an I/O saw a path error that names no ANA
+	/* io_retry.c: with no other path, an I/O saw a path error that names no ANA
 	 * state (nvmet's answer for a namespace disabled on it); the
 	 * controller's thread reads the namespace list again. */
 	atomic_bool ns_stale;

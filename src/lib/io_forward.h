@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The mailbox between I/O queues that share a connection (io_forward.c),
- * for io.c, which sends, completes and takes the mail. */
+ * for io.c, io_cmd.c and io_poll.c, which send, complete and take the mail. */
 #ifndef NVMEFS_IO_FORWARD_H
 #define NVMEFS_IO_FORWARD_H
 

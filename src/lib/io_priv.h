@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The I/O path's functions (io.c) that the other I/O files share; the
- * queue itself is ioq.h. */
+/* Submitting to an I/O queue (io.c), for the sync forms and the subsystem
+ * head; the queue itself is ioq.h. */
 #ifndef NVMEFS_IO_PRIV_H
 #define NVMEFS_IO_PRIV_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
+#include "io_cmd.h"
 #include "ioq.h"
 
-void nvmefs_io_pending_push(struct nvmefs_ioq *ioq, struct nvmefs_io *io);
-/* Completes @io, which @ioq owns, to its caller. */
-void nvmefs_io_complete(struct nvmefs_ioq *ioq, struct nvmefs_io *io);
+/* Submits @op: 0, or -EAGAIN (no record free, or I/O waiting ahead), or
+ * -errno with a message; @cb is called once for an I/O taken. */
+int nvmefs_io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
+		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg);
 /* Whether a submission to @ioq would be taken now rather than refused with
  * -EAGAIN (a free record, nothing waiting for slots). */
 bool nvmefs_ioq_can_take(const struct nvmefs_ioq *ioq);

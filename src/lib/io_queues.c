@@ -2,7 +2,7 @@
 /*
  * Creating, reconnecting and deleting a controller's I/O queues: each one's
  * transport, Connect, descriptors, registered pool and I/O records, made
- * once (io.c has the I/O path over them).
+ * once (io.c and the io_*.c files beside it are the I/O path over them).
  */
 #include <errno.h>
 #include <stdlib.h>

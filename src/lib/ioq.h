@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* An I/O queue and its I/O records: io.c owns them; the controller's state
- * (ctrl_state.c) reaches in only to wake the queues' owners. */
+/* An I/O queue and its I/O records: the io*.c files own them; the
+ * controller's state (ctrl_state.c) reaches in only to wake the queues'
+ * owners. */
 #ifndef NVMEFS_IOQ_H
 #define NVMEFS_IOQ_H
 

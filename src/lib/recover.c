@@ -10,7 +10,7 @@
  * Keep Alive, a protocol violation.  Each I/O queue is then stopped by the thread that
  * polls it, because only that thread may touch it: it stops posting, has
  * the transport take the queue pair down and wait for every flush, and
- * only then takes its requests back for resubmission (io.c).  This thread
+ * only then takes its requests back for resubmission (io_poll.c).  This thread
  * waits for that, tears the transports down and reconnects the admin queue
  * and every I/O queue in place, so the queues' owners keep their handles.
  */
