@@ -27,7 +27,12 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
-#include "internal.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "queue.h"
+#include "transport_ops.h"
 #include "auth.h"
 #include "auth_crypto.h"
 
