@@ -35,6 +35,7 @@
 #include "transport_ops.h"
 #include "auth.h"
 #include "auth_crypto.h"
+#include "nvmefs/wire_auth.h"
 
 /* Room for the largest message: a Reply with two SHA-512 values and an
  * ffdhe8192 public value is 16 + 128 + 1024 bytes. */

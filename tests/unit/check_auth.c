@@ -16,6 +16,7 @@
 
 #include <check.h>
 #include <nvme/types.h>
+#include <nvmefs/wire_auth.h>
 
 #include "fake_transport.h"
 #include "auth_crypto.h"
