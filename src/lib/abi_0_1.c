@@ -7,7 +7,11 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "abi_0_1.h"
+#include "connect_opts.h"
+#include "ctrl.h"
+#include "ctrl_types.h"
+#include "discovery.h"
 
 /* struct nvmefs_connect_opts as 0.1 laid it out; never to change. */
 struct nvmefs_connect_opts_0_1 {

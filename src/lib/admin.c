@@ -11,7 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "admin.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms)
 {

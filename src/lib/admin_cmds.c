@@ -11,7 +11,13 @@
 
 #include <nvme/util.h>
 
-#include "internal.h"
+#include "admin_cmds.h"
+#include "admin.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "transport_ops.h"
 
 /* As identify(), with the controller's status (0 if it answered none) in *@status. */
 static int identify_status(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,

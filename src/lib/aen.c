@@ -19,7 +19,16 @@
 
 #include <nvme/types.h>
 
-#include "internal.h"
+#include "aen.h"
+#include "admin.h"
+#include "ana.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "namespaces.h"
+#include "notify.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 /* Completion dword 0 of an Asynchronous Event Request. */
 #define AEN_TYPE(dw0) ((dw0) & 0x7)

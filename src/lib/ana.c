@@ -17,7 +17,10 @@
 
 #include <nvme/types.h>
 
-#include "internal.h"
+#include "ana.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
 
 /* The log is 16 bytes a header, 32 a group and 4 a namespace: a megabyte
  * is room for more groups and namespaces than a controller reports. */

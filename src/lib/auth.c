@@ -27,9 +27,15 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
-#include "internal.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "queue.h"
+#include "transport_ops.h"
 #include "auth.h"
 #include "auth_crypto.h"
+#include "nvmefs/wire_auth.h"
 
 /* Room for the largest message: a Reply with two SHA-512 values and an
  * ffdhe8192 public value is 16 + 128 + 1024 bytes. */

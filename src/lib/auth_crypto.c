@@ -35,7 +35,7 @@
 #include <openssl/param_build.h>
 
 #include "auth_crypto.h"
-#include "internal.h"
+#include "error.h"
 
 static const struct {
 	const char *name;

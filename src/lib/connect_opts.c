@@ -11,7 +11,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "internal.h"
+#include "connect_opts.h"
+#include "error.h"
+#include "fabrics.h"
+#include "transport.h"
+#include "transport_ops.h"
 #include "auth.h"
 
 /*

@@ -11,7 +11,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "ctrl.h"
+#include "clock.h"
+#include "connect_opts.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "fabrics.h"
+#include "mr.h"
+#include "notify.h"
+#include "queue.h"
+#include "recover.h"
+#include "transport_ops.h"
 #include "auth.h"
 #include "ctrl_setup.h"
 

@@ -9,7 +9,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "fabrics.h"
+#include "transport_ops.h"
 #include "ctrl_setup.h"
 #include "../common/text.h"
 

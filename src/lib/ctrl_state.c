@@ -28,7 +28,10 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
-#include "internal.h"
+#include "ctrl_state.h"
+#include "clock.h"
+#include "ctrl_types.h"
+#include "error.h"
 #include "ioq.h"
 #include "notify.h"
 

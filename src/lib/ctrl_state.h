@@ -11,20 +11,7 @@
 #include <stdbool.h>
 
 #include "nvmefs/nvmefs.h"
-
-enum ctrl_state {
-	/* Being connected the first time: Connect, enabling and Identify
-	 * not done yet.  A failure here is not reconnected from. */
-	CTRL_NEW,
-	CTRL_LIVE,
-	/* Failed: its queues are being stopped and drained. */
-	CTRL_RESETTING,
-	/* Between and during reconnect attempts. */
-	CTRL_CONNECTING,
-	/* Given up: every I/O fails, no more attempts; nothing leaves it. */
-	CTRL_DELETED,
-};
-#define CTRL_NR_STATES (CTRL_DELETED + 1)
+#include "ctrl_types.h"
 
 /*
  * Moves @ctrl to @to, under state_lock, with what entering @to brings:

@@ -17,7 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "discovery.h"
+#include "admin_cmds.h"
+#include "connect_opts.h"
+#include "ctrl.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "transport.h"
+#include "transport_ops.h"
 #include "../common/text.h"
 
 /* Bounds on what a target can make us do. */

@@ -3,9 +3,11 @@
  * One message per thread about the last failure, as libnbd does: callers
  * get a -errno to branch on and a sentence to show a person.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "nvmefs/nvmefs.h"
+#include "error.h"
 
 static _Thread_local char errmsg[1024];
 

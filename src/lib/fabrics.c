@@ -10,7 +10,13 @@
 #include <nvme/fabrics.h>
 #include <nvme/util.h>
 
-#include "internal.h"
+#include "fabrics.h"
+#include "admin.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "queue.h"
+#include "transport_ops.h"
 #include "auth.h"
 
 static int set_hostid(struct nvmefs_ctrl *ctrl, const char *str, const char *source)

@@ -10,12 +10,12 @@
  * its caller from its own thread.  The hand-over is a locked list and an
  * eventfd write; none of it happens while every queue has its own
  * connection, when the I/O path only reads the one word that says there
- * is no mail.  The owner takes its mail in io.c's poll, which this file
+ * is no mail.  The owner takes its mail in io_poll.c's poll, which this file
  * never calls.
  */
 #include <sys/eventfd.h>
 
-#include "io_priv.h"
+#include "io_forward.h"
 
 enum {
 	MAIL_INBOX = 1 << 0,

@@ -2,7 +2,7 @@
 /*
  * Creating, reconnecting and deleting a controller's I/O queues: each one's
  * transport, Connect, descriptors, registered pool and I/O records, made
- * once (io.c has the I/O path over them).
+ * once (io.c and the io_*.c files beside it are the I/O path over them).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,8 +13,19 @@
 
 #include <nvme/util.h>
 
-#include "internal.h"
-#include "io_priv.h"
+#include "io_queues.h"
+#include "admin.h"
+#include "admin_cmds.h"
+#include "ana.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "fabrics.h"
+#include "ioq.h"
+#include "mr.h"
+#include "namespaces.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 /* Connect data is the largest command payload an I/O queue sends from its
  * own slots (Dataset Management ranges are 16 bytes). */

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* An I/O queue and its I/O records: io.c owns them; the controller's state
- * (ctrl_state.c) reaches in only to wake the queues' owners. */
+/* An I/O queue and its I/O records: the io*.c files own them; the
+ * controller's state (ctrl_state.c) reaches in only to wake the queues'
+ * owners. */
 #ifndef NVMEFS_IOQ_H
 #define NVMEFS_IOQ_H
 
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "nvmefs/nvmefs.h"
 #include "flush_order.h"
-#include "internal.h"
+#include "transport_ops.h"
 
 struct nvmefs_io {
 	nvmefs_io_cb cb;

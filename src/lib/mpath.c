@@ -32,7 +32,11 @@
 #include <nvme/types.h>
 
 #include "flush_order.h"
-#include "internal.h"
+#include "clock.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "ioq.h"
+#include "namespaces.h"
 #include "io_priv.h"
 #include "mpath_priv.h"
 

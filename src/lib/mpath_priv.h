@@ -10,7 +10,9 @@
 #include <stdint.h>
 
 #include "flush_order.h"
-#include "internal.h"
+#include "ctrl_types.h"
+#include "ioq.h"
+#include "mr.h"
 
 struct mp_io {
 	struct nvmefs_mpq *mpq;

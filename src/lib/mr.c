@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "mr.h"
+#include "ctrl_types.h"
+#include "error.h"
 
 size_t nvmefs_pinned_span(uintptr_t addr, size_t len, size_t page)
 {

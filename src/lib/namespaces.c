@@ -14,8 +14,13 @@
 
 #include <nvme/util.h>
 
-#include "internal.h"
-#include "io_priv.h"
+#include "namespaces.h"
+#include "admin_cmds.h"
+#include "ana.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
 
 /* Logical blocks from 512 bytes to 64 KiB (LBADS 9 to 16). */
 #define MIN_LBA_SHIFT 9

@@ -17,7 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "ctrl_types.h"
+#include "error.h"
 #include "notify.h"
 
 /* Events waiting beyond this drop the oldest: a callback that does not

@@ -7,7 +7,7 @@
 #ifndef NVMEFS_NOTIFY_H
 #define NVMEFS_NOTIFY_H
 
-#include "internal.h"
+#include "ctrl_types.h"
 
 struct nvmefs_notice {
 	struct nvmefs_notice *next;
@@ -27,5 +27,16 @@ struct nvmefs_notice *nvmefs_notice_event(struct nvmefs_notifier *n);
 /* Queues @notice for the event callback; the oldest event goes when the
  * queue is full. */
 void nvmefs_notify_post(struct nvmefs_notifier *n, struct nvmefs_notice *notice);
+
+/* The notifier thread, started once the controller is up and
+ * stopped (after telling what is queued) as it goes. */
+void nvmefs_notify_init(struct nvmefs_notifier *n);
+int nvmefs_notify_start(struct nvmefs_notifier *n);
+/* Tells what is queued and joins the thread; nothing is queued after it. */
+void nvmefs_notify_stop(struct nvmefs_notifier *n);
+void nvmefs_notify_fini(struct nvmefs_notifier *n);
+/* Tells the caller's change callback, from the notifier thread; returns
+ * at once. */
+void nvmefs_ctrl_changed(struct nvmefs_ctrl *ctrl, enum nvmefs_ctrl_change what);
 
 #endif

@@ -6,8 +6,9 @@
  * high bits, so a response that names a slot's previous command (stale)
  * or no command at all is caught instead of completing the wrong request.
  * A request ends only after both its send completion and its response, as
- * Linux nvme-rdma does: until the send completes the HCA may still read
- * the capsule, and the slot must not be refilled.
+ * Linux nvme-rdma does: until the send completes the transport (an RDMA
+ * device, TCP's send queue) may still read the capsule, and the slot must
+ * not be refilled.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "queue.h"
+#include "clock.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "transport_ops.h"
 
 #define NO_SLOT 0xffffu
 #define SQ_HEAD_UNTRACKED 0xffffu

@@ -13,7 +13,11 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "internal.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "queue.h"
+#include "transport_ops.h"
 #include "rdma_priv.h"
 
 /* Receive work requests carry this bit in wr_id, the others the request's

@@ -28,7 +28,11 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "transport_ops.h"
 #include "rdma_priv.h"
 
 /* IB CM REJ reasons (InfiniBand Architecture, table "REJ reason"), which

@@ -15,7 +15,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "internal.h"
+#include "error.h"
 #include "rdma_priv.h"
 
 /*

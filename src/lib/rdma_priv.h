@@ -10,7 +10,8 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "internal.h"
+#include "ctrl_state.h"
+#include "transport_ops.h"
 #include "rdma_sgl.h"
 
 struct rdma_ctrl {

@@ -7,6 +7,9 @@
 #include <errno.h>
 
 #include "rdma_sgl.h"
+#include "error.h"
+#include "mr.h"
+#include "transport_ops.h"
 
 int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
 			 uint32_t slot_rkey, const uint32_t *io_rkey, struct ibv_sge *data_sge)

@@ -8,7 +8,7 @@
 
 #include <infiniband/verbs.h>
 
-#include "internal.h"
+#include "transport_ops.h"
 #include "nvmefs/wire_rdma.h"
 
 /* Whether @req's data travels by the target's RDMA READ or WRITE (a keyed

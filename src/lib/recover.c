@@ -10,7 +10,7 @@
  * Keep Alive, a protocol violation.  Each I/O queue is then stopped by the thread that
  * polls it, because only that thread may touch it: it stops posting, has
  * the transport take the queue pair down and wait for every flush, and
- * only then takes its requests back for resubmission (io.c).  This thread
+ * only then takes its requests back for resubmission (io_poll.c).  This thread
  * waits for that, tears the transports down and reconnects the admin queue
  * and every I/O queue in place, so the queues' owners keep their handles.
  */
@@ -21,7 +21,18 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "recover.h"
+#include "admin.h"
+#include "aen.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "io_queues.h"
+#include "mr.h"
+#include "namespaces.h"
+#include "notify.h"
+#include "queue.h"
 #include "ctrl_setup.h"
 
 /* The first attempt goes at once, then the pause doubles from this. */

@@ -18,8 +18,11 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "io_priv.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "ioq.h"
+#include "namespaces.h"
 #include "mpath_priv.h"
 
 static int mpq_init(struct nvmefs_subsys *s, struct nvmefs_mpq *mpq, struct nvmefs_ioq *first)

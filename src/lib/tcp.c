@@ -25,7 +25,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "clock.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "queue.h"
+#include "transport_ops.h"
 #include "tcp_pdu.h"
 
 /* Receives per process() call before others get the worker. */

@@ -13,6 +13,10 @@
 #include <isa-l/crc.h>
 
 #include "tcp_pdu.h"
+#include "ctrl_state.h"
+#include "error.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 /* Padding before data that the controller wants aligned (CPDA). */
 static const uint8_t zeros[(NVMEFS_TCP_MAX_PDA + 1) * 4];

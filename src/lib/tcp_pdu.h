@@ -11,7 +11,7 @@
 
 #include <sys/uio.h>
 
-#include "internal.h"
+#include "transport_ops.h"
 #include "le_bytes.h"
 #include "nvmefs/wire_tcp.h"
 

@@ -13,6 +13,10 @@
 #include <string.h>
 
 #include "tcp_pdu.h"
+#include "ctrl_state.h"
+#include "error.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 static uint32_t rx_hdr_len(const struct tcp_queue *tq)
 {

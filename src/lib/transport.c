@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "transport.h"
+#include "error.h"
+#include "transport_ops.h"
 
 static const struct {
 	const struct nvmefs_transport_ops *ops;

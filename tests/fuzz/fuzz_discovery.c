@@ -16,7 +16,11 @@
 
 #include <nvme/types.h>
 
-#include "../../src/lib/internal.h"
+#include "../../src/lib/ctrl_types.h"
+#include "../../src/lib/mr.h"
+#include "../../src/lib/queue.h"
+#include "../../src/lib/transport.h"
+#include "../../src/lib/transport_ops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

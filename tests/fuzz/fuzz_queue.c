@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/lib/internal.h"
+#include "../../src/lib/ctrl_types.h"
+#include "../../src/lib/queue.h"
+#include "../../src/lib/transport_ops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,6 +17,9 @@
 #include <string.h>
 
 #include "../../src/lib/tcp_pdu.h"
+#include "../../src/lib/ctrl_types.h"
+#include "../../src/lib/queue.h"
+#include "../../src/lib/transport_ops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * The contract of a transport's queue_arm (internal.h), one check for
+ * The contract of a transport's queue_arm (transport_ops.h), one check for
  * every transport the unit tests can drive: the fake (check_io) and
  * NVMe/TCP against its scripted loopback target (check_tcp).  RDMA needs a
  * device, and is left to the testbed.
@@ -18,7 +18,8 @@
 
 #include <check.h>
 
-#include "internal.h"
+#include "ctrl_types.h"
+#include "transport_ops.h"
 
 struct arm_contract {
 	/* A queue with one request in flight whose response has not come. */

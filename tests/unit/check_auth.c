@@ -16,9 +16,12 @@
 
 #include <check.h>
 #include <nvme/types.h>
+#include <nvmefs/wire_auth.h>
 
 #include "fake_transport.h"
 #include "auth_crypto.h"
+#include "ctrl.h"
+#include "ctrl_types.h"
 
 #define SUBNQN "nqn.2024-01.io.example:subsys1"
 /* Made by 'nvme gen-dhchap-key -m 1' (SHA-256 transformed) and '-m 0'. */

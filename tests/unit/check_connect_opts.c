@@ -15,6 +15,11 @@
 #include <nvme/types.h>
 
 #include "fake_transport.h"
+#include "connect_opts.h"
+#include "ctrl_types.h"
+#include "transport.h"
+#include "transport_ops.h"
+#include "abi_0_1.h"
 
 /* The 0.1 layout, as a program built then has it. */
 struct nvmefs_connect_opts_0_1 {

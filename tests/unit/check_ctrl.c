@@ -19,6 +19,11 @@
 #include <nvmefs/wire_rdma.h>
 
 #include "fake_transport.h"
+#include "ctrl.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "recover.h"
 
 /*
  * libnvme reads /etc/nvme/hostnqn and /etc/nvme/hostid through these two;

@@ -15,6 +15,11 @@
 #include <nvme/util.h>
 
 #include "fake_transport.h"
+#include "admin_cmds.h"
+#include "ctrl.h"
+#include "ctrl_types.h"
+#include "transport.h"
+#include "transport_ops.h"
 
 #define LID_DISC NVME_LOG_LID_DISCOVER	/* 0x70 */
 #define HDR 1024u

@@ -14,6 +14,13 @@ int headers_nvmefs_version(void);
 size_t headers_wire_sqe_size(void);
 size_t headers_wire_rdma_cm_size(void);
 size_t headers_wire_tcp_pdu_size(void);
+size_t headers_wire_auth_size(void);
+size_t headers_all_wire_size(void);
+size_t headers_ctrl_size(void);
+size_t headers_identify_size(void);
+size_t headers_state_size(void);
+size_t headers_io_size(void);
+size_t headers_subsys_size(void);
 
 int main(void)
 {
@@ -33,8 +40,18 @@ int main(void)
 		return 1;
 	}
 	if (headers_wire_sqe_size() != 64 + 16 || headers_wire_rdma_cm_size() != 32 + 32 ||
-	    headers_wire_tcp_pdu_size() != 128 + 72 + 24) {
+	    headers_wire_tcp_pdu_size() != 128 + 72 + 24 || headers_wire_auth_size() != 72 + 8 ||
+	    headers_all_wire_size() != 72 + 32 + 128) {
 		fprintf(stderr, "wire sizes differ in this language mode\n");
+		return 1;
+	}
+	/* Each part of <nvmefs/nvmefs.h> alone declares what the whole does. */
+	if (headers_ctrl_size() != sizeof(struct nvmefs_connect_opts) + sizeof(struct nvmefs_rkey_stats) ||
+	    headers_identify_size() != sizeof(nvmefs_discovery_cb) + NVMEFS_NS_LIST_LEN * sizeof(uint32_t) ||
+	    headers_state_size() != sizeof(struct nvmefs_ctrl_status) + sizeof(nvmefs_ctrl_change_cb) ||
+	    headers_io_size() != sizeof(struct nvmefs_io_opts) + sizeof(struct nvmefs_ns_info) ||
+	    headers_subsys_size() != sizeof(struct nvmefs_path_stats) + sizeof(enum nvmefs_iopolicy)) {
+		fprintf(stderr, "a part of nvmefs.h differs alone from within nvmefs.h\n");
 		return 1;
 	}
 	return 0;

@@ -26,8 +26,13 @@
 
 #include "arm_contract.h"
 #include "fake_transport.h"
-#include "io_priv.h"
 #include "rdma_sgl.h"
+#include "ctrl.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "ioq.h"
+#include "mr.h"
+#include "transport_ops.h"
 
 #define TRADDR "192.0.2.20"
 #define SUBNQN "nqn.2024-01.io.example:io"

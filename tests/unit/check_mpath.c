@@ -22,7 +22,11 @@
 #include <nvme/types.h>
 
 #include "fake_transport.h"
-#include "io_priv.h"
+#include "ana.h"
+#include "ctrl.h"
+#include "ctrl_state.h"
+#include "ctrl_types.h"
+#include "ioq.h"
 
 #define TRADDR_A "192.0.2.20"
 #define TRADDR_B "192.0.2.21"

@@ -17,6 +17,10 @@
 
 #include "arm_contract.h"
 #include "tcp_peer.h"
+#include "clock.h"
+#include "mr.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 /* ------------------------------------------------------------------------ */
 /* Digests and the handshake                                                 */

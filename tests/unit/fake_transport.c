@@ -23,6 +23,12 @@
 
 #include "fake_transport.h"
 #include "rdma_sgl.h"
+#include "ctrl.h"
+#include "ctrl_types.h"
+#include "error.h"
+#include "mr.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 #define FAKE_MAX_STEPS 2048
 #define FAKE_MAX_HELD 4096

@@ -17,6 +17,9 @@
 #include <unistd.h>
 
 #include "tcp_peer.h"
+#include "ctrl_types.h"
+#include "queue.h"
+#include "transport_ops.h"
 
 struct peer peer;
 struct nvmefs_ctrl *ctrl;

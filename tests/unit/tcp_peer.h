@@ -13,7 +13,8 @@
 
 #include <check.h>
 
-#include "internal.h"
+#include "ctrl_types.h"
+#include "transport_ops.h"
 #include "tcp_pdu.h"
 
 struct peer {
