@@ -59,12 +59,20 @@ static void wait_stopping(struct fs *fs)
 	}
 }
 
-/* Everything written is made durable before the mount goes away. */
+/* Everything written is made durable before the mount goes away. A controller that failed
+ * before the flush could be sent (the link went down just before the stop) leaves the target's
+ * write cache as unflushed as a flush that failed: the log says so alike. */
 static void flush_all(struct fs *fs)
 {
-	for (unsigned int i = 0; i < fs->nr_ns && !exp_failed(fs->exp); i++) {
-		int ret = exp_flush_sync(fs->exp, fs->ns[i].nsid);
+	for (unsigned int i = 0; i < fs->nr_ns; i++) {
+		int failed = exp_failed(fs->exp), ret;
 
+		if (failed) {
+			exp_log("flushing %s before unmounting failed: the controller failed and was not "
+				"reconnected (%s)", fs->ns[i].name, strerror(-failed));
+			continue;
+		}
+		ret = exp_flush_sync(fs->exp, fs->ns[i].nsid);
 		if (ret)
 			exp_log("flushing %s before unmounting failed: %s", fs->ns[i].name,
 				ret > 0 ? nvme_status_to_string(ret, false) : nvmefs_errmsg());
@@ -209,7 +217,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 				"was not reconnected (%s), so file I/O failed with EIO: check the "
 				"target and mount again", nvmefs_ctrl_subnqn(ctrl),
 				nvmefs_subsys_multipath(subsys) ? ", on every path," : "",
-				nvmefs_errmsg());
+				strerror(-exp_failed(fs->exp)));
 out:
 	sig_fs = NULL;
 	fs_ring_close(fs);
