@@ -246,7 +246,7 @@ static int set_nr_queues(struct nvmefs_ctrl *ctrl, unsigned int nr, unsigned int
 	}
 	if (nsq < nr || ncq < nr)
 		return nvmefs_error(-ENOSPC, "%s grants only %u I/O queues, fewer than the %u asked "
-				    "for: ask for at most %u (perf: --queues; mount: -i/--nr-io-queues)",
+				    "for: ask for at most %u (-i/--nr-io-queues)",
 				    ctrl->subnqn, nsq < ncq ? nsq : ncq, nr, nsq < ncq ? nsq : ncq);
 	return 0;
 }

@@ -337,7 +337,7 @@ START_TEST(test_create_granted_fewer)
 	o.nr_queues = 4;
 	ck_assert_int_eq(nvmefs_ctrl_create_io_queues(ctrl, &o), -ENOSPC);
 	assert_msg_has("grants only 2 I/O queues, fewer than the 4 asked for: ask for at most 2 "
-		       "(perf: --queues; mount: -i/--nr-io-queues)");
+		       "(-i/--nr-io-queues)");
 	ck_assert_uint_eq(nvmefs_ctrl_io_queue_count(ctrl), 0);
 	ck_assert_uint_eq(fake_stats.creates, 1);	/* the admin queue */
 
