@@ -40,35 +40,34 @@ grep -q "Input/output error" /tmp/fio-held.err ||
 	fail "fio's held I/O did not fail with EIO: $(tail -c 500 /tmp/fio-held.err)"
 port_link "$nqn"
 
-log "an idle mount, the link down, SIGTERM"
-nvmefs_mount "$nqn" "$mnt"
-pid=$(nvmefs_pid "$mnt")
-dd if=/dev/urandom of="$mnt/n1" bs=4k count=16 oflag=direct conv=notrunc status=none ||
-	fail "writing through $mnt/n1 failed"
-link_down
-start=$(now_ms)
-kill -TERM "$pid"
-wait_gone "$pid" 15000 || fail "the daemon (PID $pid) still runs 15 s after SIGTERM with the link down"
-log "the daemon exited $(($(now_ms) - start)) ms after SIGTERM"
-wait_unmounted "$mnt" 2000 || fail "the daemon exited but $mnt is still mounted"
-grep -q "nvmefs\[$pid\]: flushing n1 before unmounting failed" "$syslog_file" ||
-	fail "the daemon did not report the final flush failing: $(grep "nvmefs\[$pid\]" "$syslog_file" | tail -n 5)"
-link_restore
+# stop_idle_link_down WAIT: an idle mount with data written, the link down, then (with WAIT=1
+# once the controller has noticed) SIGTERM: the daemon exits and unmounts within 15 s, and says
+# the final flush failed, with a reason.
+stop_idle_link_down() {
+	local wait=$1 start
+	nvmefs_mount "$nqn" "$mnt"
+	pid=$(nvmefs_pid "$mnt")
+	dd if=/dev/urandom of="$mnt/n1" bs=4k count=16 oflag=direct conv=notrunc status=none ||
+		fail "writing through $mnt/n1 failed"
+	link_down
+	if ((wait)); then
+		wait_ctrl_state "$mnt" '^(resetting|connecting)$' 30000
+		log "the controller is $(nvmefs_ctrl_stat "$mnt" state)"
+	fi
+	start=$(now_ms)
+	kill -TERM "$pid"
+	wait_gone "$pid" 15000 || fail "the daemon (PID $pid) still runs 15 s after SIGTERM with the link down"
+	log "the daemon exited $(($(now_ms) - start)) ms after SIGTERM"
+	wait_unmounted "$mnt" 2000 || fail "the daemon exited but $mnt is still mounted"
+	grep -q "nvmefs\[$pid\]: flushing n1 before unmounting failed" "$syslog_file" ||
+		fail "the daemon did not report the final flush failing: $(grep "nvmefs\[$pid\]" "$syslog_file" | tail -n 5)"
+	! grep "nvmefs\[$pid\]" "$syslog_file" | grep -q '(no error)' ||
+		fail "a line of the daemon gives no reason: $(grep "nvmefs\[$pid\]" "$syslog_file" | tail -n 2)"
+	link_restore
+}
 
+log "an idle mount, the link down, SIGTERM"
+stop_idle_link_down 0
 log "an idle mount, the link down until the controller notices, SIGTERM"
-nvmefs_mount "$nqn" "$mnt"
-pid=$(nvmefs_pid "$mnt")
-dd if=/dev/urandom of="$mnt/n1" bs=4k count=16 oflag=direct conv=notrunc status=none ||
-	fail "writing through $mnt/n1 failed"
-link_down
-wait_ctrl_state "$mnt" '^(resetting|connecting)$' 30000
-log "the controller is $(nvmefs_ctrl_stat "$mnt" state)"
-kill -TERM "$pid"
-wait_gone "$pid" 15000 || fail "the daemon (PID $pid) still runs 15 s after SIGTERM with the link down"
-wait_unmounted "$mnt" 2000 || fail "the daemon exited but $mnt is still mounted"
-grep -q "nvmefs\[$pid\]: flushing n1 before unmounting failed" "$syslog_file" ||
-	fail "the daemon did not say that the final flush could not be sent: $(grep "nvmefs\[$pid\]" "$syslog_file" | tail -n 5)"
-grep "nvmefs\[$pid\]" "$syslog_file" | grep -q '(no error)' &&
-	fail "the daemon's last line gives no reason: $(grep "nvmefs\[$pid\]" "$syslog_file" | tail -n 2)"
-link_restore
+stop_idle_link_down 1
 echo "PASS: SIGTERM during an outage, with I/O held, in the final flush or before it: the daemon said the flush failed, exited and unmounted within 15 s"
