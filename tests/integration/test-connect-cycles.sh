@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 64M
 # 25 times (100 in make check-long) connect, create 2 I/O queues, write/read/compare 1 MiB,
-# disconnect, in one process: the process's open descriptors do not grow (io-tool checks), and the target's RDMA resources
-# (queue pairs, CQs, CM ids, MRs, PDs) return to the baseline, so an application that reconnects
-# over and over neither runs out of descriptors nor exhausts the target.
+# disconnect, in one process: the process's open descriptors do not grow (io-tool checks), and the
+# target's RDMA resources (queue pairs, CQs, CM ids, MRs, PDs) return to the baseline, so an
+# application that reconnects over and over neither runs out of descriptors nor exhausts the target.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 require_io_tool

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # testbed: --subsystems 2
 # Discovers in a row (40; 200 in make check-long) leave nothing behind on the target: its RDMA
-# resources (queue pairs, CQs, CM ids, MRs, PDs) return to the baseline, so an initiator that connects and goes away
-# over and over does not exhaust the target.
+# resources (queue pairs, CQs, CM ids, MRs, PDs) return to the baseline, so an initiator that
+# connects and goes away over and over does not exhaust the target.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 runs=${NVMEFS_TEST_RUNS:-$(scaled 40 200)}
