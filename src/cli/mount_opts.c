@@ -255,9 +255,6 @@ int mount_args_check(struct mount_args *m, const char *mountpoint)
 {
 	struct stat st;
 
-	if (m->conn.opts.rkey_per_io >= 0 && !mount_pinning_paths(m))
-		return usage_error(cmd, "--rkey-per-io is for RDMA, and every path is NVMe/TCP, which "
-				   "has no remote keys: leave it out");
 	/* The daemon leaves the working directory: keep the mount point's path whole. */
 	if (!realpath(mountpoint, m->mountpoint)) {
 		fprintf(stderr, "nvmefs %s: the mount point %s: %s: create the directory first\n", cmd,

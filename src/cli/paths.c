@@ -289,6 +289,10 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 		opts.trsvcid = all.trsvcid[i][0] ? all.trsvcid[i] : NULL;
 		if (all.trtype[i])
 			opts.trtype = all.trtype[i];
+		/* Learned from discovery, not chosen: a path over another
+		 * transport than -t's takes those of the options its own does. */
+		if (given->all_paths)
+			(void)nvmefs_connect_opts_fit(&opts);
 		connect_args_where(&opts, where, sizeof(where));
 		verbose(conn, cmd, "connecting path %u to %s at %s over %s", i + 1, opts.subnqn, where,
 			opts.trtype ? opts.trtype : nvmefs_transport_name(0));

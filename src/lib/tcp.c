@@ -571,6 +571,10 @@ static void tcp_mr_dereg(struct nvmefs_mr *mr)
 
 const struct nvmefs_transport_ops nvmefs_tcp_ops = {
 	.name = "tcp",
+	.trsvcid = NVMEFS_DEFAULT_TRSVCID,
+	.discovery_trsvcid = NVMEFS_TCP_DISCOVERY_TRSVCID,
+	.allowed_opts = NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
+			NVMEFS_OPT_TOS,
 	.queue_create = tcp_queue_create,
 	.queue_destroy = tcp_queue_destroy,
 	.submit = tcp_submit,
