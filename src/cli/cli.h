@@ -190,9 +190,10 @@ enum {
 	LINK_LONGOPTS,							\
 	{ "help", no_argument, NULL, 'h' }
 
-/* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
+/* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout; its
+ * one %s is transports_text(false). */
 #define CONNECT_HELP							\
-	"  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n" \
+	"  -t, --transport=TRTYPE    transport type: %s\n"		\
 	"  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n" \
 	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; a discovery\n" \
 	"                            controller over TCP: " NVMEFS_TCP_DISCOVERY_TRSVCID ")\n" \
@@ -254,9 +255,12 @@ int connect_args_check(struct connect_args *c, const char *cmd);
 int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,
 			 const char *prefix);
 
-/* The service id nvme-cli gives when -s is not: NVMEFS_DEFAULT_TRSVCID, but
- * NVMEFS_TCP_DISCOVERY_TRSVCID for a discovery controller over TCP. */
+/* The service id nvme-cli gives when -s is not: the transport's (NULL: the
+ * default one's) I/O or discovery port, from the library's table. */
 const char *default_trsvcid(const char *trtype, bool discovery);
+/* The library's transports, for --help: "rdma|tcp" for a usage line
+ * (@usage), else "'rdma' (the default) or 'tcp'" (CONNECT_HELP's %s). */
+const char *transports_text(bool usage);
 
 /* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf, escaped: a
  * referral's address comes from a discovery log. */

@@ -38,7 +38,7 @@ static const char *const cmd = "mount";
 
 static void help(void)
 {
-	printf("Usage: nvmefs mount [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
+	printf("Usage: nvmefs mount [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
 	       "                    [-o OPTIONS] [-f] MOUNTPOINT\n"
 	       "       nvmefs SUBNQN MOUNTPOINT -o traddr=TRADDR[,OPTIONS]   (as mount.fuse3 runs it)\n"
 	       "\n"
@@ -73,7 +73,7 @@ static void help(void)
 	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,\n"
 	       "                            hdr_digest, data_digest, path= (repeatable),\n"
 	       "                            all_paths, iopolicy=\n"
-	       "  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n"
+	       "  -t, --transport=TRTYPE    transport type: %s\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
 	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; with\n"
 	       "                            --all-paths over TCP, where the discovery log is: "
@@ -92,7 +92,7 @@ static void help(void)
 	       LINK_HELP
 	       PATHS_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
-	       HELP_HELP);
+	       HELP_HELP, transports_text(true), transports_text(false));
 }
 
 /*

@@ -347,12 +347,38 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	return EXIT_OK;
 }
 
-/* libnvme's nvmf_get_default_trsvcid(): NVMe/TCP has a discovery port of its
- * own; RDMA's discovery controllers listen where its I/O controllers do. */
+/* libnvme's nvmf_get_default_trsvcid(), as each transport tells it: NVMe/TCP
+ * has a discovery port of its own; RDMA's discovery controllers listen
+ * where its I/O controllers do. */
 const char *default_trsvcid(const char *trtype, bool discovery)
 {
-	return discovery && trtype && !strcmp(trtype, "tcp") ? NVMEFS_TCP_DISCOVERY_TRSVCID
-		: NVMEFS_DEFAULT_TRSVCID;
+	struct nvmefs_transport_info t = { .size = sizeof(t) };
+
+	/* -t named one of the library's: anything else was refused. */
+	if (nvmefs_transport_info(trtype, &t))
+		return NVMEFS_DEFAULT_TRSVCID;
+	return discovery ? t.discovery_trsvcid : t.trsvcid;
+}
+
+const char *transports_text(bool usage)
+{
+	static char text[2][128];
+	char *buf = text[usage];
+	const char *name, *next;
+	size_t used;
+
+	if (buf[0])
+		return buf;
+	for (unsigned int i = 0; (name = nvmefs_transport_name(i)); i++) {
+		next = nvmefs_transport_name(i + 1);
+		used = strlen(buf);
+		if (usage)
+			snprintf(buf + used, sizeof(text[0]) - used, "%s%s", i ? "|" : "", name);
+		else
+			snprintf(buf + used, sizeof(text[0]) - used, "%s'%s'%s",
+				 !i ? "" : next ? ", " : " or ", name, i ? "" : " (the default)");
+	}
+	return buf;
 }
 
 int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,

@@ -114,7 +114,6 @@ int path_args_check(const struct path_args *p, const struct connect_args *conn,
 		/* The address alone first, so that the line names --path, not -a. */
 		nvmefs_connect_opts_init(&addr);
 		addr.traddr = p->traddr[i];
-		addr.trtype = "tcp";
 		if (nvmefs_connect_opts_check(&addr) == -EINVAL)
 			return usage_error(cmd, "--path: the target address '%s' is not an IP "
 					   "address or a host name: fix --path", p->traddr[i]);

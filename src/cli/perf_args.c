@@ -40,7 +40,7 @@ enum {
 
 static void help(void)
 {
-	printf("Usage: nvmefs perf [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID]\n"
+	printf("Usage: nvmefs perf [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID]\n"
 	       "                   [--rw=WORKLOAD] [--bs=SIZE] [--iodepth=N] [-i N] [--threads=N]\n"
 	       "                   [--time=SEC] [--verify] ...\n"
 	       "\n"
@@ -82,7 +82,7 @@ static void help(void)
 	       "                            still come)\n"
 	       CONNECT_HELP
 	       PATHS_HELP
-	       HELP_HELP);
+	       HELP_HELP, transports_text(true), transports_text(false));
 }
 
 /* Writes @n CPU numbers as a list like "0,1" into @buf. */
