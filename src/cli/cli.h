@@ -220,6 +220,11 @@ struct connect_args {
 	int verbose;
 	/* The option that gave the host's [0] and the controller's [1] secret. */
 	const char *secret_opt[2];
+	/* Set before connect_args_check() by a command given several paths:
+	 * the options are then checked as each path takes them
+	 * (connect_opts_fit_path()), and path_args_check() refuses those no
+	 * path takes. */
+	bool multipath;
 	/* -J: nvme-cli's JSON configuration, and what was taken from it. */
 	const char *config;
 	char config_hostnqn[256];
@@ -258,6 +263,12 @@ int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd
 /* The service id nvme-cli gives when -s is not: the transport's (NULL: the
  * default one's) I/O or discovery port, from the library's table. */
 const char *default_trsvcid(const char *trtype, bool discovery);
+/* @opts for a path over opts->trtype, of options given for several paths
+ * over different transports: those its transport does not take are reset,
+ * but -f stays for the library to refuse over RDMA (a path that went
+ * without would not be bound to the interface asked for).  Returns the
+ * NVMEFS_OPT_* given that the path goes without. */
+unsigned int connect_opts_fit_path(struct nvmefs_connect_opts *opts);
 /* The library's transports, for --help: "rdma|tcp" for a usage line
  * (@usage), else "'rdma' (the default) or 'tcp'" (CONNECT_HELP's %s). */
 const char *transports_text(bool usage);

@@ -451,6 +451,7 @@ int cmd_mount(int argc, char **argv)
 		usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
+	m->conn.multipath = path_args_multipath(&m->paths);
 	if (connect_args_check(&m->conn, cmd) || path_args_check(&m->paths, &m->conn, cmd))
 		goto out;
 	if (!m->conn.opts.subnqn) {

@@ -360,6 +360,18 @@ const char *default_trsvcid(const char *trtype, bool discovery)
 	return discovery ? t.discovery_trsvcid : t.trsvcid;
 }
 
+unsigned int connect_opts_fit_path(struct nvmefs_connect_opts *opts)
+{
+	const char *iface = opts->host_iface;
+	int dropped = nvmefs_connect_opts_fit(opts);
+
+	/* A transport the library lacks is connect_opts_checked()'s to name. */
+	if (dropped < 0)
+		return 0;
+	opts->host_iface = iface;
+	return (unsigned int)dropped & ~(unsigned int)NVMEFS_OPT_HOST_IFACE;
+}
+
 const char *transports_text(bool usage)
 {
 	static char text[2][128];
@@ -398,6 +410,7 @@ int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd
 
 int connect_args_check(struct connect_args *c, const char *cmd)
 {
+	struct nvmefs_connect_opts opts;
 	int ret;
 
 	if (!c->opts.traddr)
@@ -416,7 +429,11 @@ int connect_args_check(struct connect_args *c, const char *cmd)
 	}
 	if (ret)
 		return ret;
-	return connect_opts_checked(&c->opts, cmd, "");
+	if (!c->multipath)
+		return connect_opts_checked(&c->opts, cmd, "");
+	opts = c->opts;
+	connect_opts_fit_path(&opts);
+	return connect_opts_checked(&opts, cmd, "");
 }
 
 const char *connect_args_where(const struct nvmefs_connect_opts *opts,

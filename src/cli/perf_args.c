@@ -355,6 +355,7 @@ int cmd_perf(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	a.conn.multipath = path_args_multipath(&a.paths);
 	ret = connect_args_check(&a.conn, cmd);
 	if (ret == EXIT_OK)
 		ret = path_args_check(&a.paths, &a.conn, cmd);

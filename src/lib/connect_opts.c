@@ -161,13 +161,20 @@ static int check_allowed(const struct nvmefs_connect_opts *opts,
 int nvmefs_connect_opts_fit(struct nvmefs_connect_opts *opts)
 {
 	const struct nvmefs_transport_ops *ops = nvmefs_transport_named(opts->trtype);
+	unsigned int dropped = 0;
 
 	if (!ops)
 		return nvmefs_transport_find(opts->trtype, &ops);
-	for (size_t i = 0; i < NR_TRANSPORT_OPTS; i++)
-		if (!(ops->allowed_opts & transport_opts[i].opt))
-			opt_reset(opts, transport_opts[i].opt);
-	return 0;
+	for (size_t i = 0; i < NR_TRANSPORT_OPTS; i++) {
+		unsigned int opt = transport_opts[i].opt;
+
+		if (ops->allowed_opts & opt)
+			continue;
+		if (opt_given(opts, opt))
+			dropped |= opt;
+		opt_reset(opts, opt);
+	}
+	return (int)dropped;
 }
 
 /* The interface NVMe/TCP's sockets are bound to: one this machine has. */

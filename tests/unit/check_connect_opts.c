@@ -352,7 +352,7 @@ START_TEST(test_transport_opts_refused)
 END_TEST
 
 /* nvmefs_connect_opts_fit() leaves a path the options its transport takes,
- * the others at their defaults. */
+ * the others at their defaults, and says which of those were given. */
 START_TEST(test_connect_opts_fit)
 {
 	struct nvmefs_connect_opts opts;
@@ -363,7 +363,8 @@ START_TEST(test_connect_opts_fit)
 	opts.hdr_digest = opts.data_digest = 1;
 	opts.host_iface = "lo";
 	opts.tos = 8;
-	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), 0);
+	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), NVMEFS_OPT_HDR_DIGEST |
+			 NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE);
 	ck_assert_int_eq(opts.rkey_per_io, 1);
 	ck_assert_int_eq(opts.hdr_digest, 0);
 	ck_assert_int_eq(opts.data_digest, 0);
@@ -374,13 +375,14 @@ START_TEST(test_connect_opts_fit)
 	opts.host_iface = "lo";
 	opts.hdr_digest = opts.data_digest = 1;
 	opts.trtype = "tcp";
-	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), 0);
+	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), NVMEFS_OPT_RKEY_PER_IO);
 	ck_assert_int_eq(opts.rkey_per_io, -1);
 	ck_assert_int_eq(opts.hdr_digest, 1);
 	ck_assert_int_eq(opts.data_digest, 1);
 	ck_assert_str_eq(opts.host_iface, "lo");
 	ck_assert_int_eq(opts.tos, 8);
 	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), 0);
+	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), 0);
 
 	opts.trtype = "fc";
 	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), -EPROTONOSUPPORT);
