@@ -185,8 +185,10 @@ int nvmefs_transport_info(const char *trtype, struct nvmefs_transport_info *info
  * Since 0.2.  Reset to their defaults the options in @opts that its
  * transport (opts->trtype) does not take: for a caller that gives one set
  * of options to paths over several transports, each path getting those of
- * its own.  The NVMEFS_OPT_* of those that were given (0: none), or
- * -EPROTONOSUPPORT for a transport this library has not.
+ * its own.  Only the opts->size bytes the caller has are touched.  The
+ * NVMEFS_OPT_* of those that were given (0: none); -EPROTONOSUPPORT for a
+ * transport this library has not, or -EINVAL for a size smaller than any
+ * version's.
  */
 int nvmefs_connect_opts_fit(struct nvmefs_connect_opts *opts);
 

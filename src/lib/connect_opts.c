@@ -105,7 +105,7 @@ static bool opt_given(const struct nvmefs_connect_opts *opts, unsigned int opt)
 	case NVMEFS_OPT_DATA_DIGEST:
 		return opts->data_digest;
 	case NVMEFS_OPT_HOST_IFACE:
-		return opts->host_iface;
+		return opts->host_iface != NULL;
 	case NVMEFS_OPT_TOS:
 		return opts->tos >= 0;
 	}
@@ -152,28 +152,50 @@ static int check_allowed(const struct nvmefs_connect_opts *opts,
 				snprintf(takers + strlen(takers), sizeof(takers) - strlen(takers),
 					 "%s'%s'", takers[0] ? " and " : "", name);
 		return nvmefs_error(-EINVAL, "%s: transport '%s' does not take this option, only %s: "
-				    "%s",
-				    transport_opts[i].name, ops->name, takers, transport_opts[i].fix);
+				    "%s", transport_opts[i].name, ops->name, takers,
+				    transport_opts[i].fix);
 	}
+	return 0;
+}
+
+static int size_check(size_t size)
+{
+	if (size < NVMEFS_CONNECT_OPTS_SIZE_0_2)
+		return nvmefs_error(-EINVAL, "connect options of %zu bytes, fewer than any version "
+				    "has: fill them with nvmefs_connect_opts_init()", size);
 	return 0;
 }
 
 int nvmefs_connect_opts_fit(struct nvmefs_connect_opts *opts)
 {
-	const struct nvmefs_transport_ops *ops = nvmefs_transport_named(opts->trtype);
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts ours;
 	unsigned int dropped = 0;
+	size_t size = opts->size;
+	int ret = size_check(size);
 
+	if (ret < 0)
+		return ret;
+	/* Only the caller's @size bytes are there: the fields past them, of a
+	 * newer header, are left alone, and those of ours past them are not
+	 * the caller's to have given. */
+	if (size > sizeof(ours))
+		size = sizeof(ours);
+	nvmefs_connect_opts_init_0_2(&ours);
+	memcpy(&ours, opts, size);
+	ops = nvmefs_transport_named(ours.trtype);
 	if (!ops)
-		return nvmefs_transport_find(opts->trtype, &ops);
+		return nvmefs_transport_find(ours.trtype, &ops);
 	for (size_t i = 0; i < NR_TRANSPORT_OPTS; i++) {
 		unsigned int opt = transport_opts[i].opt;
 
 		if (ops->allowed_opts & opt)
 			continue;
-		if (opt_given(opts, opt))
+		if (opt_given(&ours, opt))
 			dropped |= opt;
-		opt_reset(opts, opt);
+		opt_reset(&ours, opt);
 	}
+	memcpy(opts, &ours, size);
 	return (int)dropped;
 }
 
@@ -238,9 +260,9 @@ int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,
 	size_t size = in->size;
 	int ret;
 
-	if (size < NVMEFS_CONNECT_OPTS_SIZE_0_2)
-		return nvmefs_error(-EINVAL, "connect options of %zu bytes, fewer than any version "
-				    "has: fill them with nvmefs_connect_opts_init()", size);
+	ret = size_check(size);
+	if (ret < 0)
+		return ret;
 	/* A caller built against a newer header may have set options this
 	 * library cannot honour: only zeros (their defaults) are taken. */
 	for (size_t i = sizeof(*out); i < size; i++)

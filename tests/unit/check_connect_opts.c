@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,6 +390,48 @@ START_TEST(test_connect_opts_fit)
 }
 END_TEST
 
+/* A caller's struct of the first 0.2 size, which ends at trtype: fitted
+ * within its size and not a byte past it (the sanitized build catches a
+ * write past the allocation); one smaller than any version is refused. */
+START_TEST(test_connect_opts_fit_old_size)
+{
+	/* Written through memcpy(): the compiler rightly refuses members of a
+	 * struct it can see is not all there. */
+	unsigned char *old = malloc(NVMEFS_CONNECT_OPTS_SIZE_0_2);
+	struct nvmefs_connect_opts full;
+	size_t size = NVMEFS_CONNECT_OPTS_SIZE_0_2;
+	int rkey;
+
+	ck_assert_ptr_nonnull(old);
+	nvmefs_connect_opts_init(&full);
+	full.size = size;
+	full.traddr = "192.0.2.43";
+	full.trtype = "tcp";
+	full.rkey_per_io = 0;
+	memcpy(old, &full, size);
+	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old),
+			 NVMEFS_OPT_RKEY_PER_IO);
+	memcpy(&rkey, old + offsetof(struct nvmefs_connect_opts, rkey_per_io), sizeof(rkey));
+	ck_assert_int_eq(rkey, -1);
+	/* Over RDMA, the fields past the struct that RDMA does not take (the
+	 * digests, the interface) are not there to look at or reset. */
+	full.trtype = "rdma";
+	full.rkey_per_io = 0;
+	memcpy(old, &full, size);
+	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old), 0);
+	memcpy(&rkey, old + offsetof(struct nvmefs_connect_opts, rkey_per_io), sizeof(rkey));
+	ck_assert_int_eq(rkey, 0);
+	memcpy(&full, old, size);
+	ck_assert_uint_eq(full.size, size);
+	ck_assert_str_eq(full.trtype, "rdma");
+	size--;
+	memcpy(old, &size, sizeof(size));
+	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old), -EINVAL);
+	assert_msg_has("nvmefs_connect_opts_init()");
+	free(old);
+}
+END_TEST
+
 /* What a connect would refuse is refused before it: by nvmefs_connect_opts_check()
  * and by nvmefs_ctrl_connect() before the transport is touched (the fake has
  * nothing scripted, so a connect attempt would fail the teardown). */
@@ -548,6 +591,7 @@ static Suite *connect_opts_suite(void)
 	tcase_add_test(tc, test_transport_info);
 	tcase_add_test(tc, test_transport_opts_refused);
 	tcase_add_test(tc, test_connect_opts_fit);
+	tcase_add_test(tc, test_connect_opts_fit_old_size);
 	tcase_add_test(tc, test_check_before_connecting);
 	tcase_add_test(tc, test_link_options);
 	tcase_add_test(tc, test_disable_sqflow_in_connect);
