@@ -191,12 +191,11 @@ enum {
 	{ "help", no_argument, NULL, 'h' }
 
 /* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout; its
- * one %s is transports_text(false). */
+ * two %s are CONNECT_HELP_ARGS. */
 #define CONNECT_HELP							\
 	"  -t, --transport=TRTYPE    transport type: %s\n"		\
 	"  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n" \
-	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; a discovery\n" \
-	"                            controller over TCP: " NVMEFS_TCP_DISCOVERY_TRSVCID ")\n" \
+	"  -s, --trsvcid=TRSVCID     target port (default %s)\n"		\
 	"  -w, --host-traddr=ADDR    local address to connect from\n" \
 	"  -f, --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n" \
 	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
@@ -211,6 +210,8 @@ enum {
 	LINK_HELP							\
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
+
+#define CONNECT_HELP_ARGS transports_text(false), ports_text("a discovery controller")
 
 #define HELP_HELP "  -h, --help                show this help\n"
 
@@ -272,6 +273,11 @@ unsigned int connect_opts_fit_path(struct nvmefs_connect_opts *opts);
 /* The library's transports, for --help: "rdma|tcp" for a usage line
  * (@usage), else "'rdma' (the default) or 'tcp'" (CONNECT_HELP's %s). */
 const char *transports_text(bool usage);
+/* The default ports of -s, as the transports give them, for --help: "4420;
+ * <indent>a discovery controller over tcp: 8009", each port that is not
+ * the first transport's I/O port on a line of its own, @discovery naming
+ * where a discovery port is used. */
+const char *ports_text(const char *discovery);
 
 /* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf, escaped: a
  * referral's address comes from a discovery log. */

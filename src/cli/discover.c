@@ -317,7 +317,7 @@ void discover_help(void)
 	       "  -p, --persistent          stay connected (keep-alive, -k default %d) and\n"
 	       "                            print the log again each time it changes, until\n"
 	       "                            SIGINT or SIGTERM; with -o json, one line per log\n"
-	       HELP_HELP, transports_text(true), transports_text(false), MAX_REFERRAL_DEPTH,
+	       HELP_HELP, transports_text(true), CONNECT_HELP_ARGS, MAX_REFERRAL_DEPTH,
 	       PERSISTENT_KATO_S);
 }
 

@@ -39,7 +39,7 @@ static void help(void)
 	       "      --nsid=NSID           identify namespace NSID (1 to 4294967294)\n"
 	       "      --list-ns             list the active namespace IDs\n"
 	       CONNECT_HELP
-	       HELP_HELP, transports_text(true), transports_text(false));
+	       HELP_HELP, transports_text(true), CONNECT_HELP_ARGS);
 }
 
 /* Identify data, kept off the stack and aligned for whatever the library

@@ -63,7 +63,7 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 wrong usage.\n"
 		"'nvmefs COMMAND --help' shows a command's options; man nvmefs has more.\n",
-		transports_text(false));
+		CONNECT_HELP_ARGS);
 }
 
 static int cmd_version(int argc, char **argv)

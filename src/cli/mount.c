@@ -75,9 +75,7 @@ static void help(void)
 	       "                            all_paths, iopolicy=\n"
 	       "  -t, --transport=TRTYPE    transport type: %s\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
-	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; with\n"
-	       "                            --all-paths over TCP, where the discovery log is: "
-	       NVMEFS_TCP_DISCOVERY_TRSVCID ")\n"
+	       "  -s, --trsvcid=TRSVCID     target port (default %s)\n"
 	       "  -w, --host-traddr=ADDR    local address to connect from\n"
 	       "      --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n"
 	       "  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n"
@@ -92,7 +90,8 @@ static void help(void)
 	       LINK_HELP
 	       PATHS_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
-	       HELP_HELP, transports_text(true), transports_text(false));
+	       HELP_HELP, transports_text(true), transports_text(false),
+	       ports_text("with --all-paths, the discovery log"));
 }
 
 /*

@@ -360,6 +360,32 @@ const char *default_trsvcid(const char *trtype, bool discovery)
 	return discovery ? t.discovery_trsvcid : t.trsvcid;
 }
 
+const char *ports_text(const char *discovery)
+{
+	static char text[256];
+	struct nvmefs_transport_info first = { .size = sizeof(first) }, t = first;
+	static const char *const indent = ";\n                            ";
+	const char *name;
+	size_t used;
+
+	if (nvmefs_transport_info(NULL, &first))
+		return NVMEFS_DEFAULT_TRSVCID;
+	snprintf(text, sizeof(text), "%s", first.trsvcid);
+	for (unsigned int i = 0; (name = nvmefs_transport_name(i)); i++) {
+		if (nvmefs_transport_info(name, &t))
+			continue;
+		used = strlen(text);
+		if (strcmp(t.trsvcid, first.trsvcid))
+			snprintf(text + used, sizeof(text) - used, "%sover %s: %s", indent, name,
+				 t.trsvcid);
+		used = strlen(text);
+		if (strcmp(t.discovery_trsvcid, t.trsvcid))
+			snprintf(text + used, sizeof(text) - used, "%s%s over %s: %s", indent,
+				 discovery, name, t.discovery_trsvcid);
+	}
+	return text;
+}
+
 unsigned int connect_opts_fit_path(struct nvmefs_connect_opts *opts)
 {
 	const char *iface = opts->host_iface;

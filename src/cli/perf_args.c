@@ -82,7 +82,7 @@ static void help(void)
 	       "                            still come)\n"
 	       CONNECT_HELP
 	       PATHS_HELP
-	       HELP_HELP, transports_text(true), transports_text(false));
+	       HELP_HELP, transports_text(true), CONNECT_HELP_ARGS);
 }
 
 /* Writes @n CPU numbers as a list like "0,1" into @buf. */
