@@ -59,9 +59,10 @@ struct nvmefs_connect_opts {
 	size_t size;
 	/** Target address: an IPv4 or IPv6 literal or a host name.  Required. */
 	const char *traddr;
-	/** Target service id (port); NULL: NVMEFS_TCP_DISCOVERY_TRSVCID for
-	 *  the discovery NQN over TCP, else NVMEFS_DEFAULT_TRSVCID, as
-	 *  nvme-cli chooses. */
+	/** Target service id (port); NULL: the transport's discovery port
+	 *  for the discovery NQN (NVMEFS_TCP_DISCOVERY_TRSVCID over TCP),
+	 *  else its I/O port (NVMEFS_DEFAULT_TRSVCID), as nvme-cli chooses;
+	 *  nvmefs_transport_info() tells both. */
 	const char *trsvcid;
 	/** Local address to connect from; NULL: chosen by routing. */
 	const char *host_traddr;
@@ -96,21 +97,22 @@ struct nvmefs_connect_opts {
 	/** The controller's secret, to check the controller too (bidirectional
 	 *  authentication); needs dhchap_secret.  NULL: not checked. */
 	const char *dhchap_ctrl_secret;
-	/** Remote keys: 1, each transfer gets a key of its own covering only
-	 *  its bytes, which the target invalidates with its response, and
-	 *  registered memory has no remote rights (refused on a device without
-	 *  type-2 memory windows); 0, every registration keeps a standing
-	 *  remote key; negative (the default): per-I/O where the device can. */
+	/** RDMA only; other transports refuse it.  Remote keys: 1, each
+	 *  transfer gets a key of its own covering only its bytes, which the
+	 *  target invalidates with its response, and registered memory has no
+	 *  remote rights (refused on a device without type-2 memory windows);
+	 *  0, every registration keeps a standing remote key; negative (the
+	 *  default): per-I/O where the device can. */
 	int rkey_per_io;
 	/** Since 0.2.  The transport, as nvme-cli's -t names it; NULL: "rdma"
 	 *  (nvmefs_transport_name() lists them). */
 	const char *trtype;
 	/** Since 0.2.  NVMe/TCP: nonzero asks the controller for header
 	 *  digests (CRC32C of every PDU header), as nvme-cli's --hdr-digest;
-	 *  it may decline.  Other transports ignore it. */
+	 *  it may decline.  Other transports refuse it. */
 	int hdr_digest;
 	/** Since 0.2.  NVMe/TCP: nonzero asks for data digests, as nvme-cli's
-	 *  --data-digest. */
+	 *  --data-digest.  Other transports refuse it. */
 	int data_digest;
 	/** Since 0.2.  NVMe/TCP: the network interface every queue's socket
 	 *  is bound to (SO_BINDTODEVICE), as nvme-cli's --host-iface; NULL:
@@ -136,6 +138,60 @@ void nvmefs_connect_opts_init(struct nvmefs_connect_opts *opts);
  * nvmefs_connect_opts.trtype takes: the @i-th from 0, NULL past the last.
  */
 const char *nvmefs_transport_name(unsigned int i);
+
+/**
+ * Since 0.2.  The connect options that not every transport takes, as bits of
+ * nvmefs_transport_info.allowed_opts (Linux's nvmf_transport_ops.allowed_opts).
+ * A transport refuses one it does not take when it is given (set to other
+ * than its nvmefs_connect_opts_init() default).
+ */
+enum {
+	NVMEFS_OPT_RKEY_PER_IO = 1 << 0,	/**< rkey_per_io: RDMA */
+	NVMEFS_OPT_HDR_DIGEST = 1 << 1,		/**< hdr_digest: NVMe/TCP */
+	NVMEFS_OPT_DATA_DIGEST = 1 << 2,	/**< data_digest: NVMe/TCP */
+	NVMEFS_OPT_HOST_IFACE = 1 << 3,		/**< host_iface: NVMe/TCP */
+	NVMEFS_OPT_TOS = 1 << 4,		/**< tos: both */
+};
+
+/**
+ * Since 0.2.  What a transport is; filled by nvmefs_transport_info().
+ * Fields added in later versions go at the end: the library fills only the
+ * @size bytes the caller has.
+ */
+struct nvmefs_transport_info {
+	/** The struct's size as the caller was built: set it to sizeof();
+	 *  on return, how many bytes the library filled (fields past those,
+	 *  of a newer header, stay as the caller left them). */
+	size_t size;
+	/** Its name, as nvmefs_connect_opts.trtype takes it. */
+	const char *name;
+	/** The service id (port) of its I/O controllers when none is given. */
+	const char *trsvcid;
+	/** The service id of its discovery controllers when none is given. */
+	const char *discovery_trsvcid;
+	/** The NVMEFS_OPT_* it takes. */
+	unsigned int allowed_opts;
+};
+
+/**
+ * Since 0.2.  Fill @info, its size set by the caller, with what the
+ * transport @trtype is (NULL: the default, nvmefs_transport_name(0)).
+ * 0; -EPROTONOSUPPORT for a transport this library has not, or -EINVAL for
+ * a size smaller than any version's, with nvmefs_errmsg() saying which.
+ */
+int nvmefs_transport_info(const char *trtype, struct nvmefs_transport_info *info);
+
+/**
+ * Since 0.2.  Reset to their defaults the options in @opts that its
+ * transport (opts->trtype) does not take: for a caller that gives one set
+ * of options to paths over several transports, each path getting those of
+ * its own.  Only the opts->size bytes the caller has are touched.  The
+ * NVMEFS_OPT_* of those that were given (0: none); -EPROTONOSUPPORT for a
+ * transport this library has not, or -EINVAL for a size smaller than any
+ * version's.
+ */
+int nvmefs_connect_opts_fit(struct nvmefs_connect_opts *opts);
+
 /**
  * The name of the transport that reaches a discovery log entry's
  * controller (its trtype, NVMF_TRTYPE_*), or NULL if this library has none.

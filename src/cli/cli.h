@@ -190,12 +190,12 @@ enum {
 	LINK_LONGOPTS,							\
 	{ "help", no_argument, NULL, 'h' }
 
-/* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout. */
+/* The --help lines for CONNECT_LONGOPTS (--help aside), in one layout; its
+ * two %s are CONNECT_HELP_ARGS. */
 #define CONNECT_HELP							\
-	"  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n" \
+	"  -t, --transport=TRTYPE    transport type: %s\n"		\
 	"  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n" \
-	"  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; a discovery\n" \
-	"                            controller over TCP: " NVMEFS_TCP_DISCOVERY_TRSVCID ")\n" \
+	"  -s, --trsvcid=TRSVCID     target port (default %s)\n"		\
 	"  -w, --host-traddr=ADDR    local address to connect from\n" \
 	"  -f, --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n" \
 	"  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n" \
@@ -211,6 +211,8 @@ enum {
 	"  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n" \
 	"  -v, --verbose             tell on stderr what is done, as whom\n"
 
+#define CONNECT_HELP_ARGS transports_text(false), ports_text("a discovery controller")
+
 #define HELP_HELP "  -h, --help                show this help\n"
 
 struct connect_args {
@@ -219,6 +221,11 @@ struct connect_args {
 	int verbose;
 	/* The option that gave the host's [0] and the controller's [1] secret. */
 	const char *secret_opt[2];
+	/* Set before connect_args_check() by a command given several paths:
+	 * the options are then checked as each path takes them
+	 * (connect_opts_fit_path()), and path_args_check() refuses those no
+	 * path takes. */
+	bool multipath;
 	/* -J: nvme-cli's JSON configuration, and what was taken from it. */
 	const char *config;
 	char config_hostnqn[256];
@@ -254,9 +261,23 @@ int connect_args_check(struct connect_args *c, const char *cmd);
 int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,
 			 const char *prefix);
 
-/* The service id nvme-cli gives when -s is not: NVMEFS_DEFAULT_TRSVCID, but
- * NVMEFS_TCP_DISCOVERY_TRSVCID for a discovery controller over TCP. */
+/* The service id nvme-cli gives when -s is not: the transport's (NULL: the
+ * default one's) I/O or discovery port, from the library's table. */
 const char *default_trsvcid(const char *trtype, bool discovery);
+/* @opts for a path over opts->trtype, of options given for several paths
+ * over different transports: those its transport does not take are reset,
+ * but -f stays for the library to refuse over RDMA (a path that went
+ * without would not be bound to the interface asked for).  Returns the
+ * NVMEFS_OPT_* given that the path goes without. */
+unsigned int connect_opts_fit_path(struct nvmefs_connect_opts *opts);
+/* The library's transports, for --help: "rdma|tcp" for a usage line
+ * (@usage), else "'rdma' (the default) or 'tcp'" (CONNECT_HELP's %s). */
+const char *transports_text(bool usage);
+/* The default ports of -s, as the transports give them, for --help: "4420;
+ * <indent>a discovery controller over tcp: 8009", each port that is not
+ * the first transport's I/O port on a line of its own, @discovery naming
+ * where a discovery port is used. */
+const char *ports_text(const char *discovery);
 
 /* "ADDR:PORT" (IPv6 in brackets) for messages, into @buf, escaped: a
  * referral's address comes from a discovery log. */

@@ -301,7 +301,7 @@ out:
 
 void discover_help(void)
 {
-	printf("Usage: nvmefs discover [-t rdma|tcp] [-a TRADDR] [-s TRSVCID] [-q HOSTNQN]\n"
+	printf("Usage: nvmefs discover [-t %s] [-a TRADDR] [-s TRSVCID] [-q HOSTNQN]\n"
 	       "                       [-I HOSTID] [-o normal|json] [-v]\n"
 	       "                       [-p | --referral-depth=N]\n"
 	       "\n"
@@ -317,7 +317,8 @@ void discover_help(void)
 	       "  -p, --persistent          stay connected (keep-alive, -k default %d) and\n"
 	       "                            print the log again each time it changes, until\n"
 	       "                            SIGINT or SIGTERM; with -o json, one line per log\n"
-	       HELP_HELP, MAX_REFERRAL_DEPTH, PERSISTENT_KATO_S);
+	       HELP_HELP, transports_text(true), CONNECT_HELP_ARGS, MAX_REFERRAL_DEPTH,
+	       PERSISTENT_KATO_S);
 }
 
 struct discover_state {

@@ -24,7 +24,7 @@ enum {
 
 static void help(void)
 {
-	printf("Usage: nvmefs identify [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
+	printf("Usage: nvmefs identify [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
 	       "                       [--nsid=NSID | --list-ns] [-q HOSTNQN] [-I HOSTID]\n"
 	       "                       [-o normal|json] [-v]\n"
 	       "\n"
@@ -39,7 +39,7 @@ static void help(void)
 	       "      --nsid=NSID           identify namespace NSID (1 to 4294967294)\n"
 	       "      --list-ns             list the active namespace IDs\n"
 	       CONNECT_HELP
-	       HELP_HELP);
+	       HELP_HELP, transports_text(true), CONNECT_HELP_ARGS);
 }
 
 /* Identify data, kept off the stack and aligned for whatever the library

@@ -62,7 +62,8 @@ static void usage(FILE *out)
 		PATHS_HELP
 		"\n"
 		"Exit status: 0 success, 1 failure, 2 wrong usage.\n"
-		"'nvmefs COMMAND --help' shows a command's options; man nvmefs has more.\n");
+		"'nvmefs COMMAND --help' shows a command's options; man nvmefs has more.\n",
+		CONNECT_HELP_ARGS);
 }
 
 static int cmd_version(int argc, char **argv)

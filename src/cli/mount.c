@@ -38,7 +38,7 @@ static const char *const cmd = "mount";
 
 static void help(void)
 {
-	printf("Usage: nvmefs mount [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
+	printf("Usage: nvmefs mount [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN\n"
 	       "                    [-o OPTIONS] [-f] MOUNTPOINT\n"
 	       "       nvmefs SUBNQN MOUNTPOINT -o traddr=TRADDR[,OPTIONS]   (as mount.fuse3 runs it)\n"
 	       "\n"
@@ -73,11 +73,9 @@ static void help(void)
 	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,\n"
 	       "                            hdr_digest, data_digest, path= (repeatable),\n"
 	       "                            all_paths, iopolicy=\n"
-	       "  -t, --transport=TRTYPE    transport type: 'rdma' (the default) or 'tcp'\n"
+	       "  -t, --transport=TRTYPE    transport type: %s\n"
 	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
-	       "  -s, --trsvcid=TRSVCID     target port (default " NVMEFS_DEFAULT_TRSVCID "; with\n"
-	       "                            --all-paths over TCP, where the discovery log is: "
-	       NVMEFS_TCP_DISCOVERY_TRSVCID ")\n"
+	       "  -s, --trsvcid=TRSVCID     target port (default %s)\n"
 	       "  -w, --host-traddr=ADDR    local address to connect from\n"
 	       "      --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n"
 	       "  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n"
@@ -92,7 +90,8 @@ static void help(void)
 	       LINK_HELP
 	       PATHS_HELP
 	       "  -v, --verbose             tell on stderr what is done, as whom\n"
-	       HELP_HELP);
+	       HELP_HELP, transports_text(true), transports_text(false),
+	       ports_text("with --all-paths, the discovery log"));
 }
 
 /*
@@ -451,6 +450,7 @@ int cmd_mount(int argc, char **argv)
 		usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
+	m->conn.multipath = path_args_multipath(&m->paths);
 	if (connect_args_check(&m->conn, cmd) || path_args_check(&m->paths, &m->conn, cmd))
 		goto out;
 	if (!m->conn.opts.subnqn) {

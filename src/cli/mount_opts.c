@@ -230,11 +230,11 @@ int mount_number_option(struct mount_args *m, int opt, const char *value)
 	return mount_number_set(m, mount_number_find(opt, NULL), false, value);
 }
 
-/* Whether a path over @trtype (NULL: the default, RDMA) pins what it
+/* Whether a path over @trtype (NULL: the library's default) pins what it
  * registers: RDMA does, NVMe/TCP registers nothing. */
 static bool trtype_pins(const char *trtype)
 {
-	return !trtype || !strcmp(trtype, "rdma");
+	return !strcmp(trtype ? trtype : nvmefs_transport_name(0), "rdma");
 }
 
 /* --all-paths learns its paths from discovery, after this is asked: they
@@ -255,9 +255,6 @@ int mount_args_check(struct mount_args *m, const char *mountpoint)
 {
 	struct stat st;
 
-	if (m->conn.opts.rkey_per_io >= 0 && !mount_pinning_paths(m))
-		return usage_error(cmd, "--rkey-per-io is for RDMA, and every path is NVMe/TCP, which "
-				   "has no remote keys: leave it out");
 	/* The daemon leaves the working directory: keep the mount point's path whole. */
 	if (!realpath(mountpoint, m->mountpoint)) {
 		fprintf(stderr, "nvmefs %s: the mount point %s: %s: create the directory first\n", cmd,

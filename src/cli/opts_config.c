@@ -40,7 +40,7 @@ static bool same(const char *a, const char *b)
 /* The port of the subsystem the command connects to, as the file lists it. */
 static nvme_ctrl_t config_port(nvme_host_t h, const struct nvmefs_connect_opts *opts)
 {
-	const char *trtype = opts->trtype ? opts->trtype : "rdma";
+	const char *trtype = opts->trtype ? opts->trtype : nvmefs_transport_name(0);
 	nvme_subsystem_t s;
 	nvme_ctrl_t ctrl;
 

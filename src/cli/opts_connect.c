@@ -347,12 +347,76 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	return EXIT_OK;
 }
 
-/* libnvme's nvmf_get_default_trsvcid(): NVMe/TCP has a discovery port of its
- * own; RDMA's discovery controllers listen where its I/O controllers do. */
+/* libnvme's nvmf_get_default_trsvcid(), as each transport tells it: NVMe/TCP
+ * has a discovery port of its own; RDMA's discovery controllers listen
+ * where its I/O controllers do. */
 const char *default_trsvcid(const char *trtype, bool discovery)
 {
-	return discovery && trtype && !strcmp(trtype, "tcp") ? NVMEFS_TCP_DISCOVERY_TRSVCID
-		: NVMEFS_DEFAULT_TRSVCID;
+	struct nvmefs_transport_info t = { .size = sizeof(t) };
+
+	/* -t named one of the library's: anything else was refused. */
+	if (nvmefs_transport_info(trtype, &t))
+		return NVMEFS_DEFAULT_TRSVCID;
+	return discovery ? t.discovery_trsvcid : t.trsvcid;
+}
+
+const char *ports_text(const char *discovery)
+{
+	static char text[256];
+	struct nvmefs_transport_info first = { .size = sizeof(first) }, t = first;
+	static const char *const indent = ";\n                            ";
+	const char *name;
+	size_t used;
+
+	if (nvmefs_transport_info(NULL, &first))
+		return NVMEFS_DEFAULT_TRSVCID;
+	snprintf(text, sizeof(text), "%s", first.trsvcid);
+	for (unsigned int i = 0; (name = nvmefs_transport_name(i)); i++) {
+		if (nvmefs_transport_info(name, &t))
+			continue;
+		used = strlen(text);
+		if (strcmp(t.trsvcid, first.trsvcid))
+			snprintf(text + used, sizeof(text) - used, "%sover %s: %s", indent, name,
+				 t.trsvcid);
+		used = strlen(text);
+		if (strcmp(t.discovery_trsvcid, t.trsvcid))
+			snprintf(text + used, sizeof(text) - used, "%s%s over %s: %s", indent,
+				 discovery, name, t.discovery_trsvcid);
+	}
+	return text;
+}
+
+unsigned int connect_opts_fit_path(struct nvmefs_connect_opts *opts)
+{
+	const char *iface = opts->host_iface;
+	int dropped = nvmefs_connect_opts_fit(opts);
+
+	/* A transport the library lacks is connect_opts_checked()'s to name. */
+	if (dropped < 0)
+		return 0;
+	opts->host_iface = iface;
+	return (unsigned int)dropped & ~(unsigned int)NVMEFS_OPT_HOST_IFACE;
+}
+
+const char *transports_text(bool usage)
+{
+	static char text[2][128];
+	char *buf = text[usage];
+	const char *name, *next;
+	size_t used;
+
+	if (buf[0])
+		return buf;
+	for (unsigned int i = 0; (name = nvmefs_transport_name(i)); i++) {
+		next = nvmefs_transport_name(i + 1);
+		used = strlen(buf);
+		if (usage)
+			snprintf(buf + used, sizeof(text[0]) - used, "%s%s", i ? "|" : "", name);
+		else
+			snprintf(buf + used, sizeof(text[0]) - used, "%s'%s'%s",
+				 !i ? "" : next ? ", " : " or ", name, i ? "" : " (the default)");
+	}
+	return buf;
 }
 
 int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd,
@@ -372,6 +436,7 @@ int connect_opts_checked(const struct nvmefs_connect_opts *opts, const char *cmd
 
 int connect_args_check(struct connect_args *c, const char *cmd)
 {
+	struct nvmefs_connect_opts opts;
 	int ret;
 
 	if (!c->opts.traddr)
@@ -390,7 +455,11 @@ int connect_args_check(struct connect_args *c, const char *cmd)
 	}
 	if (ret)
 		return ret;
-	return connect_opts_checked(&c->opts, cmd, "");
+	if (!c->multipath)
+		return connect_opts_checked(&c->opts, cmd, "");
+	opts = c->opts;
+	connect_opts_fit_path(&opts);
+	return connect_opts_checked(&opts, cmd, "");
 }
 
 const char *connect_args_where(const struct nvmefs_connect_opts *opts,

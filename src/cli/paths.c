@@ -104,17 +104,53 @@ int path_args_option(struct path_args *p, const char *cmd, int opt, const char *
 	return EXIT_OK;
 }
 
+/* The options that not every transport takes, by their flags (-f aside:
+ * connect_opts_fit_path() leaves it for the library to refuse). */
+static const struct {
+	unsigned int opt;
+	const char *name;
+} transport_flags[] = {
+	{ NVMEFS_OPT_RKEY_PER_IO, "--rkey-per-io" },
+	{ NVMEFS_OPT_HDR_DIGEST, "-g/--hdr-digest" },
+	{ NVMEFS_OPT_DATA_DIGEST, "-G/--data-digest" },
+	{ NVMEFS_OPT_TOS, "-T/--tos" },
+};
+
+/* An option of @unused (NVMEFS_OPT_*), which no path's transport takes:
+ * refused, naming the transports that do.  EXIT_OK if there is none. */
+static int refuse_unused(const char *cmd, unsigned int unused)
+{
+	struct nvmefs_transport_info t = { .size = sizeof(t) };
+	char takers[64] = "";
+	const char *name;
+
+	for (size_t i = 0; i < sizeof(transport_flags) / sizeof(transport_flags[0]); i++) {
+		if (!(transport_flags[i].opt & unused))
+			continue;
+		for (unsigned int n = 0; (name = nvmefs_transport_name(n)); n++)
+			if (nvmefs_transport_info(name, &t) == 0 &&
+			    (t.allowed_opts & transport_flags[i].opt))
+				snprintf(takers + strlen(takers), sizeof(takers) - strlen(takers),
+					 "%s'%s'", takers[0] ? " or " : "", name);
+		return usage_error(cmd, "%s: no path is over a transport that takes it (%s): leave "
+				   "it out", transport_flags[i].name, takers);
+	}
+	return EXIT_OK;
+}
+
 int path_args_check(const struct path_args *p, const struct connect_args *conn,
 		    const char *cmd)
 {
-	struct nvmefs_connect_opts addr, opts;
+	struct nvmefs_connect_opts addr, opts = conn->opts;
+	/* With --all-paths, -a/-s's transport stands for the paths the log
+	 * has, as they are not known yet. */
+	unsigned int unused = connect_opts_fit_path(&opts);
 	int ret;
 
 	for (unsigned int i = 0; i < p->nr; i++) {
 		/* The address alone first, so that the line names --path, not -a. */
 		nvmefs_connect_opts_init(&addr);
 		addr.traddr = p->traddr[i];
-		addr.trtype = "tcp";
 		if (nvmefs_connect_opts_check(&addr) == -EINVAL)
 			return usage_error(cmd, "--path: the target address '%s' is not an IP "
 					   "address or a host name: fix --path", p->traddr[i]);
@@ -123,11 +159,12 @@ int path_args_check(const struct path_args *p, const struct connect_args *conn,
 		opts.trsvcid = p->trsvcid[i][0] ? p->trsvcid[i] : NULL;
 		if (p->trtype[i])
 			opts.trtype = p->trtype[i];
+		unused &= connect_opts_fit_path(&opts);
 		ret = connect_opts_checked(&opts, cmd, "--path: ");
 		if (ret)
 			return ret;
 	}
-	return EXIT_OK;
+	return refuse_unused(cmd, unused);
 }
 
 bool path_args_multipath(const struct path_args *p)
@@ -289,6 +326,7 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 		opts.trsvcid = all.trsvcid[i][0] ? all.trsvcid[i] : NULL;
 		if (all.trtype[i])
 			opts.trtype = all.trtype[i];
+		connect_opts_fit_path(&opts);
 		connect_args_where(&opts, where, sizeof(where));
 		verbose(conn, cmd, "connecting path %u to %s at %s over %s", i + 1, opts.subnqn, where,
 			opts.trtype ? opts.trtype : nvmefs_transport_name(0));

@@ -55,8 +55,10 @@ int path_args_option(struct path_args *p, const char *cmd, int opt, const char *
 		     bool *handled);
 
 /* After connect_args_check(): each --path with @conn's options, as the
- * library would check it when connecting.  EXIT_OK, EXIT_USAGE, or
- * EXIT_FAIL when the check itself failed, after a one-line message. */
+ * library would check it when connecting, each path with those its
+ * transport takes (connect_opts_fit_path()), and an option no path takes
+ * refused.  EXIT_OK, EXIT_USAGE, or EXIT_FAIL when the check itself
+ * failed, after a one-line message. */
 int path_args_check(const struct path_args *p, const struct connect_args *conn,
 		    const char *cmd);
 

@@ -40,7 +40,7 @@ enum {
 
 static void help(void)
 {
-	printf("Usage: nvmefs perf [-t rdma|tcp] -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID]\n"
+	printf("Usage: nvmefs perf [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN [--nsid=NSID]\n"
 	       "                   [--rw=WORKLOAD] [--bs=SIZE] [--iodepth=N] [-i N] [--threads=N]\n"
 	       "                   [--time=SEC] [--verify] ...\n"
 	       "\n"
@@ -82,7 +82,7 @@ static void help(void)
 	       "                            still come)\n"
 	       CONNECT_HELP
 	       PATHS_HELP
-	       HELP_HELP);
+	       HELP_HELP, transports_text(true), CONNECT_HELP_ARGS);
 }
 
 /* Writes @n CPU numbers as a list like "0,1" into @buf. */
@@ -355,6 +355,7 @@ int cmd_perf(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	a.conn.multipath = path_args_multipath(&a.paths);
 	ret = connect_args_check(&a.conn, cmd);
 	if (ret == EXIT_OK)
 		ret = path_args_check(&a.paths, &a.conn, cmd);

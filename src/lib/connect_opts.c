@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "connect_opts.h"
@@ -73,18 +74,136 @@ static int check_addr(const char *addr, const char *what, const char *fix)
 }
 
 /*
- * The interface NVMe/TCP's sockets are bound to: one this machine has.  Over
+ * The options not every transport takes (NVMEFS_OPT_*): what each is called
+ * in the refusal, whether a caller gave it, and what to do instead.  Over
  * RDMA the kernel's nvme-rdma takes no host_iface (the device follows the
  * source address), and neither does this library.
  */
-static int check_iface(const char *iface, const char *trtype)
+static const struct {
+	unsigned int opt;
+	const char *name;
+	const char *fix;
+} transport_opts[] = {
+	{ NVMEFS_OPT_RKEY_PER_IO, "per-I/O remote keys (--rkey-per-io, rkey_per_io)",
+	  "leave them out" },
+	{ NVMEFS_OPT_HDR_DIGEST, "header digests (-g/--hdr-digest, hdr_digest)", "leave them out" },
+	{ NVMEFS_OPT_DATA_DIGEST, "data digests (-G/--data-digest, data_digest)", "leave them out" },
+	{ NVMEFS_OPT_HOST_IFACE, "a host interface (-f/--host-iface, host_iface)",
+	  "give -w with an address of that interface instead of -f" },
+	{ NVMEFS_OPT_TOS, "a type of service (-T/--tos, tos)", "leave it out" },
+};
+
+#define NR_TRANSPORT_OPTS (sizeof(transport_opts) / sizeof(transport_opts[0]))
+
+static bool opt_given(const struct nvmefs_connect_opts *opts, unsigned int opt)
+{
+	switch (opt) {
+	case NVMEFS_OPT_RKEY_PER_IO:
+		return opts->rkey_per_io >= 0;
+	case NVMEFS_OPT_HDR_DIGEST:
+		return opts->hdr_digest;
+	case NVMEFS_OPT_DATA_DIGEST:
+		return opts->data_digest;
+	case NVMEFS_OPT_HOST_IFACE:
+		return opts->host_iface != NULL;
+	case NVMEFS_OPT_TOS:
+		return opts->tos >= 0;
+	}
+	return false;
+}
+
+/* To nvmefs_connect_opts_init_0_2()'s default. */
+static void opt_reset(struct nvmefs_connect_opts *opts, unsigned int opt)
+{
+	switch (opt) {
+	case NVMEFS_OPT_RKEY_PER_IO:
+		opts->rkey_per_io = -1;
+		break;
+	case NVMEFS_OPT_HDR_DIGEST:
+		opts->hdr_digest = 0;
+		break;
+	case NVMEFS_OPT_DATA_DIGEST:
+		opts->data_digest = 0;
+		break;
+	case NVMEFS_OPT_HOST_IFACE:
+		opts->host_iface = NULL;
+		break;
+	case NVMEFS_OPT_TOS:
+		opts->tos = -1;
+		break;
+	}
+}
+
+/* As Linux's nvmf_check_allowed_opts(): what @ops does not take is refused,
+ * naming the transports that do. */
+static int check_allowed(const struct nvmefs_connect_opts *opts,
+			 const struct nvmefs_transport_ops *ops)
+{
+	char takers[64] = "";
+	const char *name;
+
+	for (size_t i = 0; i < NR_TRANSPORT_OPTS; i++) {
+		unsigned int opt = transport_opts[i].opt;
+
+		if ((ops->allowed_opts & opt) || !opt_given(opts, opt))
+			continue;
+		for (unsigned int t = 0; (name = nvmefs_transport_name(t)); t++)
+			if (nvmefs_transport_named(name)->allowed_opts & opt)
+				snprintf(takers + strlen(takers), sizeof(takers) - strlen(takers),
+					 "%s'%s'", takers[0] ? " and " : "", name);
+		return nvmefs_error(-EINVAL, "%s: transport '%s' does not take this option, only %s: "
+				    "%s", transport_opts[i].name, ops->name, takers,
+				    transport_opts[i].fix);
+	}
+	return 0;
+}
+
+static int size_check(size_t size)
+{
+	if (size < NVMEFS_CONNECT_OPTS_SIZE_0_2)
+		return nvmefs_error(-EINVAL, "connect options of %zu bytes, fewer than any version "
+				    "has: fill them with nvmefs_connect_opts_init()", size);
+	return 0;
+}
+
+int nvmefs_connect_opts_fit(struct nvmefs_connect_opts *opts)
+{
+	const struct nvmefs_transport_ops *ops;
+	struct nvmefs_connect_opts ours;
+	unsigned int dropped = 0;
+	size_t size = opts->size;
+	int ret = size_check(size);
+
+	if (ret < 0)
+		return ret;
+	/* Only the caller's @size bytes are there: the fields past them, of a
+	 * newer header, are left alone, and those of ours past them are not
+	 * the caller's to have given. */
+	if (size > sizeof(ours))
+		size = sizeof(ours);
+	nvmefs_connect_opts_init_0_2(&ours);
+	memcpy(&ours, opts, size);
+	ops = nvmefs_transport_named(ours.trtype);
+	if (!ops)
+		return nvmefs_transport_find(ours.trtype, &ops);
+	for (size_t i = 0; i < NR_TRANSPORT_OPTS; i++) {
+		unsigned int opt = transport_opts[i].opt;
+
+		if (ops->allowed_opts & opt)
+			continue;
+		if (opt_given(&ours, opt))
+			dropped |= opt;
+		opt_reset(&ours, opt);
+	}
+	memcpy(opts, &ours, size);
+	return (int)dropped;
+}
+
+/* The interface NVMe/TCP's sockets are bound to: one this machine has. */
+static int check_iface(const char *iface)
 {
 	size_t len = strlen(iface);
 
-	if (strcmp(trtype, "tcp"))
-		return nvmefs_error(-EINVAL, "a host interface binds NVMe/TCP connections only: over "
-				    "RDMA the device follows the host address; give -w with an "
-				    "address of that interface instead of -f");
 	for (size_t i = 0; i < len; i++)
 		if (iface[i] <= 0x20 || iface[i] >= 0x7f || iface[i] == '/')
 			return nvmefs_error(-EINVAL, "the host interface name holds a byte (0x%02x) "
@@ -116,7 +235,7 @@ static int check_taken(const struct nvmefs_connect_opts *opts)
 	if (ret == 0 && opts->tos > 255)
 		ret = nvmefs_error(-EINVAL, "a type of service of %d: give 0 to 255 (-T)", opts->tos);
 	if (ret == 0 && opts->host_iface)
-		ret = check_iface(opts->host_iface, opts->trtype);
+		ret = check_iface(opts->host_iface);
 	return ret;
 }
 
@@ -137,12 +256,13 @@ int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,
 			     struct nvmefs_connect_opts *out,
 			     const struct nvmefs_transport_ops **ops)
 {
+	const struct nvmefs_transport_ops *described;
 	size_t size = in->size;
 	int ret;
 
-	if (size < NVMEFS_CONNECT_OPTS_SIZE_0_2)
-		return nvmefs_error(-EINVAL, "connect options of %zu bytes, fewer than any version "
-				    "has: fill them with nvmefs_connect_opts_init()", size);
+	ret = size_check(size);
+	if (ret < 0)
+		return ret;
 	/* A caller built against a newer header may have set options this
 	 * library cannot honour: only zeros (their defaults) are taken. */
 	for (size_t i = sizeof(*out); i < size; i++)
@@ -158,14 +278,14 @@ int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,
 		return ret;
 	/* Ours, not the caller's string, which need not outlive the call. */
 	out->trtype = nvmefs_transport_name((unsigned int)ret);
-	/* libnvme's nvmf_get_default_trsvcid(): NVMe/TCP has a discovery port
-	 * of its own; RDMA's discovery controllers listen where its I/O
-	 * controllers do. */
+	described = nvmefs_transport_named(out->trtype);
+	/* libnvme's nvmf_get_default_trsvcid(): a transport may have a
+	 * discovery port of its own (NVMe/TCP's 8009). */
 	if (!out->trsvcid)
-		out->trsvcid = !strcmp(out->trtype, "tcp") &&
-			       (!out->subnqn || !strcmp(out->subnqn, NVME_DISC_SUBSYS_NAME))
-			       ? NVMEFS_TCP_DISCOVERY_TRSVCID : NVMEFS_DEFAULT_TRSVCID;
-	return check_taken(out);
+		out->trsvcid = !out->subnqn || !strcmp(out->subnqn, NVME_DISC_SUBSYS_NAME)
+			       ? described->discovery_trsvcid : described->trsvcid;
+	ret = check_allowed(out, described);
+	return ret ? ret : check_taken(out);
 }
 
 int nvmefs_connect_opts_check(const struct nvmefs_connect_opts *opts)

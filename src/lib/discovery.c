@@ -215,6 +215,9 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 		next.traddr = traddr;
 		next.trsvcid = trsvcid;
 		next.subnqn = NULL;
+		/* The caller's options were for the first transport: a
+		 * referral over another takes those it can. */
+		nvmefs_connect_opts_fit(&next);
 		/* Connecting without the secure channel it requires would only
 		 * end in a refusal that says less. */
 		if (nvmefs_disc_entry_requires_secure_channel(e)) {

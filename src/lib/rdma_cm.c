@@ -663,6 +663,10 @@ static void rdma_ctrl_release(struct nvmefs_ctrl *ctrl)
 
 const struct nvmefs_transport_ops nvmefs_rdma_ops = {
 	.name = "rdma",
+	/* RDMA's discovery controllers listen where its I/O controllers do. */
+	.trsvcid = NVMEFS_DEFAULT_TRSVCID,
+	.discovery_trsvcid = NVMEFS_DEFAULT_TRSVCID,
+	.allowed_opts = NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS,
 	.queue_create = rdma_queue_create,
 	.queue_destroy = rdma_queue_destroy,
 	.submit = nvmefs_rdma_submit,

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include "transport_ops.h"
+#include "tcp_stream.h"
 #include "le_bytes.h"
 #include "nvmefs/wire_tcp.h"
 
@@ -116,7 +117,7 @@ struct tcp_rx {
 };
 
 struct tcp_queue {
-	int fd;
+	struct tcp_stream stream;
 	/* What queue_fd() gives: the socket, for input, and for output while
 	 * the send queue waits for room. */
 	int epfd;

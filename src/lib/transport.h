@@ -11,6 +11,9 @@ struct nvmefs_transport_ops;
  * message naming the supported ones.
  */
 int nvmefs_transport_find(const char *trtype, const struct nvmefs_transport_ops **ops);
+/* The transport @trtype names (NULL: the first) as it describes itself,
+ * whatever nvmefs_transport_override says; NULL if there is none. */
+const struct nvmefs_transport_ops *nvmefs_transport_named(const char *trtype);
 /* Unit tests: what every connection goes over, once trtype named a
  * supported transport; NULL: that transport. */
 extern const struct nvmefs_transport_ops *nvmefs_transport_override;

@@ -93,7 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (nvmefs_queue_init(&q, ctrl, &params) < 0)
 		abort();
 	q.tp = tq;
-	tq->fd = tq->epfd = -1;
+	tq->stream = (struct tcp_stream){ .ops = &nvmefs_tcp_stream_posix, .fd = -1 };
+	tq->epfd = -1;
 	tq->p.hdgst = data[0] & 1;
 	tq->p.ddgst = data[0] & 2;
 	tq->p.cpda = (uint8_t)(data[1] % (NVMEFS_TCP_MAX_PDA + 1));

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,6 +196,7 @@ START_TEST(test_digests_past_a_0_2_struct_off)
 
 	nvmefs_connect_opts_init(&in);
 	in.traddr = "192.0.2.34";
+	in.trtype = "tcp";
 	ck_assert_int_eq(in.hdr_digest, 0);
 	ck_assert_int_eq(in.data_digest, 0);
 	in.hdr_digest = in.data_digest = 1;
@@ -237,6 +239,196 @@ START_TEST(test_default_trsvcid)
 			      "case %zu: service id %s, not %s", i,
 			      out.trsvcid ? out.trsvcid : "none", cases[i].want);
 	}
+}
+END_TEST
+
+/* A library caller connecting to TCP discovery without a service id
+ * reaches the transport's discovery port (8009), as nvme-cli does; the
+ * fake refuses a connect to any other port. */
+START_TEST(test_tcp_discovery_port_from_the_table)
+{
+	struct nvmefs_transport_info info = { .size = sizeof(info) };
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	ck_assert_int_eq(nvmefs_transport_info("tcp", &info), 0);
+	ck_assert_str_eq(info.discovery_trsvcid, "8009");
+	fake_opts(&opts, "192.0.2.40", 0);
+	opts.trtype = "tcp";
+	fake_script_connect_kato("192.0.2.40", info.discovery_trsvcid, &target, 0);
+	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), 0);
+	ck_assert_str_eq(nvmefs_ctrl_trsvcid(ctrl), "8009");
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* Each transport describes itself: name, I/O and discovery ports, the
+ * options it takes; an unknown one and a struct too small are refused, and
+ * a caller's struct longer than ours keeps its tail. */
+START_TEST(test_transport_info)
+{
+	static const struct {
+		const char *trtype, *name, *trsvcid, *disc;
+		unsigned int opts;
+	} cases[] = {
+		{ NULL, "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
+		{ "rdma", "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
+		{ "tcp", "tcp", "4420", "8009", NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST |
+						 NVMEFS_OPT_HOST_IFACE | NVMEFS_OPT_TOS },
+	};
+	struct {
+		struct nvmefs_transport_info info;
+		uint64_t newer;
+	} longer;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct nvmefs_transport_info info = { .size = sizeof(info) };
+
+		ck_assert_int_eq(nvmefs_transport_info(cases[i].trtype, &info), 0);
+		ck_assert_uint_eq(info.size, sizeof(info));
+		ck_assert_str_eq(info.name, cases[i].name);
+		ck_assert_str_eq(info.trsvcid, cases[i].trsvcid);
+		ck_assert_str_eq(info.discovery_trsvcid, cases[i].disc);
+		ck_assert_uint_eq(info.allowed_opts, cases[i].opts);
+	}
+	memset(&longer, 0xa5, sizeof(longer));
+	longer.info.size = sizeof(longer);
+	ck_assert_int_eq(nvmefs_transport_info("tcp", &longer.info), 0);
+	ck_assert_uint_eq(longer.info.size, sizeof(longer.info));
+	ck_assert_uint_eq(longer.newer, 0xa5a5a5a5a5a5a5a5ull);
+	longer.info.size = sizeof(size_t);
+	ck_assert_int_eq(nvmefs_transport_info("tcp", &longer.info), -EINVAL);
+	assert_msg_has("set its size to sizeof(struct nvmefs_transport_info)");
+	longer.info.size = sizeof(longer.info);
+	ck_assert_int_eq(nvmefs_transport_info("fc", &longer.info), -EPROTONOSUPPORT);
+	assert_msg_has("'fc' is not supported: give one of 'rdma', 'tcp'");
+}
+END_TEST
+
+/* An option the transport does not take is refused in one line naming it
+ * and the transports that take it, by the check and by a connect (the fake
+ * has nothing scripted); the same options over the transport that takes
+ * them pass. */
+START_TEST(test_transport_opts_refused)
+{
+	static const struct {
+		const char *trtype;
+		int rkey, hdgst, ddgst;
+		const char *iface, *msg;
+	} cases[] = {
+		{ "tcp", 1, 0, 0, NULL, "per-I/O remote keys (--rkey-per-io, rkey_per_io): transport "
+		  "'tcp' does not take this option, only 'rdma': leave them out" },
+		{ "tcp", 0, 0, 0, NULL, "per-I/O remote keys" },
+		{ "rdma", -1, 1, 0, NULL, "header digests (-g/--hdr-digest, hdr_digest): transport "
+		  "'rdma' does not take this option, only 'tcp': leave them out" },
+		{ NULL, -1, 0, 1, NULL, "data digests (-G/--data-digest, data_digest): transport "
+		  "'rdma' does not take this option, only 'tcp': leave them out" },
+		{ "rdma", -1, 0, 0, "lo", "a host interface (-f/--host-iface, host_iface): transport "
+		  "'rdma' does not take this option, only 'tcp': give -w with an address of that "
+		  "interface instead of -f" },
+	};
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fake_opts(&opts, "192.0.2.41", 0);
+		opts.trtype = cases[i].trtype;
+		opts.rkey_per_io = cases[i].rkey;
+		opts.hdr_digest = cases[i].hdgst;
+		opts.data_digest = cases[i].ddgst;
+		opts.host_iface = cases[i].iface;
+		opts.tos = 16;
+		ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+		assert_msg_has(cases[i].msg);
+		ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EINVAL);
+		ck_assert_ptr_null(ctrl);
+		assert_msg_has(cases[i].msg);
+		/* Over the other transport, which takes it. */
+		opts.trtype = cases[i].rkey >= 0 ? "rdma" : "tcp";
+		ck_assert_msg(nvmefs_connect_opts_check(&opts) == 0, "case %zu: %s", i,
+			      nvmefs_errmsg());
+	}
+}
+END_TEST
+
+/* nvmefs_connect_opts_fit() leaves a path the options its transport takes,
+ * the others at their defaults, and says which of those were given. */
+START_TEST(test_connect_opts_fit)
+{
+	struct nvmefs_connect_opts opts;
+
+	nvmefs_connect_opts_init(&opts);
+	opts.traddr = "192.0.2.42";
+	opts.rkey_per_io = 1;
+	opts.hdr_digest = opts.data_digest = 1;
+	opts.host_iface = "lo";
+	opts.tos = 8;
+	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), NVMEFS_OPT_HDR_DIGEST |
+			 NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE);
+	ck_assert_int_eq(opts.rkey_per_io, 1);
+	ck_assert_int_eq(opts.hdr_digest, 0);
+	ck_assert_int_eq(opts.data_digest, 0);
+	ck_assert_ptr_null(opts.host_iface);
+	ck_assert_int_eq(opts.tos, 8);
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), 0);
+
+	opts.host_iface = "lo";
+	opts.hdr_digest = opts.data_digest = 1;
+	opts.trtype = "tcp";
+	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), NVMEFS_OPT_RKEY_PER_IO);
+	ck_assert_int_eq(opts.rkey_per_io, -1);
+	ck_assert_int_eq(opts.hdr_digest, 1);
+	ck_assert_int_eq(opts.data_digest, 1);
+	ck_assert_str_eq(opts.host_iface, "lo");
+	ck_assert_int_eq(opts.tos, 8);
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), 0);
+	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), 0);
+
+	opts.trtype = "fc";
+	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), -EPROTONOSUPPORT);
+}
+END_TEST
+
+/* A caller's struct of the first 0.2 size, which ends at trtype: fitted
+ * within its size and not a byte past it (the sanitized build catches a
+ * write past the allocation); one smaller than any version is refused. */
+START_TEST(test_connect_opts_fit_old_size)
+{
+	/* Written through memcpy(): the compiler rightly refuses members of a
+	 * struct it can see is not all there. */
+	unsigned char *old = malloc(NVMEFS_CONNECT_OPTS_SIZE_0_2);
+	struct nvmefs_connect_opts full;
+	size_t size = NVMEFS_CONNECT_OPTS_SIZE_0_2;
+	int rkey;
+
+	ck_assert_ptr_nonnull(old);
+	nvmefs_connect_opts_init(&full);
+	full.size = size;
+	full.traddr = "192.0.2.43";
+	full.trtype = "tcp";
+	full.rkey_per_io = 0;
+	memcpy(old, &full, size);
+	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old),
+			 NVMEFS_OPT_RKEY_PER_IO);
+	memcpy(&rkey, old + offsetof(struct nvmefs_connect_opts, rkey_per_io), sizeof(rkey));
+	ck_assert_int_eq(rkey, -1);
+	/* Over RDMA, the fields past the struct that RDMA does not take (the
+	 * digests, the interface) are not there to look at or reset. */
+	full.trtype = "rdma";
+	full.rkey_per_io = 0;
+	memcpy(old, &full, size);
+	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old), 0);
+	memcpy(&rkey, old + offsetof(struct nvmefs_connect_opts, rkey_per_io), sizeof(rkey));
+	ck_assert_int_eq(rkey, 0);
+	memcpy(&full, old, size);
+	ck_assert_uint_eq(full.size, size);
+	ck_assert_str_eq(full.trtype, "rdma");
+	size--;
+	memcpy(old, &size, sizeof(size));
+	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old), -EINVAL);
+	assert_msg_has("nvmefs_connect_opts_init()");
+	free(old);
 }
 END_TEST
 
@@ -358,7 +550,7 @@ START_TEST(test_link_options)
 	in.host_iface = "lo";
 	in.trtype = "rdma";
 	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
-	assert_msg_has("a host interface binds NVMe/TCP connections only");
+	assert_msg_has("a host interface (-f/--host-iface, host_iface): transport 'rdma' does not");
 	ck_assert_int_eq(nvmefs_ctrl_connect(&in, &ctrl), -EINVAL);
 	ck_assert_ptr_null(ctrl);
 }
@@ -395,6 +587,11 @@ static Suite *connect_opts_suite(void)
 	tcase_add_test(tc, test_trtype);
 	tcase_add_test(tc, test_digests_past_a_0_2_struct_off);
 	tcase_add_test(tc, test_default_trsvcid);
+	tcase_add_test(tc, test_tcp_discovery_port_from_the_table);
+	tcase_add_test(tc, test_transport_info);
+	tcase_add_test(tc, test_transport_opts_refused);
+	tcase_add_test(tc, test_connect_opts_fit);
+	tcase_add_test(tc, test_connect_opts_fit_old_size);
 	tcase_add_test(tc, test_check_before_connecting);
 	tcase_add_test(tc, test_link_options);
 	tcase_add_test(tc, test_disable_sqflow_in_connect);

@@ -150,8 +150,8 @@ START_TEST(test_syn_retries_bounded)
 	socklen_t len = sizeof(cnt);
 
 	connect_ok(false, false);
-	ck_assert_int_eq(getsockopt(((struct tcp_queue *)q.tp)->fd, IPPROTO_TCP, TCP_SYNCNT, &cnt,
-				    &len), 0);
+	ck_assert_int_eq(getsockopt(((struct tcp_queue *)q.tp)->stream.fd, IPPROTO_TCP,
+				    TCP_SYNCNT, &cnt, &len), 0);
 	ck_assert_int_eq(cnt, 1);
 }
 END_TEST

@@ -415,7 +415,7 @@ END_TEST
  * frees room in it any more. */
 static void host_socket_full(void)
 {
-	struct pollfd pfd = { .fd = ((struct tcp_queue *)q.tp)->fd, .events = POLLOUT };
+	struct pollfd pfd = { .fd = ((struct tcp_queue *)q.tp)->stream.fd, .events = POLLOUT };
 	int still = 0;
 
 	for (int i = 0; i < 1000 && still < 5; i++) {

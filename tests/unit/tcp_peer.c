@@ -158,7 +158,7 @@ void connect_small(int bytes)
 	/* The window the peer offers is set when the connection is made. */
 	ck_assert_int_eq(setsockopt(peer.lfd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes)), 0);
 	connect_ok(false, false);
-	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->fd, SOL_SOCKET, SO_SNDBUF,
+	ck_assert_int_eq(setsockopt(((struct tcp_queue *)q.tp)->stream.fd, SOL_SOCKET, SO_SNDBUF,
 				    &bytes, sizeof(bytes)), 0);
 }
 
@@ -273,7 +273,7 @@ void pdu_r2t(struct pdu *p, uint16_t cid, uint16_t ttag, uint32_t off, uint32_t 
  * has arrived (the host leaves nothing unread between polls). */
 void delivered(void)
 {
-	struct pollfd pfd = { .fd = ((struct tcp_queue *)q.tp)->fd, .events = POLLIN };
+	struct pollfd pfd = { .fd = ((struct tcp_queue *)q.tp)->stream.fd, .events = POLLIN };
 
 	ck_assert_int_eq(poll(&pfd, 1, 2000), 1);
 }
