@@ -4,12 +4,15 @@
  * its paths, as the Linux host's native multipath
  * (drivers/nvme/host/multipath.c) does it.  Every caller's I/O comes here.
  *
- * A head that is not multipath (nvmefs_subsys_create_single()) has one
- * path and passes each call straight to that path's queue (io.c), which
- * holds I/O through an outage and fails it past fast_io_fail_tmo or
- * ctrl_loss_tmo itself, as a Linux controller without a multipath head
- * keeps its requests in its quiesced queues: no record, no second
- * descriptor, nothing per I/O but the test for it.
+ * A head's queue does one of two things, chosen when the head is made
+ * (struct mpq_ops), as Linux gives a disk nvme_ns_head_submit_bio() or a
+ * plain namespace's submit.  A head that is not multipath
+ * (nvmefs_subsys_create_single()) has one path and passes each call
+ * straight to that path's queue (io.c), which holds I/O through an outage
+ * and fails it past fast_io_fail_tmo or ctrl_loss_tmo itself, as a Linux
+ * controller without a multipath head keeps its requests in its quiesced
+ * queues: no record, no second descriptor, nothing per I/O but the call
+ * through the table.  A second path makes it multipath, before any I/O.
  *
  * A multipath head's queue is one thread's: it drives I/O queue idx of every path
  * and keeps a record per caller's I/O, so that an I/O a path gives back
@@ -40,10 +43,11 @@
 #include "io_priv.h"
 #include "mpath_priv.h"
 
-enum mp_op { MP_READ, MP_WRITE, MP_FLUSH, MP_WRITE_ZEROES, MP_PUNCH, MP_DEALLOCATE };
-
 /* Sent, held until a path is usable, or failed (a -errno). */
 #define MP_HELD 1
+
+/* No path takes an I/O now (mp_gate()): one may come back, or none can. */
+enum { MP_GATE_HOLD = -1, MP_GATE_NO_PATH = -2 };
 
 static const char *const policy_names[] = {
 	[NVMEFS_IOPOLICY_NUMA] = "numa",
@@ -101,9 +105,8 @@ static bool path_may_return(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 	return ns && !atomic_load(&ns->gone);
 }
 
-/* The multipath head's one rule for I/O of @nsid that no path takes now:
- * held while some path may come back, failed once none can.  Both sending
- * and nvmefs_mpq_ns_held() ask it. */
+/* Whether some path may carry @nsid's I/O later (mp_gate()'s question
+ * once none can now). */
 static bool ns_may_come_back(const struct nvmefs_subsys *s, uint32_t nsid)
 {
 	for (unsigned int p = 0; p < s->nr_paths; p++)
@@ -113,8 +116,9 @@ static bool ns_may_come_back(const struct nvmefs_subsys *s, uint32_t nsid)
 }
 
 /* The path for @nsid's next I/O, not one in @skip: optimized ones first,
- * else non-optimized, by the policy; -1 if none can take it now. */
-static int choose(struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
+ * else non-optimized, by the policy; -1 if none can take it now.  Only a
+ * look: the sender moves round-robin on. */
+static int choose(const struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
 {
 	const struct nvmefs_subsys *s = mpq->subsys;
 	unsigned int n = s->nr_paths, start = 0;
@@ -145,21 +149,28 @@ static int choose(struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
 				break;
 		}
 	}
-	if (best < 0)
-		best = fallback;
-	if (best >= 0 && s->policy == NVMEFS_IOPOLICY_ROUND_ROBIN)
-		mpq->rr_next = (unsigned int)best + 1;
-	return best;
+	return best < 0 ? fallback : best;
+}
+
+/* The multipath head's one rule for @nsid's next I/O, which sending and
+ * nvmefs_mpq_ns_held() both follow: the path it goes along (>= 0, not
+ * one in @skip); else held while some path may come back (MP_GATE_HOLD),
+ * failed once none can (MP_GATE_NO_PATH). */
+static int mp_gate(const struct nvmefs_mpq *mpq, uint32_t nsid, unsigned int skip)
+{
+	int p = choose(mpq, nsid, skip);
+
+	if (p >= 0)
+		return p;
+	return ns_may_come_back(mpq->subsys, nsid) ? MP_GATE_HOLD : MP_GATE_NO_PATH;
 }
 
 /* Whether the path @nsid's next I/O would take can take it now: its
  * queue has a record free and nothing waiting for slots before it. */
-static bool path_has_room(struct nvmefs_mpq *mpq, uint32_t nsid)
+static bool path_has_room(const struct nvmefs_mpq *mpq, uint32_t nsid)
 {
-	unsigned int rr = mpq->rr_next;
 	int p = choose(mpq, nsid, 0);
 
-	mpq->rr_next = rr;
 	return p >= 0 && nvmefs_ioq_can_take(mpq->ioqs[p]);
 }
 
@@ -168,26 +179,6 @@ static bool path_has_room(struct nvmefs_mpq *mpq, uint32_t nsid)
 /* ---------------------------------------------------------------------- */
 
 static void mp_done(void *arg, int status);
-
-static int send_on(struct nvmefs_ioq *ioq, struct mp_io *io)
-{
-	switch ((enum mp_op)io->op) {
-	case MP_READ:
-		return nvmefs_ioq_read(ioq, io->nsid, io->slba, (uint32_t)io->nlb, io->buf, mp_done, io);
-	case MP_WRITE:
-		return nvmefs_ioq_write(ioq, io->nsid, io->slba, (uint32_t)io->nlb, io->buf, mp_done,
-					io);
-	case MP_FLUSH:
-		return nvmefs_ioq_flush(ioq, io->nsid, mp_done, io);
-	case MP_WRITE_ZEROES:
-		return nvmefs_ioq_write_zeroes(ioq, io->nsid, io->slba, io->nlb, mp_done, io);
-	case MP_PUNCH:
-		return nvmefs_ioq_punch(ioq, io->nsid, io->slba, io->nlb, mp_done, io);
-	case MP_DEALLOCATE:
-		return nvmefs_ioq_deallocate(ioq, io->nsid, io->slba, io->nlb, mp_done, io);
-	}
-	return -EINVAL;
-}
 
 /* Why no path can ever take @nsid's I/O again. */
 static int no_path(struct nvmefs_mpq *mpq, uint32_t nsid)
@@ -209,8 +200,11 @@ static int mp_send(struct nvmefs_mpq *mpq, struct mp_io *io)
 	unsigned int skip = 0;
 	int p, ret;
 
-	while ((p = choose(mpq, io->nsid, skip)) >= 0) {
-		ret = send_on(mpq->ioqs[p], io);
+	while ((p = mp_gate(mpq, io->nsid, skip)) >= 0) {
+		if (mpq->subsys->policy == NVMEFS_IOPOLICY_ROUND_ROBIN)
+			mpq->rr_next = (unsigned int)p + 1;
+		ret = nvmefs_io_submit(mpq->ioqs[p], (enum io_op)io->op, io->nsid, io->slba, io->nlb,
+				       io->buf, mp_done, io);
 		if (ret == 0) {
 			io->path = (uint8_t)p;
 			return 0;
@@ -220,7 +214,7 @@ static int mp_send(struct nvmefs_mpq *mpq, struct mp_io *io)
 			return ret;
 		skip |= 1u << p;
 	}
-	return ns_may_come_back(mpq->subsys, io->nsid) ? MP_HELD : no_path(mpq, io->nsid);
+	return p == MP_GATE_HOLD ? MP_HELD : no_path(mpq, io->nsid);
 }
 
 static void hold(struct nvmefs_mpq *mpq, struct mp_io *io)
@@ -235,8 +229,8 @@ static void hold(struct nvmefs_mpq *mpq, struct mp_io *io)
 
 static bool mp_writes(const struct mp_io *io)
 {
-	return io->op == MP_WRITE || io->op == MP_WRITE_ZEROES || io->op == MP_PUNCH ||
-	       io->op == MP_DEALLOCATE;
+	return io->op == IO_WRITE || io->op == IO_WRITE_ZEROES || io->op == IO_PUNCH ||
+	       io->op == IO_DEALLOCATE;
 }
 
 static struct mp_io *mp_io_of_order(struct flush_order_entry *e)
@@ -329,7 +323,7 @@ static void pump_held(struct nvmefs_mpq *mpq)
 	}
 }
 
-static int mp_submit(struct nvmefs_mpq *mpq, enum mp_op op, uint32_t nsid, uint64_t slba,
+static int mp_submit(struct nvmefs_mpq *mpq, enum io_op op, uint32_t nsid, uint64_t slba,
 		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
 {
 	struct mp_io *io = mpq->free_ios;
@@ -339,12 +333,12 @@ static int mp_submit(struct nvmefs_mpq *mpq, enum mp_op op, uint32_t nsid, uint6
 		return -EAGAIN;
 	io->cb = cb;
 	io->arg = arg;
-	io->op = (uint8_t)op;
+	io->op = (uint16_t)op;
 	io->nsid = nsid;
 	io->slba = slba;
 	io->nlb = nlb;
 	io->buf = buf;
-	if (op == MP_FLUSH && flush_order_flush_waits(&mpq->order, &io->order)) {
+	if (op == IO_FLUSH && flush_order_flush_waits(&mpq->order, &io->order)) {
 		/* Sent once every write before it, on whichever path, has completed. */
 		mpq->free_ios = io->next;
 		mpq->inflight++;
@@ -366,72 +360,11 @@ static int mp_submit(struct nvmefs_mpq *mpq, enum mp_op op, uint32_t nsid, uint6
 	return 0;
 }
 
-int nvmefs_mpq_read(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
-		    void *buf, nvmefs_io_cb cb, void *arg)
+static int mp_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
 {
-	if (mpq->lone)
-		return nvmefs_ioq_read(mpq->lone, nsid, slba, nlb, buf, cb, arg);
-	return mp_submit(mpq, MP_READ, nsid, slba, nlb, buf, cb, arg);
-}
-
-int nvmefs_mpq_write(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
-		     const void *buf, nvmefs_io_cb cb, void *arg)
-{
-	if (mpq->lone)
-		return nvmefs_ioq_write(mpq->lone, nsid, slba, nlb, buf, cb, arg);
-	return mp_submit(mpq, MP_WRITE, nsid, slba, nlb, (void *)buf, cb, arg);
-}
-
-int nvmefs_mpq_flush(struct nvmefs_mpq *mpq, uint32_t nsid, nvmefs_io_cb cb, void *arg)
-{
-	if (mpq->lone)
-		return nvmefs_ioq_flush(mpq->lone, nsid, cb, arg);
-	return mp_submit(mpq, MP_FLUSH, nsid, 0, 0, NULL, cb, arg);
-}
-
-int nvmefs_mpq_write_zeroes(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
-			    nvmefs_io_cb cb, void *arg)
-{
-	if (mpq->lone)
-		return nvmefs_ioq_write_zeroes(mpq->lone, nsid, slba, nlb, cb, arg);
-	return mp_submit(mpq, MP_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
-}
-
-int nvmefs_mpq_punch(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
-		     nvmefs_io_cb cb, void *arg)
-{
-	if (mpq->lone)
-		return nvmefs_ioq_punch(mpq->lone, nsid, slba, nlb, cb, arg);
-	return mp_submit(mpq, MP_PUNCH, nsid, slba, nlb, NULL, cb, arg);
-}
-
-int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
-			  nvmefs_io_cb cb, void *arg)
-{
-	if (mpq->lone)
-		return nvmefs_ioq_deallocate(mpq->lone, nsid, slba, nlb, cb, arg);
-	return mp_submit(mpq, MP_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
-}
-
-/* Whether a path reaches @nsid now; the policy's choice is not taken. */
-static bool path_usable(const struct nvmefs_subsys *s, uint32_t nsid)
-{
-	for (unsigned int p = 0; p < s->nr_paths; p++) {
-		uint8_t state = path_state(s->paths[p], nsid);
-
-		if (state == NVME_ANA_STATE_OPTIMIZED || state == NVME_ANA_STATE_NONOPTIMIZED)
-			return true;
-	}
-	return false;
-}
-
-int nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
-{
-	if (mpq->lone)
-		return nvmefs_ioq_ns_held(mpq->lone, nsid);
 	/* What is held for a namespace with a usable path goes at the next
 	 * poll: new I/O then waits only behind it. */
-	return !path_usable(mpq->subsys, nsid) && ns_may_come_back(mpq->subsys, nsid);
+	return mp_gate(mpq, nsid, 0) == MP_GATE_HOLD;
 }
 
 /* Whether any path may carry I/O now or later. */
@@ -443,52 +376,18 @@ static bool any_path_left(const struct nvmefs_mpq *mpq)
 	return false;
 }
 
-int nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms)
+static unsigned int mp_inflight(const struct nvmefs_mpq *mpq)
 {
-	unsigned int before = mpq->completed, n = mpq->subsys->nr_paths;
-	int64_t start = timeout_ms > 0 ? nvmefs_now_ms() : 0;
-	struct epoll_event ev;
+	unsigned int n = mpq->inflight;
 
-	if (mpq->lone)
-		return nvmefs_ioq_poll(mpq->lone, timeout_ms);
-	for (;;) {
-		int wait = 100;
-
-		/* A path that failed for good fails its poll; the others go on. */
-		for (unsigned int p = 0; p < n; p++)
-			nvmefs_ioq_poll(mpq->ioqs[p], 0);
-		pump_held(mpq);
-		if (mpq->completed != before || timeout_ms == 0 || !nvmefs_mpq_inflight(mpq))
-			break;
-		if (timeout_ms > 0) {
-			int64_t left = start + timeout_ms - nvmefs_now_ms();
-
-			if (left <= 0)
-				break;
-			wait = left < wait ? (int)left : wait;
-		}
-		if (nvmefs_mpq_arm(mpq) == 0)
-			epoll_wait(mpq->epfd, &ev, 1, wait);
-	}
-	if (!any_path_left(mpq))
-		return nvmefs_error(atomic_load(&mpq->subsys->paths[0]->failed) ?: -EIO,
-				    "every path of %s failed for good: %s",
-				    mpq->subsys->paths[0]->subnqn, mpq->subsys->paths[0]->fail_msg);
-	return (int)(mpq->completed - before);
+	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++)
+		n += mpq->ioqs[p]->nr_carried;
+	return n;
 }
 
-int nvmefs_mpq_fd(const struct nvmefs_mpq *mpq)
-{
-	/* A lone path's descriptor itself: no nested epoll to wake through. */
-	return mpq->lone ? nvmefs_ioq_fd(mpq->lone) : mpq->epfd;
-}
-
-int nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
+static int mp_arm(struct nvmefs_mpq *mpq)
 {
 	int n = 0;
-
-	if (mpq->lone)
-		return nvmefs_ioq_arm(mpq->lone);
 
 	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
 		int ret = nvmefs_ioq_arm(mpq->ioqs[p]);
@@ -508,12 +407,47 @@ int nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
 	return n;
 }
 
-int nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq)
+static int mp_poll(struct nvmefs_mpq *mpq, int timeout_ms)
+{
+	unsigned int before = mpq->completed, n = mpq->subsys->nr_paths;
+	int64_t start = timeout_ms > 0 ? nvmefs_now_ms() : 0;
+	struct epoll_event ev;
+
+	for (;;) {
+		int wait = 100;
+
+		/* A path that failed for good fails its poll; the others go on. */
+		for (unsigned int p = 0; p < n; p++)
+			nvmefs_ioq_poll(mpq->ioqs[p], 0);
+		pump_held(mpq);
+		if (mpq->completed != before || timeout_ms == 0 || !mp_inflight(mpq))
+			break;
+		if (timeout_ms > 0) {
+			int64_t left = start + timeout_ms - nvmefs_now_ms();
+
+			if (left <= 0)
+				break;
+			wait = left < wait ? (int)left : wait;
+		}
+		if (mp_arm(mpq) == 0)
+			epoll_wait(mpq->epfd, &ev, 1, wait);
+	}
+	if (!any_path_left(mpq))
+		return nvmefs_error(atomic_load(&mpq->subsys->paths[0]->failed) ?: -EIO,
+				    "every path of %s failed for good: %s",
+				    mpq->subsys->paths[0]->subnqn, mpq->subsys->paths[0]->fail_msg);
+	return (int)(mpq->completed - before);
+}
+
+static int mp_fd(const struct nvmefs_mpq *mpq)
+{
+	return mpq->epfd;
+}
+
+static int mp_wait_ms(const struct nvmefs_mpq *mpq)
 {
 	int wait = -1;
 
-	if (mpq->lone)
-		return nvmefs_ioq_wait_ms(mpq->lone);
 	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++) {
 		int w = nvmefs_ioq_wait_ms(mpq->ioqs[p]);
 
@@ -523,15 +457,135 @@ int nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq)
 	return wait;
 }
 
+const struct mpq_ops nvmefs_mpq_multipath_ops = {
+	.submit = mp_submit,
+	.ns_held = mp_ns_held,
+	.poll = mp_poll,
+	.fd = mp_fd,
+	.arm = mp_arm,
+	.wait_ms = mp_wait_ms,
+	.inflight = mp_inflight,
+};
+
+/* ---------------------------------------------------------------------- */
+/* A head of one path: the path's queue itself                             */
+/* ---------------------------------------------------------------------- */
+
+/* Held or not is io.c's io_gate(), which the path's submit follows too. */
+static int single_submit(struct nvmefs_mpq *mpq, enum io_op op, uint32_t nsid, uint64_t slba,
+			 uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
+{
+	return nvmefs_io_submit(mpq->ioqs[0], op, nsid, slba, nlb, buf, cb, arg);
+}
+
+static int single_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	return nvmefs_ioq_ns_held(mpq->ioqs[0], nsid);
+}
+
+static int single_poll(struct nvmefs_mpq *mpq, int timeout_ms)
+{
+	return nvmefs_ioq_poll(mpq->ioqs[0], timeout_ms);
+}
+
+/* The path's descriptor itself: no nested epoll to wake through. */
+static int single_fd(const struct nvmefs_mpq *mpq)
+{
+	return nvmefs_ioq_fd(mpq->ioqs[0]);
+}
+
+static int single_arm(struct nvmefs_mpq *mpq)
+{
+	return nvmefs_ioq_arm(mpq->ioqs[0]);
+}
+
+static int single_wait_ms(const struct nvmefs_mpq *mpq)
+{
+	return nvmefs_ioq_wait_ms(mpq->ioqs[0]);
+}
+
+static unsigned int single_inflight(const struct nvmefs_mpq *mpq)
+{
+	return nvmefs_ioq_inflight(mpq->ioqs[0]);
+}
+
+const struct mpq_ops nvmefs_mpq_single_ops = {
+	.submit = single_submit,
+	.ns_held = single_ns_held,
+	.poll = single_poll,
+	.fd = single_fd,
+	.arm = single_arm,
+	.wait_ms = single_wait_ms,
+	.inflight = single_inflight,
+};
+
+/* ---------------------------------------------------------------------- */
+/* The queue's calls, through the set chosen for its head                   */
+/* ---------------------------------------------------------------------- */
+
+int nvmefs_mpq_read(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		    void *buf, nvmefs_io_cb cb, void *arg)
+{
+	return mpq->ops->submit(mpq, IO_READ, nsid, slba, nlb, buf, cb, arg);
+}
+
+int nvmefs_mpq_write(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
+		     const void *buf, nvmefs_io_cb cb, void *arg)
+{
+	return mpq->ops->submit(mpq, IO_WRITE, nsid, slba, nlb, (void *)buf, cb, arg);
+}
+
+int nvmefs_mpq_flush(struct nvmefs_mpq *mpq, uint32_t nsid, nvmefs_io_cb cb, void *arg)
+{
+	return mpq->ops->submit(mpq, IO_FLUSH, nsid, 0, 0, NULL, cb, arg);
+}
+
+int nvmefs_mpq_write_zeroes(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
+			    nvmefs_io_cb cb, void *arg)
+{
+	return mpq->ops->submit(mpq, IO_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmefs_mpq_punch(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
+		     nvmefs_io_cb cb, void *arg)
+{
+	return mpq->ops->submit(mpq, IO_PUNCH, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
+			  nvmefs_io_cb cb, void *arg)
+{
+	return mpq->ops->submit(mpq, IO_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
+}
+
+int nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	return mpq->ops->ns_held(mpq, nsid);
+}
+
+int nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms)
+{
+	return mpq->ops->poll(mpq, timeout_ms);
+}
+
+int nvmefs_mpq_fd(const struct nvmefs_mpq *mpq)
+{
+	return mpq->ops->fd(mpq);
+}
+
+int nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
+{
+	return mpq->ops->arm(mpq);
+}
+
+int nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq)
+{
+	return mpq->ops->wait_ms(mpq);
+}
+
 unsigned int nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq)
 {
-	unsigned int n = mpq->inflight;
-
-	if (mpq->lone)
-		return nvmefs_ioq_inflight(mpq->lone);
-	for (unsigned int p = 0; p < mpq->subsys->nr_paths; p++)
-		n += mpq->ioqs[p]->nr_carried;
-	return n;
+	return mpq->ops->inflight(mpq);
 }
 
 void *nvmefs_mpq_buf_get(struct nvmefs_mpq *mpq)

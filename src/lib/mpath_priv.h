@@ -11,8 +11,36 @@
 
 #include "flush_order.h"
 #include "ctrl_types.h"
+#include "io_cmd.h"
 #include "ioq.h"
 #include "mr.h"
+
+struct nvmefs_mpq;
+
+/*
+ * What a head's queue does, chosen once, as Linux picks
+ * nvme_ns_head_submit_bio() or a plain namespace's submit when it makes the
+ * disk: a head of one path passes each call to the path's queue, a
+ * multipath one sends along its paths and holds I/O itself.  mpath.c's
+ * nvmefs_mpq_ functions call through it; each set answers "held" by the
+ * rule its submit follows.
+ */
+struct mpq_ops {
+	/* 0, -EAGAIN or -errno, as nvmefs_io_submit(). */
+	int (*submit)(struct nvmefs_mpq *mpq, enum io_op op, uint32_t nsid, uint64_t slba,
+		      uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg);
+	int (*ns_held)(const struct nvmefs_mpq *mpq, uint32_t nsid);
+	int (*poll)(struct nvmefs_mpq *mpq, int timeout_ms);
+	int (*fd)(const struct nvmefs_mpq *mpq);
+	int (*arm)(struct nvmefs_mpq *mpq);
+	int (*wait_ms)(const struct nvmefs_mpq *mpq);
+	unsigned int (*inflight)(const struct nvmefs_mpq *mpq);
+};
+
+/* mpath.c: the queue of a head of one path, and of a multipath head (made
+ * so, or given a second path by subsys.c before any I/O). */
+extern const struct mpq_ops nvmefs_mpq_single_ops;
+extern const struct mpq_ops nvmefs_mpq_multipath_ops;
 
 struct mp_io {
 	struct nvmefs_mpq *mpq;
@@ -22,7 +50,7 @@ struct mp_io {
 	uint64_t nlb;
 	void *buf;
 	uint32_t nsid;
-	uint8_t op;		/* enum mp_op */
+	uint16_t op;		/* enum io_op */
 	uint8_t path;		/* where it was sent last */
 	struct mp_io *next;	/* free or held list */
 	/* A write not completed yet, or a flush waiting for the writes before it. */
@@ -37,10 +65,8 @@ struct path_counts {
 };
 
 struct nvmefs_mpq {
+	const struct mpq_ops *ops;
 	struct nvmefs_subsys *subsys;
-	/* The one path's queue, which every call goes straight to, in a head
-	 * that is not multipath; else NULL. */
-	struct nvmefs_ioq *lone;
 	struct nvmefs_ioq *ioqs[NVMEFS_MAX_PATHS];
 	/* Watches every path's queue descriptor. */
 	int epfd;

@@ -142,7 +142,7 @@ static int subsys_new(struct nvmefs_ctrl *first, enum nvmefs_iopolicy policy, bo
 		if (ret < 0)
 			goto fail;
 		s->mpqs[i].ioqs[0] = first->ioqs[i];
-		s->mpqs[i].lone = multipath ? NULL : first->ioqs[i];
+		s->mpqs[i].ops = multipath ? &nvmefs_mpq_multipath_ops : &nvmefs_mpq_single_ops;
 	}
 	s->multipath = multipath;
 	first->failover = multipath;
@@ -275,10 +275,10 @@ int nvmefs_subsys_add_path(struct nvmefs_subsys *s, struct nvmefs_ctrl *ctrl)
 	ret = watch_path(s, ctrl);
 	if (ret < 0)
 		goto fail;
-	/* Before any I/O: a lone path's head becomes a multipath one. */
+	/* Before any I/O: a lone path's head becomes a multipath one, once. */
 	for (i = 0; i < s->nr_mpqs; i++) {
 		s->mpqs[i].ioqs[p] = ctrl->ioqs[i];
-		s->mpqs[i].lone = NULL;
+		s->mpqs[i].ops = &nvmefs_mpq_multipath_ops;
 	}
 	s->paths[0]->failover = true;
 	s->multipath = true;

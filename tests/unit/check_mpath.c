@@ -497,6 +497,79 @@ START_TEST(test_flush_waits_for_writes_on_other_paths)
 }
 END_TEST
 
+/* A head's call, its submission checked first, then completed without error. */
+static void completes(struct nvmefs_mpq *mpq, int ret, struct result *r)
+{
+	ck_assert_msg(ret == 0, "submitting: %d: %s", ret, nvmefs_errmsg());
+	poll_until(mpq, r);
+	ck_assert_int_eq(r->status, 0);
+	r->calls = 0;
+}
+
+/* A Write Zeroes of 8 blocks at 100 expected, deallocating (DEAC) or not. */
+static void expect_zeroes(bool deac)
+{
+	struct fake_step *z = fake_expect_io(1, nvme_cmd_write_zeroes, 1);
+
+	z->match |= FAKE_M_CDW10 | FAKE_M_CDW12;
+	z->cdw10 = 100;
+	z->cdw12 = (deac ? 1u << 25 : 0) | (8 - 1);
+}
+
+/*
+ * Every call reaches the target as its own command, alike through a head
+ * of one path (_i 0), which passes it to the path's queue, and a multipath
+ * one (_i 1), which sends its record along the path: punch is Write Zeroes
+ * that deallocates where the namespace says it reads back zeros (DLFEAT),
+ * deallocate one DSM range.  Only the multipath head counts the path's I/O.
+ */
+START_TEST(test_every_call_through_either_head)
+{
+	static const struct fake_ns ns[] = {
+		{ .nsid = 1, .nsze = 1u << 20, .lba_shift = 9, .dlfeat = 0x09 },
+	};
+	struct nvmefs_ctrl *a = path(TRADDR_A, CNTLID_A, SUBNQN, ns, 1);
+	struct nvmefs_subsys *s = NULL;
+	struct nvmefs_path_stats st;
+	struct result r = { 0 };
+	struct nvmefs_mpq *mpq;
+	struct fake_step *d;
+	void *buf;
+
+	ck_assert_int_eq(_i ? nvmefs_subsys_create(a, NVMEFS_IOPOLICY_NUMA, &s)
+			 : nvmefs_subsys_create_single(a, &s), 0);
+	mpq = nvmefs_subsys_queue(s, 0);
+	ck_assert(nvmefs_subsys_multipath(s) == _i);
+	buf = nvmefs_mpq_buf_get(mpq);
+	ck_assert_ptr_nonnull(buf);
+
+	fake_expect_rw(1, nvme_cmd_read, 1, 3, 2, 1024);
+	completes(mpq, nvmefs_mpq_read(mpq, 1, 3, 2, buf, io_cb, &r), &r);
+	fake_expect_rw(1, nvme_cmd_write, 1, 5, 1, 512);
+	completes(mpq, nvmefs_mpq_write(mpq, 1, 5, 1, buf, io_cb, &r), &r);
+	fake_expect_io(1, nvme_cmd_flush, 1);
+	completes(mpq, nvmefs_mpq_flush(mpq, 1, io_cb, &r), &r);
+	expect_zeroes(false);
+	completes(mpq, nvmefs_mpq_write_zeroes(mpq, 1, 100, 8, io_cb, &r), &r);
+	expect_zeroes(true);
+	completes(mpq, nvmefs_mpq_punch(mpq, 1, 100, 8, io_cb, &r), &r);
+	/* One range (NR 0), Attribute Deallocate (bit 2). */
+	d = fake_expect_io(1, nvme_cmd_dsm, 1);
+	d->match |= FAKE_M_CDW10 | FAKE_M_CDW11;
+	d->cdw10 = 0;
+	d->cdw11 = 0x4;
+	completes(mpq, nvmefs_mpq_deallocate(mpq, 1, 100, 8, io_cb, &r), &r);
+
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 0);
+	nvmefs_subsys_path_stats(s, 0, &st);
+	ck_assert_uint_eq(st.ios, _i ? 6 : 0);
+	nvmefs_mpq_buf_put(mpq, buf);
+	fake_expect_destroy();
+	fake_script_disconnect();
+	nvmefs_subsys_destroy(s);
+}
+END_TEST
+
 START_TEST(test_refused_paths)
 {
 	static const struct fake_ns ns4k[] = { { .nsid = 1, .nsze = 1u << 17, .lba_shift = 12 } };
@@ -763,6 +836,7 @@ static Suite *mpath_suite(void)
 	tcase_add_test(tc, test_held_without_usable_path);
 	tcase_add_test(tc, test_held_per_namespace);
 	tcase_add_test(tc, test_flush_waits_for_writes_on_other_paths);
+	tcase_add_loop_test(tc, test_every_call_through_either_head, 0, 2);
 	tcase_add_test(tc, test_refused_paths);
 	tcase_add_test(tc, test_ana_log);
 	tcase_add_test(tc, test_ana_log_truncated);
