@@ -26,6 +26,7 @@
 
 #include "arm_contract.h"
 #include "fake_transport.h"
+#include "test_util.h"
 #include "rdma_sgl.h"
 #include "ctrl.h"
 #include "ctrl_state.h"
@@ -57,33 +58,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void setup(void)
-{
-	fake_reset();
-}
-
-static void teardown(void)
-{
-	fake_assert_done();
-	fake_reset();
-}
-
-static void assert_msg_has(const char *needle)
-{
-	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
-		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
-}
-
-static uint32_t le32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t le64_at(const uint8_t *p)
-{
-	return le32_at(p) | (uint64_t)le32_at(p + 4) << 32;
 }
 
 /* A keyed data block, byte by byte: address 0..7, 24-bit length 8..10,
@@ -3522,7 +3496,7 @@ static Suite *io_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("create");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_create_sequence);
 	tcase_add_test(tc, test_create_granted_fewer);
 	tcase_add_test(tc, test_create_take_fewer);
@@ -3539,7 +3513,7 @@ static Suite *io_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("split");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_read_split_mdts);
 	tcase_add_test(tc, test_mdts_large_pages);
@@ -3559,7 +3533,7 @@ static Suite *io_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("memory");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_unregistered_buffer);
 	tcase_add_test(tc, test_registered_keys);
 	tcase_add_test(tc, test_pool);
@@ -3568,7 +3542,7 @@ static Suite *io_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("map_data");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_map_no_data);
 	tcase_add_test(tc, test_map_in_capsule);
 	tcase_add_test(tc, test_map_keyed);
@@ -3578,7 +3552,7 @@ static Suite *io_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("failure");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_timeout_fails_ctrl);
 	tcase_add_test(tc, test_timeout_fails_pending);
@@ -3588,7 +3562,7 @@ static Suite *io_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("outage");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_outage_unposted_never_sent);
 	tcase_add_test(tc, test_outage_buffer_back_after_stop);
@@ -3612,7 +3586,7 @@ static Suite *io_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("rescan");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_loop_test(tc, test_rescan_status_may_pass, 0,
 			    (int)(sizeof(may_pass) / sizeof(may_pass[0])));
@@ -3622,7 +3596,7 @@ static Suite *io_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("races");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_rescan_resize_read_meanwhile);
 	suite_add_tcase(s, tc);

@@ -152,6 +152,17 @@ void fake_assert_done_at(int line)
 		      fake_stats.mr_regs, fake_stats.mr_deregs);
 }
 
+void fake_setup(void)
+{
+	fake_reset();
+}
+
+void fake_teardown(void)
+{
+	fake_assert_done();
+	fake_reset();
+}
+
 static struct fake_step *add(int line, enum fake_step_kind kind)
 {
 	struct fake_step *s;

@@ -4,12 +4,16 @@
 # fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
 # nvmefs_transport_override, so no RDMA device is needed at run time.
 
+# Helpers every test may use, defined once (tests/lib/test_util.h).
+TESTS_LIB_CFLAGS = -I$(top_srcdir)/tests/lib
 FAKE_TRANSPORT_SOURCES = \
 	tests/unit/fake_transport.c \
 	tests/unit/fake_transport.h \
-	tests/unit/arm_contract.h
+	tests/unit/arm_contract.h \
+	tests/lib/test_util.h
 # fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_sgl.h).
-UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS)
+UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS) \
+	$(TESTS_LIB_CFLAGS)
 UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
@@ -188,8 +192,8 @@ TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp \
 	tests/unit/check_tcp_errors tests/unit/san/check_tcp_errors
 check_PROGRAMS += $(TCP_UNIT_TESTS)
 UNIT_TESTS += $(TCP_UNIT_TESTS)
-TCP_PEER_SOURCES = tests/unit/tcp_peer.c tests/unit/tcp_peer.h
-TCP_UNIT_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+TCP_PEER_SOURCES = tests/unit/tcp_peer.c tests/unit/tcp_peer.h tests/lib/test_util.h
+TCP_UNIT_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c tests/unit/arm_contract.h $(TCP_PEER_SOURCES)
 tests_unit_check_tcp_CFLAGS = $(TCP_UNIT_CFLAGS)
 tests_unit_check_tcp_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
