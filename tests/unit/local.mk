@@ -11,7 +11,7 @@ FAKE_TRANSPORT_SOURCES = \
 	tests/unit/fake_transport.h \
 	tests/unit/arm_contract.h \
 	tests/lib/test_util.h
-# fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_sgl.h).
+# fake_transport.c and check_rdma_sgl.c call nvmefs_rdma_map_data() (rdma_sgl.h).
 UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS) \
 	$(TESTS_LIB_CFLAGS)
 UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
@@ -23,7 +23,6 @@ FAKE_UNIT_TESTS = \
 	tests/unit/check_ctrl \
 	tests/unit/check_discovery \
 	tests/unit/check_events \
-	tests/unit/check_io \
 	tests/unit/check_mpath \
 	tests/unit/check_queue
 check_PROGRAMS += $(FAKE_UNIT_TESTS)
@@ -49,10 +48,6 @@ tests_unit_check_events_SOURCES = tests/unit/check_events.c $(FAKE_TRANSPORT_SOU
 tests_unit_check_events_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_events_LDADD = $(UNIT_FAKE_LDADD)
 
-tests_unit_check_io_SOURCES = tests/unit/check_io.c $(FAKE_TRANSPORT_SOURCES)
-tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
-tests_unit_check_io_LDADD = $(UNIT_FAKE_LDADD)
-
 tests_unit_check_mpath_SOURCES = tests/unit/check_mpath.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_mpath_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_mpath_LDADD = $(UNIT_FAKE_LDADD)
@@ -68,7 +63,6 @@ SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_ctrl \
 	tests/unit/san/check_discovery \
 	tests/unit/san/check_events \
-	tests/unit/san/check_io \
 	tests/unit/san/check_mpath \
 	tests/unit/san/check_queue
 check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
@@ -98,11 +92,6 @@ tests_unit_san_check_events_SOURCES = $(tests_unit_check_events_SOURCES)
 tests_unit_san_check_events_CFLAGS = $(tests_unit_check_events_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_events_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_events_LDADD = $(UNIT_FAKE_SAN_LDADD)
-
-tests_unit_san_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
-tests_unit_san_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(SAN_FLAGS)
-tests_unit_san_check_io_LDFLAGS = $(SAN_FLAGS)
-tests_unit_san_check_io_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_mpath_SOURCES = $(tests_unit_check_mpath_SOURCES)
 tests_unit_san_check_mpath_CFLAGS = $(tests_unit_check_mpath_CFLAGS) $(SAN_FLAGS)
@@ -137,13 +126,112 @@ TSAN_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_L
 	$(OPENSSL_LIBS) $(ISAL_LIBS) $(CHECK_LIBS)
 tests_unit_tsan_check_mr_LDADD = $(TSAN_LDADD)
 
-# check_io's cases of threads sharing a controller's state (its "races").
-check_PROGRAMS += tests/unit/tsan/check_io
-UNIT_TESTS += tests/unit/tsan/check_io
-tests_unit_tsan_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
-tests_unit_tsan_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(TSAN_FLAGS)
-tests_unit_tsan_check_io_LDFLAGS = $(TSAN_FLAGS)
-tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
+# The I/O path, one program per source file as SPDK's test/unit has it (check_io: io.c with
+# io_pool.c and io_sync.c; check_io_limits and check_io_outage: io_queues.c's limits and
+# io_poll.c's outages, apart for their size), over the scripted transport and the fixture they
+# share (io_fixture.c); plain and ASan+UBSan.
+IO_FIXTURE_SOURCES = tests/unit/io_fixture.c tests/unit/io_fixture.h $(FAKE_TRANSPORT_SOURCES)
+IO_UNIT_TESTS = \
+	tests/unit/check_io tests/unit/san/check_io \
+	tests/unit/check_io_cmd tests/unit/san/check_io_cmd \
+	tests/unit/check_io_queues tests/unit/san/check_io_queues \
+	tests/unit/check_io_limits tests/unit/san/check_io_limits \
+	tests/unit/check_io_poll tests/unit/san/check_io_poll \
+	tests/unit/check_io_outage tests/unit/san/check_io_outage \
+	tests/unit/check_io_forward tests/unit/san/check_io_forward \
+	tests/unit/check_io_retry tests/unit/san/check_io_retry \
+	tests/unit/check_namespaces tests/unit/san/check_namespaces \
+	tests/unit/check_rdma_sgl tests/unit/san/check_rdma_sgl
+check_PROGRAMS += $(IO_UNIT_TESTS)
+UNIT_TESTS += $(IO_UNIT_TESTS)
+
+tests_unit_check_io_SOURCES = tests/unit/check_io.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
+tests_unit_san_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_cmd_SOURCES = tests/unit/check_io_cmd.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_cmd_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_cmd_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_cmd_SOURCES = $(tests_unit_check_io_cmd_SOURCES)
+tests_unit_san_check_io_cmd_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_cmd_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_cmd_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_queues_SOURCES = tests/unit/check_io_queues.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_queues_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_queues_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_queues_SOURCES = $(tests_unit_check_io_queues_SOURCES)
+tests_unit_san_check_io_queues_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_queues_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_queues_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_limits_SOURCES = tests/unit/check_io_limits.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_limits_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_limits_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_limits_SOURCES = $(tests_unit_check_io_limits_SOURCES)
+tests_unit_san_check_io_limits_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_limits_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_limits_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_poll_SOURCES = tests/unit/check_io_poll.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_poll_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_poll_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_poll_SOURCES = $(tests_unit_check_io_poll_SOURCES)
+tests_unit_san_check_io_poll_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_poll_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_poll_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_outage_SOURCES = tests/unit/check_io_outage.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_outage_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_outage_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_outage_SOURCES = $(tests_unit_check_io_outage_SOURCES)
+tests_unit_san_check_io_outage_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_outage_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_outage_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_forward_SOURCES = tests/unit/check_io_forward.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_forward_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_forward_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_forward_SOURCES = $(tests_unit_check_io_forward_SOURCES)
+tests_unit_san_check_io_forward_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_forward_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_forward_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_retry_SOURCES = tests/unit/check_io_retry.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_retry_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_retry_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_retry_SOURCES = $(tests_unit_check_io_retry_SOURCES)
+tests_unit_san_check_io_retry_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_retry_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_retry_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_namespaces_SOURCES = tests/unit/check_namespaces.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_namespaces_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_namespaces_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_namespaces_SOURCES = $(tests_unit_check_namespaces_SOURCES)
+tests_unit_san_check_namespaces_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_namespaces_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_namespaces_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_rdma_sgl_SOURCES = tests/unit/check_rdma_sgl.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_rdma_sgl_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_rdma_sgl_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_rdma_sgl_SOURCES = $(tests_unit_check_rdma_sgl_SOURCES)
+tests_unit_san_check_rdma_sgl_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_rdma_sgl_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_rdma_sgl_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+# check_namespaces' cases of threads sharing a controller's state (its "races"), under TSan.
+check_PROGRAMS += tests/unit/tsan/check_namespaces
+UNIT_TESTS += tests/unit/tsan/check_namespaces
+tests_unit_tsan_check_namespaces_SOURCES = $(tests_unit_check_namespaces_SOURCES)
+tests_unit_tsan_check_namespaces_CFLAGS = $(UNIT_FAKE_CFLAGS) $(TSAN_FLAGS)
+tests_unit_tsan_check_namespaces_LDFLAGS = $(TSAN_FLAGS)
+tests_unit_tsan_check_namespaces_LDADD = $(TSAN_LDADD)
 
 # The export engine (src/export) without FUSE, over the library and the
 # scripted transport: plain, ASan, and TSan (its worker is a thread).
