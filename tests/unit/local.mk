@@ -1,5 +1,176 @@
-# Unit tests of the library with a scripted transport, included by the top Makefile.am.
-#
+# Every unit test's build rules (Check), included by the top Makefile.am after src/cli/local.mk:
+# the wire formats and headers, the command's parts, then the library over a scripted transport.
+# Each test's UNIT_TESTS entry is what `make check-unit` runs.
+
+# ---------------------------------------------------------------------------
+# The wire formats, the DH-HMAC-CHAP crypto and the public headers
+# ---------------------------------------------------------------------------
+check_PROGRAMS = \
+	tests/unit/check_wire \
+	tests/unit/check_auth_crypto \
+	tests/unit/check_headers_c99 \
+	tests/unit/check_headers_c11
+
+tests_unit_check_wire_SOURCES = tests/unit/check_wire.c tests/unit/check_bytes.h
+tests_unit_check_wire_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_wire_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+
+# Known answers from tests/unit/data/auth_vectors.py (Python's hmac, hashlib,
+# base64, zlib) and from nvme-cli's gen-dhchap-key; OpenSSL acts as the
+# controller's side of the DH exchange.
+tests_unit_check_auth_crypto_SOURCES = tests/unit/check_auth_crypto.c tests/unit/check_bytes.h
+tests_unit_check_auth_crypto_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(CHECK_CFLAGS)
+tests_unit_check_auth_crypto_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+EXTRA_DIST += tests/unit/data/auth_vectors.py
+
+# Every public header must compile alone (one translation unit each, the
+# header first) as strict C99 and as C11, and all of them together
+# (headers_all.c).  The program only has to build and run; a header that
+# needs something it does not include breaks it.  -Werror whatever configure
+# was told: a prototype naming a struct no header declared is only a warning.
+HEADER_CHECK_SOURCES = \
+	tests/unit/check_headers.c \
+	tests/unit/headers_all.c \
+	tests/unit/headers_nvmefs.c \
+	tests/unit/headers_ctrl.c \
+	tests/unit/headers_identify.c \
+	tests/unit/headers_state.c \
+	tests/unit/headers_io.c \
+	tests/unit/headers_subsys.c \
+	tests/unit/headers_wire.c \
+	tests/unit/headers_wire_auth.c \
+	tests/unit/headers_wire_rdma.c \
+	tests/unit/headers_wire_tcp.c
+HEADER_CHECK_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) -pedantic-errors -Werror
+tests_unit_check_headers_c99_SOURCES = $(HEADER_CHECK_SOURCES)
+tests_unit_check_headers_c99_CFLAGS = $(HEADER_CHECK_CFLAGS) -std=c99
+tests_unit_check_headers_c11_SOURCES = $(HEADER_CHECK_SOURCES)
+tests_unit_check_headers_c11_CFLAGS = $(HEADER_CHECK_CFLAGS) -std=c11
+
+# ---------------------------------------------------------------------------
+# The unit tests once more, library included, under ASan and UBSan: every
+# `make check` runs them, whatever configure was told, so memory errors in
+# the parsers of target-supplied bytes cannot slip through a plain build.
+# ---------------------------------------------------------------------------
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+check_LIBRARIES = src/lib/libnvmefs-san.a
+src_lib_libnvmefs_san_a_SOURCES = $(NVMEFS_LIB_SOURCES)
+src_lib_libnvmefs_san_a_CFLAGS = $(NVMEFS_LIB_CFLAGS) $(SAN_FLAGS)
+LIBNVMEFS_SAN_LDADD = src/lib/libnvmefs-san.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
+	$(OPENSSL_LIBS) $(ISAL_LIBS)
+
+UNIT_TESTS = \
+	tests/unit/check_wire \
+	tests/unit/check_auth_crypto \
+	tests/unit/check_headers_c99 \
+	tests/unit/check_headers_c11 \
+	tests/unit/san/check_wire \
+	tests/unit/san/check_auth_crypto
+check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto
+tests_unit_san_check_wire_SOURCES = $(tests_unit_check_wire_SOURCES)
+tests_unit_san_check_wire_CFLAGS = $(tests_unit_check_wire_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_wire_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_wire_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_auth_crypto_SOURCES = $(tests_unit_check_auth_crypto_SOURCES)
+tests_unit_san_check_auth_crypto_CFLAGS = $(tests_unit_check_auth_crypto_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_auth_crypto_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_auth_crypto_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+
+# ---------------------------------------------------------------------------
+# The command's parts (src/cli, src/export) on their own
+# ---------------------------------------------------------------------------
+# nvme-cli 2.3's output for the testbed target: what check_output compares with.
+OUTPUT_FIXTURES = \
+	tests/unit/data/nvme-cli-2.3/discover.bin \
+	tests/unit/data/nvme-cli-2.3/discover.txt \
+	tests/unit/data/nvme-cli-2.3/discover.json \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.bin \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.txt \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.json \
+	tests/unit/data/nvme-cli-2.3/id-ns.bin \
+	tests/unit/data/nvme-cli-2.3/id-ns.txt \
+	tests/unit/data/nvme-cli-2.3/id-ns.json \
+	tests/unit/data/nvme-cli-2.3/ns-descs.bin \
+	tests/unit/data/nvme-cli-2.3/ns-descs.txt \
+	tests/unit/data/nvme-cli-2.3/ns-descs.json \
+	tests/unit/data/nvme-cli-2.3/list-ns.txt \
+	tests/unit/data/nvme-cli-2.3/list-ns.json
+EXTRA_DIST += $(OUTPUT_FIXTURES)
+# check_output holds the output to the values this schema lists.
+EXTRA_DIST += doc/json/discover.schema.json
+
+OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
+	-DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
+
+check_PROGRAMS += tests/unit/check_output tests/unit/san/check_output
+UNIT_TESTS += tests/unit/check_output tests/unit/san/check_output
+
+tests_unit_check_output_SOURCES = tests/unit/check_output.c $(CLI_OUTPUT_SOURCES)
+tests_unit_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS)
+tests_unit_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
+
+tests_unit_san_check_output_SOURCES = $(tests_unit_check_output_SOURCES)
+tests_unit_san_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_output_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
+
+# The command-line parsers need nothing but themselves.
+check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
+UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
+
+tests_unit_check_parse_SOURCES = tests/unit/check_parse.c src/cli/util_parse.c src/cli/util_parse.h
+tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parse_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_parse_SOURCES = $(tests_unit_check_parse_SOURCES)
+tests_unit_san_check_parse_CFLAGS = $(tests_unit_check_parse_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_parse_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_parse_LDADD = $(CHECK_LIBS)
+
+# The layout perf chooses where its command line leaves it open.
+check_PROGRAMS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
+UNIT_TESTS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
+
+tests_unit_check_perf_layout_SOURCES = tests/unit/check_perf_layout.c src/cli/perf_layout.c \
+	src/cli/perf_layout.h
+tests_unit_check_perf_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_perf_layout_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_perf_layout_SOURCES = $(tests_unit_check_perf_layout_SOURCES)
+tests_unit_san_check_perf_layout_CFLAGS = $(tests_unit_check_perf_layout_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_perf_layout_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_perf_layout_LDADD = $(CHECK_LIBS)
+
+# The mount's parked requests (src/export/parking.c), without FUSE.
+check_PROGRAMS += tests/unit/check_parking tests/unit/san/check_parking
+UNIT_TESTS += tests/unit/check_parking tests/unit/san/check_parking
+
+tests_unit_check_parking_SOURCES = tests/unit/check_parking.c src/export/parking.c src/export/parking.h
+tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parking_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_parking_SOURCES = $(tests_unit_check_parking_SOURCES)
+tests_unit_san_check_parking_CFLAGS = $(tests_unit_check_parking_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_parking_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_parking_LDADD = $(CHECK_LIBS)
+
+# nvmefs list's findings, from a fake mountinfo and fake mounts in a temporary directory.
+check_PROGRAMS += tests/unit/check_list tests/unit/san/check_list
+UNIT_TESTS += tests/unit/check_list tests/unit/san/check_list
+
+tests_unit_check_list_SOURCES = tests/unit/check_list.c $(LIST_SOURCES)
+tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
+
+tests_unit_san_check_list_SOURCES = $(tests_unit_check_list_SOURCES)
+tests_unit_san_check_list_CFLAGS = $(tests_unit_check_list_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_list_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
+
+# ---------------------------------------------------------------------------
+# The library with a scripted transport
+# ---------------------------------------------------------------------------
 # Each program links the whole library, the rdma*.c files included; the tests plug
 # fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
 # nvmefs_transport_override, so no RDMA device is needed at run time.
