@@ -2,6 +2,15 @@
 # the wire formats and headers, the command's parts, then the library over a scripted transport.
 # Each test's UNIT_TESTS entry is what `make check-unit` runs.
 
+# What tests share (tests/lib): helpers defined once (test_util.h), and the scripted NVMe
+# target (fake_transport.c) that tests drive the library against.
+TESTS_LIB_CFLAGS = -I$(top_srcdir)/tests/lib
+FAKE_TRANSPORT_SOURCES = \
+	tests/lib/fake_transport.c \
+	tests/lib/fake_transport.h \
+	tests/lib/test_util.h \
+	tests/unit/arm_contract.h
+
 # ---------------------------------------------------------------------------
 # The wire formats, the DH-HMAC-CHAP crypto and the public headers
 # ---------------------------------------------------------------------------
@@ -175,13 +184,6 @@ tests_unit_san_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
 # fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
 # nvmefs_transport_override, so no RDMA device is needed at run time.
 
-# Helpers every test may use, defined once (tests/lib/test_util.h).
-TESTS_LIB_CFLAGS = -I$(top_srcdir)/tests/lib
-FAKE_TRANSPORT_SOURCES = \
-	tests/unit/fake_transport.c \
-	tests/unit/fake_transport.h \
-	tests/unit/arm_contract.h \
-	tests/lib/test_util.h
 # fake_transport.c and check_rdma_sgl.c call nvmefs_rdma_map_data() (rdma_sgl.h).
 UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS) \
 	$(TESTS_LIB_CFLAGS)
