@@ -3,11 +3,13 @@
 # Each test's UNIT_TESTS entry is what `make check-unit` runs.
 
 # What tests share (tests/lib): helpers defined once (test_util.h), and the scripted NVMe
-# target (fake_transport.c) that tests drive the library against.
+# target (fake_transport.c, its script in fake_script.c) that tests drive the library against.
 TESTS_LIB_CFLAGS = -I$(top_srcdir)/tests/lib
 FAKE_TRANSPORT_SOURCES = \
 	tests/lib/fake_transport.c \
 	tests/lib/fake_transport.h \
+	tests/lib/fake_script.c \
+	tests/lib/fake_priv.h \
 	tests/lib/test_util.h \
 	tests/unit/arm_contract.h
 
