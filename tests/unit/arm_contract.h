@@ -1,6 +1,6 @@
 /*
  * The contract of a transport's queue_arm (transport_ops.h), one check for
- * every transport the unit tests can drive: the fake (check_io) and
+ * every transport the unit tests can drive: the fake (check_io_poll) and
  * NVMe/TCP against its scripted loopback target (check_tcp).  RDMA needs a
  * device, and is left to the testbed.
  *

@@ -19,6 +19,7 @@
 #include <nvmefs/wire_auth.h>
 
 #include "fake_transport.h"
+#include "test_util.h"
 #include "auth_crypto.h"
 #include "ctrl.h"
 #include "ctrl_types.h"
@@ -59,7 +60,7 @@ static struct ctl ctl;
 
 static void setup(void)
 {
-	fake_reset();
+	fake_setup();
 	memset(&ctl, 0, sizeof(ctl));
 	ck_assert_int_eq(nvmefs_auth_key_parse(HOST_SECRET, &ctl.host_key), 0);
 	ck_assert_int_eq(nvmefs_auth_key_parse(CTRL_SECRET, &ctl.ctrl_key), 0);
@@ -67,23 +68,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-	fake_assert_done();
-	fake_reset();
+	fake_teardown();
 	nvmefs_auth_key_free(ctl.host_key);
 	nvmefs_auth_key_free(ctl.ctrl_key);
 	nvmefs_auth_dh_free(ctl.dh);
-}
-
-static void assert_msg_has(const char *needle)
-{
-	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
-		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
-}
-
-static uint16_t le16_at(const uint8_t *p) { return (uint16_t)(p[0] | p[1] << 8); }
-static uint32_t le32_at(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
 /* The host's Negotiate, then the challenge made for its transaction. */

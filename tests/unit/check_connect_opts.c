@@ -16,6 +16,7 @@
 #include <nvme/types.h>
 
 #include "fake_transport.h"
+#include "test_util.h"
 #include "connect_opts.h"
 #include "ctrl_types.h"
 #include "transport.h"
@@ -45,21 +46,14 @@ static const struct fake_target target = { .cntlid = 1, .vs = 0x10400 };
 
 static void setup(void)
 {
-	fake_reset();
+	fake_setup();
 	nvmefs_transport_override = &fake_ops;
 }
 
 static void teardown(void)
 {
-	fake_assert_done();
-	fake_reset();
+	fake_teardown();
 	nvmefs_transport_override = NULL;
-}
-
-static void assert_msg_has(const char *needle)
-{
-	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
-		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
 }
 
 /* 0.1's init fills the 0.1 struct with 0.1's defaults and not a byte past

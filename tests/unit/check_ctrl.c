@@ -19,6 +19,7 @@
 #include <nvmefs/wire_rdma.h>
 
 #include "fake_transport.h"
+#include "test_util.h"
 #include "ctrl.h"
 #include "ctrl_state.h"
 #include "ctrl_types.h"
@@ -62,26 +63,9 @@ static int64_t now_ms(void)
 
 static void setup(void)
 {
-	fake_reset();
+	fake_setup();
 	etc_hostnqn = NULL;
 	etc_hostid = NULL;
-}
-
-static void teardown(void)
-{
-	fake_assert_done();
-	fake_reset();
-}
-
-static void assert_msg_has(const char *needle)
-{
-	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
-		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
-}
-
-static uint16_t le16_at(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1134,7 +1118,7 @@ static Suite *ctrl_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("connect");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_add_test(tc, test_connect_sequence);
 	tcase_add_test(tc, test_not_live_before_bring_up);
 	tcase_add_test(tc, test_connect_io_subsystem);
@@ -1153,7 +1137,7 @@ static Suite *ctrl_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("host");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_add_test(tc, test_host_explicit);
 	tcase_add_test(tc, test_host_id_from_nqn_uuid);
 	tcase_add_test(tc, test_host_id_file_before_nqn_uuid);
@@ -1163,7 +1147,7 @@ static Suite *ctrl_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("connect_errors");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_add_test(tc, test_connect_invalid_host);
 	tcase_add_test(tc, test_connect_no_subsystem);
 	tcase_add_test(tc, test_connect_invalid_hostnqn);
@@ -1176,7 +1160,7 @@ static Suite *ctrl_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("enable");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_enable_fatal_status);
 	tcase_add_loop_test(tc, test_enable_timeout, 0, 2);
@@ -1186,7 +1170,7 @@ static Suite *ctrl_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("keep_alive");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_add_test(tc, test_keep_alive_sent);
 	tcase_add_test(tc, test_keep_alive_failure_fails_ctrl);
 	tcase_add_test(tc, test_keep_alive_missed_after_kato);

@@ -15,6 +15,7 @@
 #include <nvme/util.h>
 
 #include "fake_transport.h"
+#include "test_util.h"
 #include "admin_cmds.h"
 #include "ctrl.h"
 #include "ctrl_types.h"
@@ -27,20 +28,8 @@
 
 static void setup(void)
 {
-	fake_reset();
+	fake_setup();
 	nvmefs_transport_override = &fake_ops;
-}
-
-static void teardown(void)
-{
-	fake_assert_done();
-	fake_reset();
-}
-
-static void assert_msg_has(const char *needle)
-{
-	ck_assert_msg(strstr(nvmefs_errmsg(), needle) != NULL,
-		      "message '%s' lacks '%s'", nvmefs_errmsg(), needle);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -821,7 +810,7 @@ static Suite *discovery_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("log");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_add_test(tc, test_log_stable);
 	tcase_add_test(tc, test_log_empty);
 	tcase_add_test(tc, test_log_genctr_changes);
@@ -839,7 +828,7 @@ static Suite *discovery_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("referrals");
-	tcase_add_checked_fixture(tc, referral_setup, teardown);
+	tcase_add_checked_fixture(tc, referral_setup, fake_teardown);
 	tcase_add_test(tc, test_referral_followed);
 	tcase_add_test(tc, test_referral_not_followed_at_depth_0);
 	tcase_add_test(tc, test_referral_loop);

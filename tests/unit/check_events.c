@@ -75,15 +75,9 @@ static bool has_control(const char *s)
 
 static void setup(void)
 {
-	fake_reset();
+	fake_setup();
 	memset(seen.msg, 0, sizeof(seen.msg));
 	seen.n = 0;
-}
-
-static void teardown(void)
-{
-	fake_assert_done();
-	fake_reset();
 }
 
 /* An NVM subsystem @subnqn's controller without I/O queues that reconnects
@@ -832,7 +826,7 @@ static Suite *events_suite(void)
 	Suite *s = suite_create("events");
 	TCase *tc = tcase_create("messages");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_other_subsystem_escaped);
 	tcase_add_test(tc, test_longest_nqn_compared_whole);
@@ -843,7 +837,7 @@ static Suite *events_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("callbacks");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_event_callback_reenters);
 	tcase_add_test(tc, test_blocked_change_callback);
@@ -851,7 +845,7 @@ static Suite *events_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("order");
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, setup, fake_teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_given_up_told_last);
 	tcase_add_test(tc, test_overflow_keeps_newest);

@@ -39,17 +39,6 @@
 
 static const struct fake_ns ns512[] = { { .nsid = 1, .nsze = 1u << 20, .lba_shift = 9 } };
 
-static void setup(void)
-{
-	fake_reset();
-}
-
-static void teardown(void)
-{
-	fake_assert_done();
-	fake_reset();
-}
-
 /* A controller of SUBNQN (or @subnqn) at @traddr with one I/O queue and @ns;
  * not reconnecting, so that a failure deletes it at once. */
 static struct nvmefs_ctrl *path(const char *traddr, uint16_t cntlid, const char *subnqn,
@@ -826,7 +815,7 @@ static Suite *mpath_suite(void)
 	Suite *s = suite_create("mpath");
 	TCase *tc = tcase_create("paths");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_policies, 0, 2);
 	tcase_add_test(tc, test_queue_depth);

@@ -137,17 +137,6 @@ START_TEST(test_pinned_follows_regions)
 }
 END_TEST
 
-static void fake_setup(void)
-{
-	fake_reset();
-}
-
-static void fake_teardown(void)
-{
-	fake_assert_done();
-	fake_reset();
-}
-
 static Suite *mr_suite(void)
 {
 	Suite *s = suite_create("mr");

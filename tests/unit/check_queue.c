@@ -444,17 +444,6 @@ END_TEST
 /* Through a connected controller and the scripted transport                */
 /* ------------------------------------------------------------------------ */
 
-static void fake_setup(void)
-{
-	fake_reset();
-}
-
-static void fake_teardown(void)
-{
-	fake_assert_done();
-	fake_reset();
-}
-
 START_TEST(test_admin_response_before_send)
 {
 	struct nvmefs_ctrl *ctrl = fake_connect("192.0.2.1", NULL, 0);

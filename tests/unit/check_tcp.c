@@ -324,12 +324,12 @@ static void expect_h2c(const struct nvmefs_req *req, uint16_t ttag, uint32_t off
 		ck_assert_uint_eq(d.hdr.pdo, 24 + (hd ? 4 : 0));
 		ck_assert_uint_eq(nvmefs_le32_to_cpu(d.hdr.plen), d.hdr.pdo + n + (dd ? 4 : 0));
 		if (hd)
-			ck_assert_uint_eq(get32(b + 24), nvmefs_tcp_crc32c(0, b, 24));
+			ck_assert_uint_eq(le32_at(b + 24), nvmefs_tcp_crc32c(0, b, 24));
 		read_exact(peer.fd, data, n);
 		ck_assert_mem_eq(data, bufs[req->slot] + off, n);
 		if (dd) {
 			read_exact(peer.fd, b, 4);
-			ck_assert_uint_eq(get32(b), nvmefs_tcp_crc32c(0, data, n));
+			ck_assert_uint_eq(le32_at(b), nvmefs_tcp_crc32c(0, data, n));
 		}
 		off += n;
 		len -= n;

@@ -1,15 +1,194 @@
-# Unit tests of the library with a scripted transport, included by the top Makefile.am.
-#
+# Every unit test's build rules (Check), included by the top Makefile.am after src/cli/local.mk:
+# the wire formats and headers, the command's parts, then the library over a scripted transport.
+# Each test's UNIT_TESTS entry is what `make check-unit` runs.
+
+# What tests share (tests/lib): helpers defined once (test_util.h), and the scripted NVMe
+# target (fake_transport.c, its script in fake_script.c) that tests drive the library against.
+TESTS_LIB_CFLAGS = -I$(top_srcdir)/tests/lib
+FAKE_TRANSPORT_SOURCES = \
+	tests/lib/fake_transport.c \
+	tests/lib/fake_transport.h \
+	tests/lib/fake_script.c \
+	tests/lib/fake_priv.h \
+	tests/lib/test_util.h \
+	tests/unit/arm_contract.h
+
+# ---------------------------------------------------------------------------
+# The wire formats, the DH-HMAC-CHAP crypto and the public headers
+# ---------------------------------------------------------------------------
+check_PROGRAMS = \
+	tests/unit/check_wire \
+	tests/unit/check_auth_crypto \
+	tests/unit/check_headers_c99 \
+	tests/unit/check_headers_c11
+
+tests_unit_check_wire_SOURCES = tests/unit/check_wire.c tests/unit/check_bytes.h
+tests_unit_check_wire_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_wire_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+
+# Known answers from tests/unit/data/auth_vectors.py (Python's hmac, hashlib,
+# base64, zlib) and from nvme-cli's gen-dhchap-key; OpenSSL acts as the
+# controller's side of the DH exchange.
+tests_unit_check_auth_crypto_SOURCES = tests/unit/check_auth_crypto.c tests/unit/check_bytes.h
+tests_unit_check_auth_crypto_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(CHECK_CFLAGS)
+tests_unit_check_auth_crypto_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+EXTRA_DIST += tests/unit/data/auth_vectors.py
+
+# Every public header must compile alone (one translation unit each, the
+# header first) as strict C99 and as C11, and all of them together
+# (headers_all.c).  The program only has to build and run; a header that
+# needs something it does not include breaks it.  -Werror whatever configure
+# was told: a prototype naming a struct no header declared is only a warning.
+HEADER_CHECK_SOURCES = \
+	tests/unit/check_headers.c \
+	tests/unit/headers_all.c \
+	tests/unit/headers_nvmefs.c \
+	tests/unit/headers_ctrl.c \
+	tests/unit/headers_identify.c \
+	tests/unit/headers_state.c \
+	tests/unit/headers_io.c \
+	tests/unit/headers_subsys.c \
+	tests/unit/headers_wire.c \
+	tests/unit/headers_wire_auth.c \
+	tests/unit/headers_wire_rdma.c \
+	tests/unit/headers_wire_tcp.c
+HEADER_CHECK_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) -pedantic-errors -Werror
+tests_unit_check_headers_c99_SOURCES = $(HEADER_CHECK_SOURCES)
+tests_unit_check_headers_c99_CFLAGS = $(HEADER_CHECK_CFLAGS) -std=c99
+tests_unit_check_headers_c11_SOURCES = $(HEADER_CHECK_SOURCES)
+tests_unit_check_headers_c11_CFLAGS = $(HEADER_CHECK_CFLAGS) -std=c11
+
+# ---------------------------------------------------------------------------
+# The unit tests once more, library included, under ASan and UBSan: every
+# `make check` runs them, whatever configure was told, so memory errors in
+# the parsers of target-supplied bytes cannot slip through a plain build.
+# ---------------------------------------------------------------------------
+SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+check_LIBRARIES = src/lib/libnvmefs-san.a
+src_lib_libnvmefs_san_a_SOURCES = $(NVMEFS_LIB_SOURCES)
+src_lib_libnvmefs_san_a_CFLAGS = $(NVMEFS_LIB_CFLAGS) $(SAN_FLAGS)
+LIBNVMEFS_SAN_LDADD = src/lib/libnvmefs-san.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
+	$(OPENSSL_LIBS) $(ISAL_LIBS)
+
+UNIT_TESTS = \
+	tests/unit/check_wire \
+	tests/unit/check_auth_crypto \
+	tests/unit/check_headers_c99 \
+	tests/unit/check_headers_c11 \
+	tests/unit/san/check_wire \
+	tests/unit/san/check_auth_crypto
+check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto
+tests_unit_san_check_wire_SOURCES = $(tests_unit_check_wire_SOURCES)
+tests_unit_san_check_wire_CFLAGS = $(tests_unit_check_wire_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_wire_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_wire_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_auth_crypto_SOURCES = $(tests_unit_check_auth_crypto_SOURCES)
+tests_unit_san_check_auth_crypto_CFLAGS = $(tests_unit_check_auth_crypto_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_auth_crypto_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_auth_crypto_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+
+# ---------------------------------------------------------------------------
+# The command's parts (src/cli, src/export) on their own
+# ---------------------------------------------------------------------------
+# nvme-cli 2.3's output for the testbed target: what check_output compares with.
+OUTPUT_FIXTURES = \
+	tests/unit/data/nvme-cli-2.3/discover.bin \
+	tests/unit/data/nvme-cli-2.3/discover.txt \
+	tests/unit/data/nvme-cli-2.3/discover.json \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.bin \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.txt \
+	tests/unit/data/nvme-cli-2.3/id-ctrl.json \
+	tests/unit/data/nvme-cli-2.3/id-ns.bin \
+	tests/unit/data/nvme-cli-2.3/id-ns.txt \
+	tests/unit/data/nvme-cli-2.3/id-ns.json \
+	tests/unit/data/nvme-cli-2.3/ns-descs.bin \
+	tests/unit/data/nvme-cli-2.3/ns-descs.txt \
+	tests/unit/data/nvme-cli-2.3/ns-descs.json \
+	tests/unit/data/nvme-cli-2.3/list-ns.txt \
+	tests/unit/data/nvme-cli-2.3/list-ns.json
+EXTRA_DIST += $(OUTPUT_FIXTURES)
+# check_output holds the output to the values this schema lists.
+EXTRA_DIST += doc/json/discover.schema.json
+
+OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
+	-DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
+
+check_PROGRAMS += tests/unit/check_output tests/unit/san/check_output
+UNIT_TESTS += tests/unit/check_output tests/unit/san/check_output
+
+tests_unit_check_output_SOURCES = tests/unit/check_output.c $(CLI_OUTPUT_SOURCES)
+tests_unit_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS)
+tests_unit_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
+
+tests_unit_san_check_output_SOURCES = $(tests_unit_check_output_SOURCES)
+tests_unit_san_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_output_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
+
+# The command-line parsers need nothing but themselves.
+check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
+UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
+
+tests_unit_check_parse_SOURCES = tests/unit/check_parse.c src/cli/util_parse.c src/cli/util_parse.h
+tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parse_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_parse_SOURCES = $(tests_unit_check_parse_SOURCES)
+tests_unit_san_check_parse_CFLAGS = $(tests_unit_check_parse_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_parse_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_parse_LDADD = $(CHECK_LIBS)
+
+# The layout perf chooses where its command line leaves it open.
+check_PROGRAMS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
+UNIT_TESTS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
+
+tests_unit_check_perf_layout_SOURCES = tests/unit/check_perf_layout.c src/cli/perf_layout.c \
+	src/cli/perf_layout.h
+tests_unit_check_perf_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_perf_layout_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_perf_layout_SOURCES = $(tests_unit_check_perf_layout_SOURCES)
+tests_unit_san_check_perf_layout_CFLAGS = $(tests_unit_check_perf_layout_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_perf_layout_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_perf_layout_LDADD = $(CHECK_LIBS)
+
+# The mount's parked requests (src/export/parking.c), without FUSE.
+check_PROGRAMS += tests/unit/check_parking tests/unit/san/check_parking
+UNIT_TESTS += tests/unit/check_parking tests/unit/san/check_parking
+
+tests_unit_check_parking_SOURCES = tests/unit/check_parking.c src/export/parking.c src/export/parking.h
+tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parking_LDADD = $(CHECK_LIBS)
+
+tests_unit_san_check_parking_SOURCES = $(tests_unit_check_parking_SOURCES)
+tests_unit_san_check_parking_CFLAGS = $(tests_unit_check_parking_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_parking_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_parking_LDADD = $(CHECK_LIBS)
+
+# nvmefs list's findings, from a fake mountinfo and fake mounts in a temporary directory.
+check_PROGRAMS += tests/unit/check_list tests/unit/san/check_list
+UNIT_TESTS += tests/unit/check_list tests/unit/san/check_list
+
+tests_unit_check_list_SOURCES = tests/unit/check_list.c $(LIST_SOURCES)
+tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
+
+tests_unit_san_check_list_SOURCES = $(tests_unit_check_list_SOURCES)
+tests_unit_san_check_list_CFLAGS = $(tests_unit_check_list_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_list_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
+
+# ---------------------------------------------------------------------------
+# The library with a scripted transport
+# ---------------------------------------------------------------------------
 # Each program links the whole library, the rdma*.c files included; the tests plug
 # fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
 # nvmefs_transport_override, so no RDMA device is needed at run time.
 
-FAKE_TRANSPORT_SOURCES = \
-	tests/unit/fake_transport.c \
-	tests/unit/fake_transport.h \
-	tests/unit/arm_contract.h
-# fake_transport.c and check_io.c call nvmefs_rdma_map_data() (rdma_sgl.h).
-UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS)
+# fake_transport.c and check_rdma_sgl.c call nvmefs_rdma_map_data() (rdma_sgl.h).
+UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS) \
+	$(TESTS_LIB_CFLAGS)
 UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
@@ -19,7 +198,6 @@ FAKE_UNIT_TESTS = \
 	tests/unit/check_ctrl \
 	tests/unit/check_discovery \
 	tests/unit/check_events \
-	tests/unit/check_io \
 	tests/unit/check_mpath \
 	tests/unit/check_queue
 check_PROGRAMS += $(FAKE_UNIT_TESTS)
@@ -45,10 +223,6 @@ tests_unit_check_events_SOURCES = tests/unit/check_events.c $(FAKE_TRANSPORT_SOU
 tests_unit_check_events_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_events_LDADD = $(UNIT_FAKE_LDADD)
 
-tests_unit_check_io_SOURCES = tests/unit/check_io.c $(FAKE_TRANSPORT_SOURCES)
-tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
-tests_unit_check_io_LDADD = $(UNIT_FAKE_LDADD)
-
 tests_unit_check_mpath_SOURCES = tests/unit/check_mpath.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_mpath_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_mpath_LDADD = $(UNIT_FAKE_LDADD)
@@ -64,7 +238,6 @@ SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_ctrl \
 	tests/unit/san/check_discovery \
 	tests/unit/san/check_events \
-	tests/unit/san/check_io \
 	tests/unit/san/check_mpath \
 	tests/unit/san/check_queue
 check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
@@ -94,11 +267,6 @@ tests_unit_san_check_events_SOURCES = $(tests_unit_check_events_SOURCES)
 tests_unit_san_check_events_CFLAGS = $(tests_unit_check_events_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_events_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_events_LDADD = $(UNIT_FAKE_SAN_LDADD)
-
-tests_unit_san_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
-tests_unit_san_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(SAN_FLAGS)
-tests_unit_san_check_io_LDFLAGS = $(SAN_FLAGS)
-tests_unit_san_check_io_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_mpath_SOURCES = $(tests_unit_check_mpath_SOURCES)
 tests_unit_san_check_mpath_CFLAGS = $(tests_unit_check_mpath_CFLAGS) $(SAN_FLAGS)
@@ -133,13 +301,112 @@ TSAN_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_L
 	$(OPENSSL_LIBS) $(ISAL_LIBS) $(CHECK_LIBS)
 tests_unit_tsan_check_mr_LDADD = $(TSAN_LDADD)
 
-# check_io's cases of threads sharing a controller's state (its "races").
-check_PROGRAMS += tests/unit/tsan/check_io
-UNIT_TESTS += tests/unit/tsan/check_io
-tests_unit_tsan_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
-tests_unit_tsan_check_io_CFLAGS = $(tests_unit_check_io_CFLAGS) $(TSAN_FLAGS)
-tests_unit_tsan_check_io_LDFLAGS = $(TSAN_FLAGS)
-tests_unit_tsan_check_io_LDADD = $(TSAN_LDADD)
+# The I/O path, one program per source file as SPDK's test/unit has it (check_io: io.c with
+# io_pool.c and io_sync.c; check_io_limits and check_io_outage: io_queues.c's limits and
+# io_poll.c's outages, apart for their size), over the scripted transport and the fixture they
+# share (io_fixture.c); plain and ASan+UBSan.
+IO_FIXTURE_SOURCES = tests/unit/io_fixture.c tests/unit/io_fixture.h $(FAKE_TRANSPORT_SOURCES)
+IO_UNIT_TESTS = \
+	tests/unit/check_io tests/unit/san/check_io \
+	tests/unit/check_io_cmd tests/unit/san/check_io_cmd \
+	tests/unit/check_io_queues tests/unit/san/check_io_queues \
+	tests/unit/check_io_limits tests/unit/san/check_io_limits \
+	tests/unit/check_io_poll tests/unit/san/check_io_poll \
+	tests/unit/check_io_outage tests/unit/san/check_io_outage \
+	tests/unit/check_io_forward tests/unit/san/check_io_forward \
+	tests/unit/check_io_retry tests/unit/san/check_io_retry \
+	tests/unit/check_namespaces tests/unit/san/check_namespaces \
+	tests/unit/check_rdma_sgl tests/unit/san/check_rdma_sgl
+check_PROGRAMS += $(IO_UNIT_TESTS)
+UNIT_TESTS += $(IO_UNIT_TESTS)
+
+tests_unit_check_io_SOURCES = tests/unit/check_io.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_SOURCES = $(tests_unit_check_io_SOURCES)
+tests_unit_san_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_cmd_SOURCES = tests/unit/check_io_cmd.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_cmd_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_cmd_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_cmd_SOURCES = $(tests_unit_check_io_cmd_SOURCES)
+tests_unit_san_check_io_cmd_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_cmd_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_cmd_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_queues_SOURCES = tests/unit/check_io_queues.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_queues_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_queues_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_queues_SOURCES = $(tests_unit_check_io_queues_SOURCES)
+tests_unit_san_check_io_queues_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_queues_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_queues_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_limits_SOURCES = tests/unit/check_io_limits.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_limits_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_limits_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_limits_SOURCES = $(tests_unit_check_io_limits_SOURCES)
+tests_unit_san_check_io_limits_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_limits_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_limits_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_poll_SOURCES = tests/unit/check_io_poll.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_poll_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_poll_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_poll_SOURCES = $(tests_unit_check_io_poll_SOURCES)
+tests_unit_san_check_io_poll_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_poll_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_poll_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_outage_SOURCES = tests/unit/check_io_outage.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_outage_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_outage_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_outage_SOURCES = $(tests_unit_check_io_outage_SOURCES)
+tests_unit_san_check_io_outage_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_outage_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_outage_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_forward_SOURCES = tests/unit/check_io_forward.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_forward_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_forward_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_forward_SOURCES = $(tests_unit_check_io_forward_SOURCES)
+tests_unit_san_check_io_forward_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_forward_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_forward_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_io_retry_SOURCES = tests/unit/check_io_retry.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_io_retry_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_io_retry_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_io_retry_SOURCES = $(tests_unit_check_io_retry_SOURCES)
+tests_unit_san_check_io_retry_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_io_retry_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_io_retry_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_namespaces_SOURCES = tests/unit/check_namespaces.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_namespaces_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_namespaces_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_namespaces_SOURCES = $(tests_unit_check_namespaces_SOURCES)
+tests_unit_san_check_namespaces_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_namespaces_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_namespaces_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+tests_unit_check_rdma_sgl_SOURCES = tests/unit/check_rdma_sgl.c $(IO_FIXTURE_SOURCES)
+tests_unit_check_rdma_sgl_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_rdma_sgl_LDADD = $(UNIT_FAKE_LDADD)
+tests_unit_san_check_rdma_sgl_SOURCES = $(tests_unit_check_rdma_sgl_SOURCES)
+tests_unit_san_check_rdma_sgl_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_rdma_sgl_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_rdma_sgl_LDADD = $(UNIT_FAKE_SAN_LDADD)
+
+# check_namespaces' cases of threads sharing a controller's state (its "races"), under TSan.
+check_PROGRAMS += tests/unit/tsan/check_namespaces
+UNIT_TESTS += tests/unit/tsan/check_namespaces
+tests_unit_tsan_check_namespaces_SOURCES = $(tests_unit_check_namespaces_SOURCES)
+tests_unit_tsan_check_namespaces_CFLAGS = $(UNIT_FAKE_CFLAGS) $(TSAN_FLAGS)
+tests_unit_tsan_check_namespaces_LDFLAGS = $(TSAN_FLAGS)
+tests_unit_tsan_check_namespaces_LDADD = $(TSAN_LDADD)
 
 # The export engine (src/export) without FUSE, over the library and the
 # scripted transport: plain, ASan, and TSan (its worker is a thread).
@@ -188,8 +455,8 @@ TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp \
 	tests/unit/check_tcp_errors tests/unit/san/check_tcp_errors
 check_PROGRAMS += $(TCP_UNIT_TESTS)
 UNIT_TESTS += $(TCP_UNIT_TESTS)
-TCP_PEER_SOURCES = tests/unit/tcp_peer.c tests/unit/tcp_peer.h
-TCP_UNIT_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+TCP_PEER_SOURCES = tests/unit/tcp_peer.c tests/unit/tcp_peer.h tests/lib/test_util.h
+TCP_UNIT_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c tests/unit/arm_contract.h $(TCP_PEER_SOURCES)
 tests_unit_check_tcp_CFLAGS = $(TCP_UNIT_CFLAGS)
 tests_unit_check_tcp_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)

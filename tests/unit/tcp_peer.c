@@ -203,12 +203,6 @@ void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-
 void pdu_hdr(struct pdu *p, const void *hdr)
 {
 	memcpy(p->b, hdr, TCP_HDR_LEN);
@@ -311,7 +305,7 @@ void expect_cmd(const struct nvmefs_req *req, uint32_t inline_len, uint8_t *data
 	ck_assert_uint_eq(nvmefs_le16_to_cpu(c.sqe.cid), req->cid);
 	ck_assert_uint_eq(c.hdr.flags & NVMEFS_TCP_F_HDGST, hd ? NVMEFS_TCP_F_HDGST : 0);
 	if (hd)
-		ck_assert_uint_eq(get32(b + 72), nvmefs_tcp_crc32c(0, b, 72));
+		ck_assert_uint_eq(le32_at(b + 72), nvmefs_tcp_crc32c(0, b, 72));
 	if (inline_len) {
 		ck_assert_uint_eq(nvmefs_sgl_type(&c.sqe.dptr.sgl), NVMEFS_SGL_TYPE_DATA_BLOCK);
 		ck_assert_uint_eq(nvmefs_sgl_subtype(&c.sqe.dptr.sgl), NVMEFS_SGL_SUBTYPE_OFFSET);
@@ -322,12 +316,12 @@ void expect_cmd(const struct nvmefs_req *req, uint32_t inline_len, uint8_t *data
 			uint8_t dg[4];
 
 			read_exact(peer.fd, dg, 4);
-			ck_assert_uint_eq(get32(dg), nvmefs_tcp_crc32c(0, data, inline_len));
+			ck_assert_uint_eq(le32_at(dg), nvmefs_tcp_crc32c(0, data, inline_len));
 		}
 	} else {
 		ck_assert_uint_eq(nvmefs_sgl_type(&c.sqe.dptr.sgl), NVMEFS_SGL_TYPE_TRANSPORT_DATA_BLOCK);
 		ck_assert_uint_eq(nvmefs_sgl_subtype(&c.sqe.dptr.sgl), NVMEFS_SGL_SUBTYPE_TRANSPORT);
-		ck_assert_uint_eq(get32(c.sqe.dptr.sgl.desc), req->len);
+		ck_assert_uint_eq(le32_at(c.sqe.dptr.sgl.desc), req->len);
 		ck_assert_uint_eq(nvmefs_le32_to_cpu(c.hdr.plen), 72 + (hd ? 4 : 0));
 	}
 }
@@ -344,7 +338,7 @@ void expect_term(uint16_t fes, uint32_t fei)
 	ck_assert_uint_eq(t.hdr.flags, 0);
 	ck_assert_uint_eq(t.hdr.hlen, 24);
 	ck_assert_uint_eq(nvmefs_le16_to_cpu(t.fes), fes);
-	ck_assert_uint_eq(get32(t.fei), fei);
+	ck_assert_uint_eq(le32_at(t.fei), fei);
 	/* The offending PDU's header, its HLEN bytes, and no digest. */
 	ck_assert_uint_eq(nvmefs_le32_to_cpu(t.hdr.plen), 24 + 24);
 	ck_assert_uint_eq(b[24 + 2], 24);

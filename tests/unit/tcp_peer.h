@@ -16,6 +16,7 @@
 #include "ctrl_types.h"
 #include "transport_ops.h"
 #include "tcp_pdu.h"
+#include "test_util.h"
 
 struct peer {
 	int lfd;
@@ -63,7 +64,6 @@ void connect_small(int bytes);
 struct nvmefs_req *submit(uint8_t opcode, enum nvmefs_dir dir, uint32_t len);
 int process(void);
 void put32(uint8_t *p, uint32_t v);
-uint32_t get32(const uint8_t *p);
 void pdu_hdr(struct pdu *p, const void *hdr);
 void pdu_rsp(struct pdu *p, uint16_t cid, uint16_t status);
 void pdu_c2h(struct pdu *p, uint16_t cid, uint32_t off, uint32_t len, uint8_t flags,

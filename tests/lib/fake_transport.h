@@ -181,6 +181,10 @@ void fake_reset(void);
 /* Fail the test unless every step ran and every queue was destroyed. */
 #define fake_assert_done() fake_assert_done_at(__LINE__)
 void fake_assert_done_at(int line);
+/* The fixture of a test case over the script: a fresh one before each test,
+ * and after it, every step used and every queue gone. */
+void fake_setup(void);
+void fake_teardown(void);
 
 /* Steps, appended in order.  The returned pointer stays valid until
  * fake_reset(); set further fields through it. */

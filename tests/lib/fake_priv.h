@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* What the scripted target's two halves share: fake_script.c's steps and
+ * fake_transport.c's queues, matched under one lock. */
+#ifndef NVMEFS_TESTS_FAKE_PRIV_H
+#define NVMEFS_TESTS_FAKE_PRIV_H
+
+#include <pthread.h>
+
+#include "fake_transport.h"
+
+/* Guards the steps, the held responses and the counters (fake_transport.c). */
+extern pthread_mutex_t fake_lock;
+
+/* Forget every step (fake_reset()'s part in fake_script.c). */
+void fake_script_reset(void);
+/* The step that @kind (and @req's command, or @q's address) must be; fails
+ * the test if it is not the next one. */
+struct fake_step *fake_next_step(enum fake_step_kind kind, const struct nvmefs_queue *q,
+				 const struct nvmefs_req *req);
+
+#endif /* NVMEFS_TESTS_FAKE_PRIV_H */
