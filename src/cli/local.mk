@@ -52,10 +52,13 @@ src_cli_nvmefs_SOURCES = \
 	$(LIST_SOURCES) \
 	src/fuse/fs_ops.c \
 	src/fuse/adapter.c \
+	src/fuse/loop.c \
+	src/fuse/loop.h \
 	src/fuse/ring.c \
 	src/export/engine.h \
 	src/export/export_priv.h \
 	src/export/requests.c \
+	src/export/limits.c \
 	src/export/log.c \
 	src/export/stats.c \
 	src/export/worker.c \

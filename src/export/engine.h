@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The export engine, as a front end (an adapter: FUSE today, a block
- * device tomorrow) sees it.  It serves byte-range requests on namespaces
- * (read, write, flush, zero a range, punch a hole), each carrying the
- * front end's cookie, and completes each exactly once through the
- * front end's callbacks, with the data or a status.  Inside: splitting
- * into NVMe commands around partial blocks, write reservations, retries
- * when a queue is full, the workers with one I/O queue each, and parking
- * of what a held namespace or a full set of buffers cannot take yet.
+ * The export engine, as a front end (FUSE today, a block device or an fio
+ * job tomorrow) sees it: a library the front end drives.  It serves
+ * byte-range requests on namespaces (read, write, flush, zero a range,
+ * punch a hole), each carrying the front end's cookie, and completes each
+ * exactly once through the front end's callbacks, with the data or a
+ * status.  Inside: splitting into NVMe commands around partial blocks,
+ * write reservations, retries when a queue is full, and parking of what a
+ * held namespace or a full set of buffers cannot take yet.
  *
- * The workers read the front end's requests themselves, from a descriptor
- * the front end names (/dev/fuse), into buffers registered once with the
- * controller: a write's payload goes to the target from where it came in,
- * and a read's data is completed from where the target put it.  No copy.
+ * The engine has a worker for each I/O queue of the subsystem head, with
+ * request buffers registered once with the controller: a front end reads a
+ * request straight into one of them, so a write's payload goes to the
+ * target from where it came in and a read is completed from where the
+ * target put its data.  The front end owns the threads, their loops and
+ * its descriptors; each worker is served by one thread at a time, which
+ * makes every call on it and gets every completion of its requests.  A
+ * request that arrives on another thread reaches a worker with exp_post(),
+ * one hand-off.  src/fuse/loop.c is a front end's loop, for /dev/fuse.
  *
  * The engine never calls the front end but through struct exp_ops.
  */
@@ -23,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <sys/types.h>
 
 #include <nvmefs/nvmefs.h>
@@ -70,19 +76,11 @@ struct exp_stats {
 	struct histogram lat;
 };
 
-/* What the front end does for the engine; @arg is exp_create()'s. */
+/* What the front end does for the engine; @arg is exp_create()'s.  Called
+ * on the thread serving the worker the request is on. */
 struct exp_ops {
-	/* Reads one request from the source into @buf of @size bytes: its
-	 * length, or -errno: -EAGAIN when none waits, -ENODEV once the source
-	 * has ended (nothing more is read then). */
-	ssize_t (*read)(void *arg, void *buf, size_t size);
-	/* The namespace whose I/O the request of @len bytes at @buf is (one
-	 * that exp_submit() would take), or 0 for what is answered on the spot. */
-	uint32_t (*io_nsid)(void *arg, const void *buf, size_t len);
-	/* Handles the request of @len bytes at @buf: answers it, or passes
-	 * its I/O to exp_submit() before returning. */
-	void (*dispatch)(void *arg, void *buf, size_t len);
-	/* Answers the request at @buf, which dispatch() never saw, with @err. */
+	/* Answers with @err the request at @buf, as the front end handed it to
+	 * exp_req_admit(), which the engine parked and cannot serve any more. */
 	void (*refuse)(void *arg, const void *buf, int err);
 	/* A read of exp_submit() succeeded: @len bytes at @data, valid only
 	 * during the call. */
@@ -101,36 +99,103 @@ struct exp_opts {
 	size_t max_io;
 };
 
+/* The I/O queues an engine with @opts needs, which the caller creates on
+ * each path before it makes the subsystem head: @queue_size entries each
+ * (0: enough for opts->depth requests), I/O timeout @timeout_ms. */
+void exp_io_opts(const struct exp_opts *opts, unsigned int queue_size, unsigned int timeout_ms,
+		 struct nvmefs_io_opts *io);
+/* What an engine with @opts pins, its request buffers and, for each
+ * request, @copies more registrations of @len bytes the front end makes
+ * (FUSE over io_uring's payloads), on each of its @rdma_paths paths over
+ * RDMA; NVMe/TCP registers nothing.  SIZE_MAX past what size_t holds. */
+size_t exp_pinned_need(const struct exp_opts *opts, unsigned int rdma_paths, unsigned int copies,
+		       size_t len);
+/* Whether a locked-memory limit of @limit bytes covers @need with 1 MiB to
+ * spare for what else the process pins; a saturated @need fits none. */
+bool exp_memlock_covers(uint64_t limit, size_t need);
+/* 0 when the locked-memory limit covers @need; else -ENOMEM with
+ * exp_error(): the sum, made of @sum, and what to do, @smaller naming the
+ * front end's options for fewer or smaller buffers.  Called before
+ * connecting, whose own registrations would fail first. */
+int exp_check_memlock(size_t need, const char *sum, const char *smaller);
+
 struct exp;
+/* One I/O queue of the head and its registered request buffers. */
+struct exp_worker;
+/* One request buffer of a worker. */
+struct exp_req;
 
 /*
  * An engine over the queues of the subsystem head @head (one path or
- * several), one per worker: buffers allocated and registered, workers not
+ * several), one per worker: buffers allocated and registered, no thread
  * started.  Returns 0 or -errno with exp_errmsg().
  */
 int exp_create(struct nvmefs_subsys *head, const struct exp_opts *opts, const struct exp_ops *ops,
 	       void *arg, struct exp **out);
-/* After exp_stop(), or when never started. */
+/* Once no thread serves a worker any more (each drained or abandoned). */
 void exp_destroy(struct exp *e);
-/* Starts the workers, reading requests when @source_fd is readable.  On a
- * failure (-errno with exp_errmsg()), the workers started run until
- * exp_stop() as usual; what is posted to the others is answered at once. */
-int exp_start(struct exp *e, int source_fd);
-/* Stops reading requests, lets what is in flight end (a controller that
- * is not live is given up: its I/O fails) and joins the workers. */
-void exp_stop(struct exp *e);
+unsigned int exp_nr_workers(const struct exp *e);
+struct exp_worker *exp_worker(struct exp *e, unsigned int i);
+/* The bytes a request buffer holds: the largest request a front end reads in. */
+size_t exp_req_size(const struct exp *e);
 
 /*
- * From ops->dispatch() only: takes over the request being dispatched, and
- * the buffer it came in, for I/O on @ns; completes it through ops with
- * @cookie.  A write's @data (@size bytes) lies in that buffer.  Offsets
- * and sizes are the caller's to check against the namespace.
+ * The calls below on a worker come from the one thread serving it.
+ *
+ * Where the front end reads its next request: a free buffer, else (no
+ * worker has one free) a spare one, not registered, so that requests are
+ * still answered while every buffer waits on held I/O; NULL when @w is to
+ * read nothing now (no buffer, or the spare's I/O still waits for one).
  */
-void exp_submit(void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
-		const void *data);
+struct exp_req *exp_worker_req(struct exp_worker *w);
+void *exp_req_buf(struct exp_req *r);
+/*
+ * The request of @len bytes just read into @r's buffer, I/O to namespace
+ * @nsid, or 0 for one answered on the spot: true when the front end
+ * handles it now (calling exp_submit() for its I/O), then exp_req_handled();
+ * false when the engine parked it (copied), to give it back through
+ * exp_worker_resumed() once it can go.
+ */
+bool exp_req_admit(struct exp_req *r, size_t len, uint32_t nsid);
+/*
+ * Takes over admitted @r, and its buffer, for I/O on @ns; completes it
+ * through ops with @cookie.  A write's @data (@size bytes) lies in that
+ * buffer.  Offsets and sizes are the caller's to check against the namespace.
+ */
+void exp_submit(struct exp_req *r, void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off,
+		size_t size, const void *data);
+/* The front end is done with admitted @r: its buffer is free again unless
+ * exp_submit() took it. */
+void exp_req_handled(struct exp_req *r);
+/* A parked request that can go now, in one of @w's buffers, *@len bytes,
+ * admitted: the front end handles it as one it read.  NULL when none. */
+struct exp_req *exp_worker_resumed(struct exp_worker *w, size_t *len);
+/* Completions, writes and commands that waited, parked and posted
+ * requests: whether anything moved (then call it again before sleeping). */
+bool exp_worker_run(struct exp_worker *w);
+/* Before the front end sleeps: false when work came meanwhile (run again);
+ * else true, and *@wait_ms how long it may sleep at most. */
+bool exp_worker_arm(struct exp_worker *w, int *wait_ms);
+/* Adds what wakes @w (its queue, released reservations, posts) to the front
+ * end's @epfd; their events' data.ptr is the engine's, for exp_worker_event(). */
+int exp_worker_watch(struct exp_worker *w, int epfd);
+/* Whether @ev, from that epoll, is @w's (then taken). */
+bool exp_worker_event(struct exp_worker *w, const struct epoll_event *ev);
+/*
+ * Once the front end stops taking requests for @w: one step of letting
+ * what is in flight end (a controller that is not live is given up: its
+ * I/O fails), true when done.  Every worker's thread steps until then:
+ * a queue may carry another worker's I/O while the target grants fewer
+ * queues.  Handle what exp_worker_resumed() gives between the steps.
+ */
+bool exp_worker_drain(struct exp_worker *w);
+/* @w will never be served (its thread did not start): what is posted to
+ * it is answered at once, as after the end, and the others' drain does
+ * not wait for it. */
+void exp_worker_abandon(struct exp_worker *w);
 
 /*
- * A request that came in elsewhere than the engine's source (FUSE over
+ * A request that came in on a thread that serves no worker (FUSE over
  * io_uring: libfuse's ring threads), in memory the front end owns until
  * the request is completed through ops with @cookie, as exp_submit()'s.
  */
@@ -155,18 +220,18 @@ struct exp_post {
 };
 
 /*
- * From any thread: hands @p to a worker, which owns its queue, and wakes it.
- * The worker takes it as it takes a request it read, when it has a buffer
- * free, or parks it while its namespace is held, as it parks a request it
- * read.  Once the workers are stopped (or never started), @p is completed
- * at once, with ENOTCONN, as /dev/fuse answers once the mount is gone.
+ * From any thread: hands @p to a worker and wakes the thread serving it.
+ * The worker takes it as it takes a request read in, when it has a buffer
+ * free, or parks it while its namespace is held.  Once the worker has
+ * drained (or was abandoned), @p is completed at once, with ENOTCONN, as
+ * /dev/fuse answers once the mount is gone.
  */
 void exp_post(struct exp *e, struct exp_post *p);
 /* The front end takes requests from an io_uring (the stats say so). */
 void exp_set_io_uring(struct exp *e, bool on);
 
-/* Flushes @nsid through the first worker's queue, waiting for it (workers
- * stopped): 0, an NVMe status, or -errno. */
+/* Flushes @nsid through the first worker's queue, waiting for it (no
+ * thread serving the workers): 0, an NVMe status, or -errno. */
 int exp_flush_sync(struct exp *e, uint32_t nsid);
 /* Whether the controller, or every path, failed: 0 or its -errno. */
 int exp_failed(const struct exp *e);
@@ -177,7 +242,7 @@ void exp_stop_reconnecting(struct exp *e);
  * text of *@len bytes; NULL without memory.  Freed by the caller. */
 char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns, size_t *len);
 
-/* Why exp_create() or exp_start() failed; also what a front end sets with
+/* Why exp_create() failed; also what a front end sets with
  * exp_error(), so that it has one message. */
 const char *exp_errmsg(void);
 __attribute__((format(printf, 2, 3)))

@@ -2,7 +2,8 @@
 /*
  * Private to the export engine (and the harnesses that drive its parts):
  * requests.c turns a request into NVMe commands with write reservations and
- * retries; worker.c runs the workers, their buffers and parked requests.
+ * retries; worker.c is the workers' calls, their buffers and parked
+ * requests; post.c the inbox of requests from other threads.
  */
 #ifndef NVMEFS_EXPORT_PRIV_H
 #define NVMEFS_EXPORT_PRIV_H
@@ -39,7 +40,7 @@ struct exp_req {
 	uint8_t op;		/* enum exp_op */
 	uint8_t phase;		/* 0: edges being read, 1: writing */
 	bool busy;		/* owned by an asynchronous operation */
-	bool taken;		/* claimed by exp_submit(): exp_req_put() returns it, not receive() */
+	bool taken;		/* claimed by exp_submit(): exp_req_put() returns it, not exp_req_handled() */
 	bool listed;		/* on the worker's retry list */
 	uint64_t off;
 	size_t size;
@@ -52,19 +53,12 @@ struct exp_req {
 	struct exp_req *next;
 };
 
-/* What woke a worker from epoll_wait(), in epoll_event.data.u32. */
-enum { WORKER_EV_STOP, WORKER_EV_QUEUE, WORKER_EV_WAKE, WORKER_EV_SOURCE };
-
 struct exp_worker {
 	struct exp *e;
 	unsigned int idx;
-	pthread_t thread;
-	int epfd;
-	bool source_watched;	/* the source is in epfd */
-	/* epoll said the source is readable, or the last read from it found a
-	 * request: reading it may find one.  A read that finds it empty ends
-	 * that, so an idle pass costs no system call on the source. */
-	bool source_ready;
+	/* Their addresses tag the worker's events in the front end's epoll
+	 * (exp_worker_watch()): the queue's, and wake_fd's. */
+	char ev_queue, ev_wake;
 	/* Its queue of the subsystem head, over one path or several. */
 	struct nvmefs_mpq *mpq;
 	struct nvmefs_subsys_mr *smr;
@@ -72,6 +66,7 @@ struct exp_worker {
 	struct exp_req *reqs;
 	struct exp_req *free;
 	unsigned int busy;
+	bool draining;		/* exp_worker_drain() began: no more requests */
 	bool drained;		/* counted out of e->workers_left */
 	/* Written when a write reservation this worker waits for is released
 	 * (by any worker); in epfd. */
@@ -83,6 +78,8 @@ struct exp_worker {
 	struct exp_req spare;
 	/* I/O read into the spare, waiting for one of this worker's buffers. */
 	struct park_list ready;
+	/* Parked requests given a buffer again, for exp_worker_resumed(). */
+	struct exp_req *resumed_head, *resumed_tail;
 	/* I/O to namespaces the queue would hold (no usable path, an outage):
 	 * it takes no buffer until it can go. */
 	struct park_list held;
@@ -110,29 +107,16 @@ struct exp {
 	struct exp_opts opts;
 	const struct exp_ops *ops;
 	void *arg;
-	int source_fd;
-	/* Written by exp_stop(): in every worker's epfd. */
-	int stop_fd;
-	/* Set by exp_stop(): the workers stop reading the source and drain. */
-	atomic_bool serve_done;
-	/* The source said it ended: nothing more comes. */
-	atomic_bool source_ended;
-	/* A worker stopped reading the source (no buffer, no room) before it
-	 * found it empty: one epoll wake-up may have been all the others get
-	 * for what is left, so they read it on their own.  Ended by a read
-	 * that finds it empty. */
-	atomic_bool source_unread;
 	/* Workers still with I/O of their own at the end: until none is, every
 	 * worker keeps polling its queue, which may carry another's I/O while
 	 * the target grants fewer queues. */
 	atomic_uint workers_left;
-	unsigned int started;
 	/* A request's buffer: the request, or the blocks around an unaligned
 	 * read of max_io bytes. */
 	size_t bufsize;
 	struct exp_worker *workers;
 	/* Workers with a buffer free: while there is one, a worker without
-	 * leaves the source to it rather than read into its spare. */
+	 * reads nothing into its spare, leaving the requests to that one. */
 	atomic_uint workers_with_free;
 	/* What the workers' parked requests take, bounded by PARK_MAX_BYTES. */
 	atomic_size_t parked_bytes;
@@ -156,8 +140,6 @@ struct exp {
 struct exp_req *exp_req_take(struct exp_worker *w);
 /* Gives @f back to @w's free list. */
 void exp_req_put(struct exp_worker *w, struct exp_req *f);
-/* The request a worker is dispatching, for exp_submit(). */
-extern _Thread_local struct exp_req *exp_cur_req;
 /* Writes and sub-I/Os that waited: whether any of them got on. */
 bool exp_run_retries(struct exp_worker *w);
 
@@ -177,18 +159,13 @@ void exp_inbox_close(struct exp_worker *w);
 /* Answers what is still posted to @w with @err (its queue failed). */
 void exp_inbox_fail(struct exp_worker *w, int err);
 
-/* Whether I/O to @nsid, read from the source (worker.c) or posted (post.c),
+/* Whether I/O to @nsid, read in (worker.c) or posted (post.c),
  * is parked rather than given a buffer: its namespace held by @w's queue,
  * while the export has room to park it. */
 static inline bool exp_parks(struct exp_worker *w, uint32_t nsid)
 {
 	return nsid && nvmefs_mpq_ns_held(w->mpq, nsid) && park_room(&w->e->parked_bytes);
 }
-
-/* worker.c */
-/* Hands the request of @n bytes just read into w->free's buffer to the
- * front end (a harness comes in here too). */
-void exp_dispatch(struct exp_worker *w, size_t n);
 
 /* A worker's queue of the head. */
 static inline int worker_poll(struct exp_worker *w, int timeout_ms)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Requests a worker read from the front end (FUSE requests from /dev/fuse)
- * but gives no request buffer yet, copied out of the buffer they came in
+ * Requests a front end read in for a worker (FUSE requests from /dev/fuse)
+ * but that get no request buffer yet, copied out of the buffer they came in
  * (or, posted ones, kept where they were posted):
  * I/O to a namespace that has no usable path (held), so that it takes no
  * buffer another namespace's I/O could use, and I/O read into the spare
@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 /* The parked requests of a whole mount, headers and write data: past it a
- * worker reads its source only into a free buffer.  man/nvmefs-mount.1
+ * front end reads requests only into a free buffer.  man/nvmefs-mount.1
  * states it. */
 #define PARK_MAX_BYTES ((size_t)64 << 20)
 
@@ -32,7 +32,7 @@ struct parked {
 	struct parked *next;
 	uint32_t nsid;
 	/* A posted request, which stays where it was posted; else the @len
-	 * bytes of one read from the source. */
+	 * bytes of one read in. */
 	struct exp_post *post;
 	size_t len;
 	uint8_t bytes[];

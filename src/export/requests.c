@@ -28,8 +28,6 @@
 #include "../common/histogram.h"
 #include "../common/status.h"
 
-_Thread_local struct exp_req *exp_cur_req;
-
 /* ---------------------------------------------------------------------- */
 /* Errors                                                                   */
 /* ---------------------------------------------------------------------- */
@@ -414,10 +412,10 @@ static void count_write_start(struct exp *e)
 		;
 }
 
-void exp_submit(void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
-		const void *data)
+void exp_submit(struct exp_req *r, void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off,
+		size_t size, const void *data)
 {
-	exp_start_req(exp_cur_req, cookie, ns, op, off, size, data, NULL);
+	exp_start_req(r, cookie, ns, op, off, size, data, NULL);
 }
 
 void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,

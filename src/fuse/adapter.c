@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * FUSE as the export engine's front end: the engine's workers read
- * /dev/fuse through here into their registered buffers, hand each request
- * to libfuse (which calls fs_ops.c, which passes I/O to exp_submit() with
- * the fuse_req_t as its cookie), and complete I/O through here, where the
- * cookie becomes a FUSE reply again.
+ * FUSE as the export engine's front end: loop.c's threads read /dev/fuse
+ * through here into the workers' registered buffers and hand each request
+ * to libfuse here, which calls fs_ops.c, whose I/O comes back here
+ * (fs_io()) to start in the engine with the fuse_req_t as its cookie; the
+ * engine completes it through here, where the cookie becomes a FUSE reply
+ * again.
  */
 #define FUSE_USE_VERSION 34
 
@@ -20,6 +21,11 @@
 #include <linux/fuse.h>
 
 #include "fs_priv.h"
+#include "loop.h"
+
+/* The request this thread is handing to libfuse: libfuse calls fs_ops.c
+ * with no word of the buffer it came in, whose I/O fs_io() then starts. */
+static _Thread_local struct exp_req *handling;
 
 static ssize_t read_request(void *arg, void *buf, size_t size)
 {
@@ -38,7 +44,7 @@ static ssize_t read_request(void *arg, void *buf, size_t size)
 
 /*
  * The namespace whose I/O the request of @n bytes at @buf is: one that
- * would take its buffer past the answer (exp_submit).  0 for what else
+ * would take its buffer past the answer (exp_submit()).  0 for what else
  * comes, which is answered on the spot, from any buffer.
  */
 static uint32_t io_nsid(void *arg, const void *buf, size_t n)
@@ -79,14 +85,28 @@ static void init_answered(struct fs *fs)
 		fs->opts.ready(fs->opts.ready_arg);
 }
 
-static void dispatch(void *arg, void *buf, size_t n)
+static void handle(void *arg, struct exp_req *r, void *buf, size_t n)
 {
 	struct fs *fs = arg;
 	struct fuse_buf fb = { .mem = buf, .size = n };
 
+	handling = r;
 	fuse_session_process_buf(fs->se, &fb);
+	handling = NULL;
 	if (atomic_load(&fs->init_called) && !atomic_load(&fs->ready_told))
 		init_answered(fs);
+}
+
+void fs_io(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
+	   const void *data)
+{
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
+	if (fuse_req_is_uring(req)) {
+		fs_ring_submit(req, ns, op, off, size, data);
+		return;
+	}
+#endif
+	exp_submit(handling, req, ns, op, off, size, data);
 }
 
 static void refuse(void *arg, const void *buf, int err)
@@ -114,10 +134,13 @@ static void complete(void *cookie, enum exp_op op, int err, size_t len)
 		fuse_reply_err(cookie, err);
 }
 
-const struct exp_ops fs_exp_ops = {
+const struct fs_loop_ops fs_loop_ops = {
 	.read = read_request,
 	.io_nsid = io_nsid,
-	.dispatch = dispatch,
+	.handle = handle,
+};
+
+const struct exp_ops fs_exp_ops = {
 	.refuse = refuse,
 	.complete_read = complete_read,
 	.complete = complete,

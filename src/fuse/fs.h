@@ -51,9 +51,6 @@ struct nvmefs_fs_opts {
  * over RDMA; NVMe/TCP registers nothing.  SIZE_MAX past what size_t holds. */
 size_t nvmefs_fs_pinned_need(const struct nvmefs_fs_opts *opts, unsigned int rdma_paths,
 			     unsigned int ring_cpus);
-/* Whether a locked-memory limit of @limit bytes covers @need with 1 MiB to
- * spare for what else the process pins; a saturated @need fits none. */
-bool nvmefs_fs_memlock_covers(uint64_t limit, size_t need);
 /* 0 when the locked-memory limit covers what a mount with @opts, @rdma_paths
  * of its paths over RDMA, pins; else -ENOMEM with the sum and what to do
  * (nvmefs_fs_errmsg()).  Call it before connecting, whose own

@@ -3,12 +3,13 @@
  * The FUSE side of `nvmefs mount` (libfuse3 low-level API): the operations
  * on the mount's files, their extended attributes, and the info and stats
  * files.  Their I/O goes to the export engine (src/export: NVMe commands,
- * the workers that read /dev/fuse and poll the queues) through
- * exp_submit(), and comes back through adapter.c; the mount's life is
- * serve.c; the namespace files, namespaces.c.
+ * a worker for each I/O queue) through adapter.c's fs_io(), and comes back
+ * through adapter.c; the mount's life is serve.c; the namespace files,
+ * namespaces.c.
  *
- * Zero copies in user space: every worker reads FUSE requests from
- * /dev/fuse itself, into buffers registered once with the RDMA device.  A
+ * Zero copies in user space: every thread of loop.c reads FUSE requests
+ * from /dev/fuse itself, into its worker's buffers, registered once with
+ * the controller.  A
  * write's payload therefore already lies in registered memory and goes to
  * the target from there; a read has the target RDMA-write the data into the
  * request's own buffer and is replied from it (an unaligned read just
@@ -310,7 +311,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	if (size > ns->size - (uint64_t)off)
 		size = ns->size - (uint64_t)off;
-	fs_submit(req, ns, EXP_READ, (uint64_t)off, size, NULL);
+	fs_io(req, ns, EXP_READ, (uint64_t)off, size, NULL);
 }
 
 static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -334,7 +335,7 @@ static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		return;
 	}
 	/* The payload lies in the engine's registered buffer: sent from there. */
-	fs_submit(req, ns, EXP_WRITE, (uint64_t)off, size, buf);
+	fs_io(req, ns, EXP_WRITE, (uint64_t)off, size, buf);
 }
 
 static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
@@ -349,7 +350,7 @@ static void fs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 		return;
 	}
 	/* Always sent: the target's volatile write cache is not ours to judge. */
-	fs_submit(req, ns, EXP_FLUSH, 0, 0, NULL);
+	fs_io(req, ns, EXP_FLUSH, 0, 0, NULL);
 }
 
 static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
@@ -383,7 +384,7 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 		fuse_reply_err(req, len <= 0 ? EINVAL : ENOSPC);
 		return;
 	}
-	fs_submit(req, ns, op, (uint64_t)off, (size_t)len, NULL);
+	fs_io(req, ns, op, (uint64_t)off, (size_t)len, NULL);
 }
 
 static void fs_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -2,7 +2,8 @@
 /*
  * Private to the FUSE side of `nvmefs mount`: what its files share.
  * fs_ops.c has the FUSE operations; adapter.c what the export engine
- * (src/export) calls back, and the reading of /dev/fuse; serve.c the
+ * (src/export) calls back, and the reading of /dev/fuse for loop.c's
+ * threads, which serve it; serve.c the
  * mount's life; namespaces.c the namespace files and how they follow the
  * target.  Errors and the log are the engine's (exp_error(), exp_log()).
  */
@@ -22,6 +23,7 @@
 #include <fuse_lowlevel.h>
 
 #include "fs.h"
+#include "loop.h"
 #include "../export/engine.h"
 
 #define INO_INFO 2
@@ -35,8 +37,10 @@ struct fs {
 	struct nvmefs_subsys *subsys;
 	struct nvmefs_fs_opts opts;
 	struct fuse_session *se;
-	/* The engine that serves the namespace files' I/O. */
+	/* The engine that serves the namespace files' I/O, and the threads
+	 * that drive it from /dev/fuse. */
 	struct exp *exp;
+	struct fs_loop *loop;
 	int stop_fd;
 	/* Asked to stop (signal, unmount, INIT refused): read by serve.c. */
 	atomic_bool stopping;
@@ -66,8 +70,14 @@ extern const struct fuse_lowlevel_ops fs_lowlevel_ops;
 int fs_build_info(struct fs *fs);
 
 /* adapter.c: what the engine calls, turning its cookies back into FUSE
- * requests and reading /dev/fuse. */
+ * requests, and what loop.c calls, reading /dev/fuse and handing requests
+ * to libfuse. */
 extern const struct exp_ops fs_exp_ops;
+extern const struct fs_loop_ops fs_loop_ops;
+/* The I/O of @req, from fs_ops.c: exp_submit() of the request being handed
+ * to libfuse on this thread (/dev/fuse), or to the ring (fs_ring_submit()). */
+void fs_io(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
+	   const void *data);
 
 /* ring.c: FUSE over io_uring, with libfuse >= 3.18. */
 /* Asks libfuse for the ring (unless -o io_uring=off), sized to the mount's
@@ -79,10 +89,12 @@ void fs_ring_init(struct fs *fs, struct fuse_conn_info *conn);
 /* Once INIT is answered: tells the engine whether requests come from the
  * ring; -errno with exp_error() when -o io_uring=on did not get it. */
 int fs_ring_started(struct fs *fs);
-/* The I/O of @req to the engine: exp_submit() from a worker (/dev/fuse),
- * exp_post() from a ring thread. */
-void fs_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
-	       const void *data);
+#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
+/* The I/O of @req, which came in on a ring thread: posted to a worker
+ * (exp_post()), from the ring entry's registered payload. */
+void fs_ring_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
+		    const void *data);
+#endif
 /* After the workers stopped, before the session goes (it frees the
  * rings' buffers): their registrations are released. */
 void fs_ring_close(struct fs *fs);

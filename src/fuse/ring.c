@@ -4,7 +4,7 @@
  * kernel hands requests to libfuse's ring threads, one per CPU, each with
  * its ring's entries, rather than to the workers reading /dev/fuse.  A
  * ring thread calls the operations in fs_ops.c; their I/O comes here
- * (fs_submit()), which posts it to a worker (exp_post()): the worker owns
+ * (fs_ring_submit()), which posts it to a worker (exp_post()): the worker owns
  * its NVMe queue, starts the request there and replies from its own thread
  * (libfuse takes the ring's lock for a reply from another thread).
  *
@@ -14,7 +14,7 @@
  * that starts on a block has the target write its data there, which the
  * reply then hands over in place.  An entry that cannot be registered
  * (the locked-memory limit) is served through the worker's buffer, with a
- * copy.  Without libfuse 3.18, /dev/fuse only: fs_submit() is exp_submit().
+ * copy.  Without libfuse 3.18, /dev/fuse only.
  */
 #define FUSE_USE_VERSION 34
 
@@ -179,18 +179,14 @@ static struct ring_slot *slot_of(struct fs *fs, char *payload, size_t len)
 	return s;
 }
 
-void fs_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
-	       const void *data)
+void fs_ring_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
+		    const void *data)
 {
 	struct fs *fs = fuse_req_userdata(req);
 	struct ring_slot *s;
 	size_t len;
 	char *payload;
 
-	if (!fuse_req_is_uring(req)) {
-		exp_submit(req, ns, op, off, size, data);
-		return;
-	}
 	if (fuse_req_get_payload(req, &payload, &len, NULL) || !fs->ring ||
 	    !(s = slot_of(fs, payload, len))) {
 		fuse_reply_err(req, EIO);
@@ -258,12 +254,6 @@ int fs_ring_started(struct fs *fs)
 {
 	(void)fs;
 	return 0;
-}
-
-void fs_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
-	       const void *data)
-{
-	exp_submit(req, ns, op, off, size, data);
 }
 
 void fs_ring_close(struct fs *fs)

@@ -81,13 +81,10 @@ static void flush_all(struct fs *fs)
 
 void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts *io)
 {
-	nvmefs_io_opts_init(io);
-	io->nr_queues = opts->workers;
-	/* Each request needs up to three commands at once (two edges, the middle). */
-	io->queue_size = opts->queue_size ? opts->queue_size : opts->depth * 3 + 1;
-	io->bufs_per_queue = 1;
-	io->buf_size = 4096;
-	io->timeout_ms = opts->io_timeout_ms;
+	struct exp_opts eo = { .workers = opts->workers, .depth = opts->depth,
+			       .max_io = opts->max_io };
+
+	exp_io_opts(&eo, opts->queue_size, opts->io_timeout_ms, io);
 }
 
 /* libfuse's own line about an option it refuses: nvmefs_fs_fuse_option_ok()
@@ -193,12 +190,12 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	ret = exp_start(fs->exp, fuse_session_fd(fs->se));
+	ret = fs_loop_start(fs->exp, fuse_session_fd(fs->se), &fs_loop_ops, fs, &fs->loop);
 	if (ret < 0) {
-		/* The workers started serve until they are stopped, as usual. */
+		/* The threads started serve until they are stopped, as usual. */
 		atomic_store(&fs->stopping, true);
 	}
-	/* Ready is told by the worker that sees INIT through (init_answered).
+	/* Ready is told by the thread that sees INIT through (init_answered).
 	 * At the end, the change callback goes while the workers still answer:
 	 * one under way may wait in a FUSE notify for a request (a lookup
 	 * holding the directory) that only they can answer, or, in a cached
@@ -207,7 +204,8 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	wait_stopping(fs);
 	exp_stop_reconnecting(fs->exp);
 	nvmefs_ctrl_set_change_cb(ctrl, NULL, NULL);
-	exp_stop(fs->exp);
+	fs_loop_stop(fs->loop);
+	fs->loop = NULL;
 	if (ret == 0 && fs->init_error)
 		ret = fs->init_error;
 	flush_all(fs);

@@ -14,8 +14,9 @@
  *
  * Nothing of libfuse or RDMA is linked.  The harness defines the fuse_reply_*
  * functions the handlers call and fuse_session_process_buf(), so that
- * the engine's exp_dispatch() hands it a request laid out in the worker's
- * registered buffer as libfuse would (a write's payload 80 bytes in).  The
+ * the FUSE front end's handing over (fs_loop_ops, as loop.c's threads call
+ * it) gives it a request laid out in the worker's registered buffer as
+ * libfuse would (a write's payload 80 bytes in).  The
  * library (src/lib) runs for real over a transport written here: a target
  * with one or two small namespaces (512- or 4096-byte blocks) that executes
  * Read, Write, Write Zeroes, Dataset Management and Flush on a shadow image,
@@ -1143,17 +1144,29 @@ static bool all_replied(void)
 	return true;
 }
 
-/* One round of each worker's loop: completions, then what waited. */
+/* Serves the request of @n bytes in @f, admitted, as loop.c's threads do. */
+static void serve(struct exp_req *f, size_t n)
+{
+	fs_loop_ops.handle(fz.fs, f, exp_req_buf(f), n);
+	exp_req_handled(f);
+}
+
+/* One turn of @w's loop: completions, what waited, what was parked. */
+static void worker_turn(struct exp_worker *w)
+{
+	struct exp_req *f;
+	size_t n;
+
+	exp_worker_run(w);
+	while ((f = exp_worker_resumed(w, &n)))
+		serve(f, n);
+}
+
+/* One round of each worker's loop. */
 static void poll_round(void)
 {
-	for (unsigned int i = 0; i < fz.fs->opts.workers; i++) {
-		struct exp_worker *w = &fz.fs->exp->workers[i];
-
-		if (w->busy || worker_inflight(w))
-			worker_poll(w, 0);
-		if (w->retry_head)
-			exp_run_retries(w);
-	}
+	for (unsigned int i = 0; i < fz.fs->opts.workers; i++)
+		worker_turn(&fz.fs->exp->workers[i]);
 }
 
 /* Everything answered, whatever it takes; a request that never is hangs. */
@@ -1200,6 +1213,8 @@ static struct fuse_req *send_req(unsigned int wi, struct fz_msg *m, const uint8_
 	struct fuse_req *r;
 	struct fz_ns *ns = ns_of_ino(m->ino);
 	size_t n = FZ_HDR;
+	struct exp_req *f;
+	uint8_t *buf;
 
 	if (fz.nr_reqs == FZ_MAX_REQS)
 		return NULL;
@@ -1237,12 +1252,15 @@ static struct fuse_req *send_req(unsigned int wi, struct fz_msg *m, const uint8_
 			}
 		}
 	}
-	memcpy(w->free->buf, m, sizeof(*m));
+	f = exp_worker_req(w);
+	buf = exp_req_buf(f);
+	memcpy(buf, m, sizeof(*m));
 	if (m->op == OP_WRITE) {
-		memcpy(w->free->buf + FZ_HDR, payload, m->size);
+		memcpy(buf + FZ_HDR, payload, m->size);
 		n += m->size;
 	}
-	exp_dispatch(w, n);
+	if (exp_req_admit(f, n, fs_loop_ops.io_nsid(fz.fs, buf, n)))
+		serve(f, n);
 	return r;
 }
 
@@ -1423,10 +1441,7 @@ static void run_op(void)
 
 		fz.budget = 1 + in8() % 4;
 		fz.order = in8();
-		if (w->busy || worker_inflight(w))
-			worker_poll(w, 0);
-		if (w->retry_head)
-			exp_run_retries(w);
+		worker_turn(w);
 		fz.budget = 0;
 		return;
 	}
@@ -1521,21 +1536,16 @@ static struct fs *setup_fs(struct nvmefs_ctrl *ctrl, uint8_t h0, uint8_t h2, uin
 	fs->gid = 1000;
 	fs->mounted = 1700000000;
 	fs->stop_fd = -1;
-	nvmefs_io_opts_init(&io);
-	io.nr_queues = fs->opts.workers;
-	io.queue_size = qsizes[h2 >> 2 & 7] ? qsizes[h2 >> 2 & 7] : fs->opts.depth * 3 + 1;
-	io.bufs_per_queue = 1;
-	io.buf_size = 4096;
-	io.timeout_ms = 0;
+	eo.workers = fs->opts.workers;
+	eo.depth = fs->opts.depth;
+	eo.max_io = fs->opts.max_io;
+	exp_io_opts(&eo, qsizes[h2 >> 2 & 7], 0, &io);
 	CHECK(nvmefs_ctrl_create_io_queues(ctrl, &io) == 0);
 	/* As the mount has it: all I/O through a head of this one path. */
 	CHECK(nvmefs_subsys_create_single(ctrl, &fs->subsys) == 0);
 	CHECK(fs_scan_namespaces(fs) == 0 && fs->nr_ns == fz.nr_ns);
 	CHECK(fs_build_info(fs) == 0);
 	/* As the mount sets them up: the worker's buffers, registered once. */
-	eo.workers = fs->opts.workers;
-	eo.depth = fs->opts.depth;
-	eo.max_io = fs->opts.max_io;
 	CHECK(exp_create(fs->subsys, &eo, &fs_exp_ops, fs, &fs->exp) == 0);
 	return fs;
 }

@@ -42,7 +42,7 @@ tests/fuzz/fuzz_tcp: tests/fuzz/fuzz_tcp.c $(FUZZ_LIB_C)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
 # The FUSE handlers without libfuse (the harness replies) nor serve.c (the session).
 tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c src/fuse/fs_ops.c src/fuse/adapter.c src/fuse/ring.c src/export/log.c src/export/stats.c src/export/requests.c \
-		src/export/worker.c src/export/post.c \
+		src/export/limits.c src/export/worker.c src/export/post.c \
 		src/export/parking.c \
 		src/fuse/namespaces.c src/common/histogram.c src/common/json.c src/common/status.c src/common/rkeys_json.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz

@@ -61,7 +61,8 @@ START_TEST(test_posted_requests)
 	ck_assert_mem_eq(d.data, image + 88, 100);
 	ck_assert_uint_eq(atomic_load(&t.e->writes_inflight_max), 1);
 	ck_assert_uint_eq(atomic_load(&t.e->writes_inflight), 0);
-	exp_stop(t.e);
+	fs_loop_stop(t.loop);
+	t.loop = NULL;
 	nvmefs_subsys_mr_dereg(mr);
 	finish();
 }
@@ -87,7 +88,8 @@ START_TEST(test_posted_copy_and_after_stop)
 	d = wait_done(0, 5000);
 	ck_assert_int_eq(d.err, 0);
 	ck_assert_mem_eq(w->captured, payload, sizeof(payload));
-	exp_stop(t.e);
+	fs_loop_stop(t.loop);
+	t.loop = NULL;
 	post(&p[1], EXP_READ, 0, 4096, 1, NULL, false, NULL, 0);
 	d = wait_done(1, 100);
 	ck_assert_int_eq(d.err, ENOTCONN);
@@ -138,20 +140,20 @@ END_TEST
 
 /* A start that fails leaves no worker's inbox open: what is posted to a
  * worker that never ran is answered at once (ENOTCONN), not kept for ever.
- * The failure is made by the export's stop descriptor, which every worker's
+ * The failure is made by the worker's wake descriptor, which its thread's
  * epoll watches, being no descriptor at all. */
 START_TEST(test_posted_after_failed_start)
 {
 	struct exp_post p;
 	struct done d;
-	int stop_fd;
+	int wake_fd;
 
 	connect_with(MDTS_1M, 0);
 	engine_create(1);
-	stop_fd = t.e->stop_fd;
-	t.e->stop_fd = -1;
-	ck_assert_int_lt(exp_start(t.e, t.sock[0]), 0);
-	t.e->stop_fd = stop_fd;
+	wake_fd = t.e->workers[0].wake_fd;
+	t.e->workers[0].wake_fd = -1;
+	ck_assert_int_lt(fs_loop_start(t.e, t.sock[0], &t_loop_ops, &t.sock[0], &t.loop), 0);
+	t.e->workers[0].wake_fd = wake_fd;
 	post(&p, EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
 	d = wait_done(0, 100);
 	ck_assert_int_eq(d.err, ENOTCONN);

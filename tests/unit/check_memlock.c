@@ -1,7 +1,8 @@
 /*
- * What a mount pins (src/fuse/memlock.c), which the locked-memory check
- * holds against RLIMIT_MEMLOCK: the request buffers and FUSE over
- * io_uring's payloads, once for each path over RDMA; nothing over TCP.
+ * What a mount pins (src/fuse/memlock.c, by src/export/limits.c's rule),
+ * which the locked-memory check holds against RLIMIT_MEMLOCK: the request
+ * buffers and FUSE over io_uring's payloads, once for each path over RDMA;
+ * nothing over TCP.
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 
 #include <check.h>
 
+#include "../../src/export/engine.h"
 #include "../../src/fuse/fs.h"
 
 /* One request buffer at max_io 128 KiB: the request and its FUSE header
@@ -76,11 +78,11 @@ END_TEST
  * limit rather than wrapped into a small one. */
 START_TEST(test_limit_covers)
 {
-	ck_assert(nvmefs_fs_memlock_covers(2u << 20, 1u << 20));
-	ck_assert(!nvmefs_fs_memlock_covers((2u << 20) - 1, 1u << 20));
-	ck_assert(nvmefs_fs_memlock_covers(1u << 20, 0));
-	ck_assert(!nvmefs_fs_memlock_covers(UINT64_MAX - 1, SIZE_MAX));
-	ck_assert(!nvmefs_fs_memlock_covers(UINT64_MAX - 1, SIZE_MAX - 4096));
+	ck_assert(exp_memlock_covers(2u << 20, 1u << 20));
+	ck_assert(!exp_memlock_covers((2u << 20) - 1, 1u << 20));
+	ck_assert(exp_memlock_covers(1u << 20, 0));
+	ck_assert(!exp_memlock_covers(UINT64_MAX - 1, SIZE_MAX));
+	ck_assert(!exp_memlock_covers(UINT64_MAX - 1, SIZE_MAX - 4096));
 }
 END_TEST
 

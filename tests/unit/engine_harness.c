@@ -43,7 +43,7 @@ static uint32_t t_io_nsid(void *arg, const void *buf, size_t len)
 	return ((const struct tmsg *)buf)->nsid;
 }
 
-static void t_dispatch(void *arg, void *buf, size_t len)
+static void t_handle(void *arg, struct exp_req *r, void *buf, size_t len)
 {
 	struct tmsg m;
 
@@ -53,7 +53,7 @@ static void t_dispatch(void *arg, void *buf, size_t len)
 	pthread_mutex_lock(&t.lock);
 	t.dispatched++;
 	pthread_mutex_unlock(&t.lock);
-	exp_submit(&t.done[m.cookie], &t.ns, (enum exp_op)m.op, m.off, m.size,
+	exp_submit(r, &t.done[m.cookie], &t.ns, (enum exp_op)m.op, m.off, m.size,
 		   m.op == EXP_WRITE ? (uint8_t *)buf + sizeof(m) : NULL);
 }
 
@@ -95,10 +95,13 @@ static void t_complete(void *cookie, enum exp_op op, int err, size_t len)
 	pthread_mutex_unlock(&t.lock);
 }
 
-static const struct exp_ops t_ops = {
+const struct fs_loop_ops t_loop_ops = {
 	.read = t_read,
 	.io_nsid = t_io_nsid,
-	.dispatch = t_dispatch,
+	.handle = t_handle,
+};
+
+static const struct exp_ops t_ops = {
 	.refuse = t_refuse,
 	.complete_read = t_complete_read,
 	.complete = t_complete,
@@ -190,14 +193,15 @@ void engine_create(unsigned int depth)
 
 void engine_start(void)
 {
-	ck_assert_int_eq(exp_start(t.e, t.sock[0]), 0);
+	ck_assert_int_eq(fs_loop_start(t.e, t.sock[0], &t_loop_ops, &t.sock[0], &t.loop), 0);
 }
 
 /* Stops the engine, checks every buffer came back and no reservation is
  * left, and disconnects. */
 void finish(void)
 {
-	exp_stop(t.e);
+	fs_loop_stop(t.loop);
+	t.loop = NULL;
 	for (unsigned int i = 0; i < t.e->opts.workers; i++) {
 		struct exp_worker *w = &t.e->workers[i];
 		unsigned int n = 0;

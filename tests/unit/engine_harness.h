@@ -3,8 +3,9 @@
  * check_engine_post.c, check_engine_outage.c): a front end of the test's
  * own sends byte-range requests through a SOCK_SEQPACKET socket (one
  * request a message, as /dev/fuse gives one a read), or posts them as FUSE
- * over io_uring's ring threads do, the engine's workers read and dispatch
- * them, and the library underneath talks to the scripted transport.  Each
+ * over io_uring's ring threads do; the FUSE front end's threads
+ * (src/fuse/loop.c) read them into the workers' buffers and serve them,
+ * and the library underneath talks to the scripted transport.  Each
  * request carries a cookie; a test checks what reached the target, the
  * bytes a read completes with, and that each cookie completes exactly once.
  */
@@ -20,6 +21,7 @@
 #include "fake_transport.h"
 #include "../../src/export/engine.h"
 #include "../../src/export/export_priv.h"
+#include "../../src/fuse/loop.h"
 
 #define TRADDR "192.0.2.20"
 #define SUBNQN "nqn.2024-01.io.example:io"
@@ -61,8 +63,12 @@ struct engine_harness {
 	/* The head of that one path, which the engine sends through. */
 	struct nvmefs_subsys *head;
 	struct exp *e;
+	/* The threads that serve it, from sock[0]. */
+	struct fs_loop *loop;
 };
 extern struct engine_harness t;
+/* The test's front end: the requests of sock[0] served on loop.c's threads. */
+extern const struct fs_loop_ops t_loop_ops;
 
 int64_t now_ms(void);
 /* A test case @name whose tests each get a fresh script and front end,

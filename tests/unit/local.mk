@@ -414,7 +414,7 @@ ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_post.c \
 	tests/unit/check_engine_outage.c tests/unit/engine_harness.c tests/unit/engine_harness.h \
 	$(FAKE_TRANSPORT_SOURCES) \
 	src/export/engine.h src/export/export_priv.h src/export/requests.c src/export/worker.c \
-	src/export/post.c \
+	src/export/post.c src/fuse/loop.c src/fuse/loop.h \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
 	src/common/histogram.c src/common/histogram.h src/common/json.c src/common/json.h \
 	src/common/status.c src/common/status.h src/common/rkeys_json.c src/common/rkeys_json.h
@@ -478,7 +478,7 @@ tests_unit_san_check_tcp_errors_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 check_PROGRAMS += tests/unit/check_memlock tests/unit/san/check_memlock
 UNIT_TESTS += tests/unit/check_memlock tests/unit/san/check_memlock
 tests_unit_check_memlock_SOURCES = tests/unit/check_memlock.c src/fuse/memlock.c src/fuse/fs.h \
-	src/export/log.c src/export/engine.h
+	src/export/limits.c src/export/log.c src/export/engine.h
 tests_unit_check_memlock_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_memlock_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_memlock_SOURCES = $(tests_unit_check_memlock_SOURCES)
