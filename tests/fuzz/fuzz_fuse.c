@@ -52,12 +52,12 @@
 #include <fuse_lowlevel.h>
 #include <nvme/types.h>
 
-#include "../../src/lib/ctrl.h"
-#include "../../src/lib/ctrl_types.h"
-#include "../../src/lib/error.h"
-#include "../../src/lib/mr.h"
-#include "../../src/lib/queue.h"
-#include "../../src/lib/transport_ops.h"
+#include "../../src/lib/lifecycle/ctrl.h"
+#include "../../src/lib/state/ctrl_types.h"
+#include "../../src/lib/base/error.h"
+#include "../../src/lib/transport/mr.h"
+#include "../../src/lib/transport/queue.h"
+#include "../../src/lib/transport/transport_ops.h"
 #include "../../src/fuse/fs_priv.h"
 #include "../../src/export/export_priv.h"
 

@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/lib/tcp_pdu.h"
-#include "../../src/lib/ctrl_types.h"
-#include "../../src/lib/queue.h"
-#include "../../src/lib/transport_ops.h"
+#include "../../src/lib/tcp/tcp_pdu.h"
+#include "../../src/lib/state/ctrl_types.h"
+#include "../../src/lib/transport/queue.h"
+#include "../../src/lib/transport/transport_ops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,10 +15,10 @@
 
 #include "fake_transport.h"
 #include "fake_priv.h"
-#include "ctrl.h"
-#include "ctrl_types.h"
-#include "queue.h"
-#include "transport_ops.h"
+#include "lifecycle/ctrl.h"
+#include "state/ctrl_types.h"
+#include "transport/queue.h"
+#include "transport/transport_ops.h"
 
 #define FAKE_MAX_STEPS 2048
 

@@ -24,13 +24,13 @@
 
 #include "fake_transport.h"
 #include "fake_priv.h"
-#include "rdma_sgl.h"
-#include "ctrl.h"
-#include "ctrl_types.h"
-#include "error.h"
-#include "mr.h"
-#include "queue.h"
-#include "transport_ops.h"
+#include "rdma/rdma_sgl.h"
+#include "lifecycle/ctrl.h"
+#include "state/ctrl_types.h"
+#include "base/error.h"
+#include "transport/mr.h"
+#include "transport/queue.h"
+#include "transport/transport_ops.h"
 
 #define FAKE_MAX_HELD 4096
 

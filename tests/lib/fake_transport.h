@@ -27,9 +27,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ctrl_types.h"
-#include "mr.h"
-#include "transport_ops.h"
+#include "state/ctrl_types.h"
+#include "transport/mr.h"
+#include "transport/transport_ops.h"
 
 extern const struct nvmefs_transport_ops fake_ops;
 /* The controller whose queue was created last: a step's on_match looks at

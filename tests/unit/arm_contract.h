@@ -18,8 +18,8 @@
 
 #include <check.h>
 
-#include "ctrl_types.h"
-#include "transport_ops.h"
+#include "state/ctrl_types.h"
+#include "transport/transport_ops.h"
 
 struct arm_contract {
 	/* A queue with one request in flight whose response has not come. */

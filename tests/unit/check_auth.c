@@ -20,9 +20,9 @@
 
 #include "fake_transport.h"
 #include "test_util.h"
-#include "auth_crypto.h"
-#include "ctrl.h"
-#include "ctrl_types.h"
+#include "ctrl/auth_crypto.h"
+#include "lifecycle/ctrl.h"
+#include "state/ctrl_types.h"
 
 #define SUBNQN "nqn.2024-01.io.example:subsys1"
 /* Made by 'nvme gen-dhchap-key -m 1' (SHA-256 transformed) and '-m 0'. */

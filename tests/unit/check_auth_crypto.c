@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tests of the DH-HMAC-CHAP cryptography (src/lib/auth_crypto.c).
+ * Tests of the DH-HMAC-CHAP cryptography (src/lib/ctrl/auth_crypto.c).
  *
  * The known answers come from implementations that are not ours: the
  * secrets marked nvme-cli were written by `nvme gen-dhchap-key` (nvme-cli
@@ -27,7 +27,7 @@
 
 #include <nvmefs/nvmefs.h>
 
-#include "auth_crypto.h"
+#include "ctrl/auth_crypto.h"
 #include "check_bytes.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))

@@ -17,11 +17,11 @@
 
 #include "fake_transport.h"
 #include "test_util.h"
-#include "connect_opts.h"
-#include "ctrl_types.h"
-#include "transport.h"
-#include "transport_ops.h"
-#include "abi_0_1.h"
+#include "ctrl/connect_opts.h"
+#include "state/ctrl_types.h"
+#include "transport/transport.h"
+#include "transport/transport_ops.h"
+#include "abi/abi_0_1.h"
 
 /* The 0.1 layout, as a program built then has it. */
 struct nvmefs_connect_opts_0_1 {

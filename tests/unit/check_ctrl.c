@@ -20,11 +20,11 @@
 
 #include "fake_transport.h"
 #include "test_util.h"
-#include "ctrl.h"
-#include "ctrl_state.h"
-#include "ctrl_types.h"
-#include "error.h"
-#include "recover.h"
+#include "lifecycle/ctrl.h"
+#include "state/ctrl_state.h"
+#include "state/ctrl_types.h"
+#include "base/error.h"
+#include "lifecycle/recover.h"
 
 /*
  * libnvme reads /etc/nvme/hostnqn and /etc/nvme/hostid through these two;

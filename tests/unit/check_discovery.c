@@ -16,11 +16,11 @@
 
 #include "fake_transport.h"
 #include "test_util.h"
-#include "admin_cmds.h"
-#include "ctrl.h"
-#include "ctrl_types.h"
-#include "transport.h"
-#include "transport_ops.h"
+#include "ctrl/admin_cmds.h"
+#include "lifecycle/ctrl.h"
+#include "state/ctrl_types.h"
+#include "transport/transport.h"
+#include "transport/transport_ops.h"
 
 #define LID_DISC NVME_LOG_LID_DISCOVER	/* 0x70 */
 #define HDR 1024u

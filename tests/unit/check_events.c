@@ -20,9 +20,9 @@
 #include <nvme/types.h>
 
 #include "fake_transport.h"
-#include "ctrl.h"
-#include "ctrl_state.h"
-#include "ctrl_types.h"
+#include "lifecycle/ctrl.h"
+#include "state/ctrl_state.h"
+#include "state/ctrl_types.h"
 
 #define TRADDR "192.0.2.20"
 #define SUBNQN "nqn.2024-01.io.example:events"

@@ -22,11 +22,11 @@
 #include <nvme/types.h>
 
 #include "fake_transport.h"
-#include "ana.h"
-#include "ctrl.h"
-#include "ctrl_state.h"
-#include "ctrl_types.h"
-#include "ioq.h"
+#include "ctrl/ana.h"
+#include "lifecycle/ctrl.h"
+#include "state/ctrl_state.h"
+#include "state/ctrl_types.h"
+#include "io/ioq.h"
 
 #define TRADDR_A "192.0.2.20"
 #define TRADDR_B "192.0.2.21"

@@ -16,8 +16,8 @@
 #include <check.h>
 
 #include "fake_transport.h"
-#include "ctrl_types.h"
-#include "mr.h"
+#include "state/ctrl_types.h"
+#include "transport/mr.h"
 
 #define CHURNED 8
 #define CYCLES 20000

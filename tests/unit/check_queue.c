@@ -18,10 +18,10 @@
 #include <check.h>
 
 #include "fake_transport.h"
-#include "ctrl_types.h"
-#include "error.h"
-#include "queue.h"
-#include "transport_ops.h"
+#include "state/ctrl_types.h"
+#include "base/error.h"
+#include "transport/queue.h"
+#include "transport/transport_ops.h"
 
 static int64_t now_ms(void)
 {

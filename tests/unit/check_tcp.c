@@ -17,10 +17,10 @@
 
 #include "arm_contract.h"
 #include "tcp_peer.h"
-#include "clock.h"
-#include "mr.h"
-#include "queue.h"
-#include "transport_ops.h"
+#include "base/clock.h"
+#include "transport/mr.h"
+#include "transport/queue.h"
+#include "transport/transport_ops.h"
 
 /* ------------------------------------------------------------------------ */
 /* Digests and the handshake                                                 */

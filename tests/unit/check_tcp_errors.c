@@ -16,9 +16,9 @@
 #include <unistd.h>
 
 #include "tcp_peer.h"
-#include "clock.h"
-#include "queue.h"
-#include "transport_ops.h"
+#include "base/clock.h"
+#include "transport/queue.h"
+#include "transport/transport_ops.h"
 
 /*
  * Faults in the polls of the test's own thread (the binary is linked with

@@ -14,7 +14,7 @@
 #include <nvme/types.h>
 
 #include "engine_harness.h"
-#include "ctrl.h"
+#include "lifecycle/ctrl.h"
 
 const struct fake_ns default_ns[1] = { { .nsid = 1, .nsze = 1ULL << 20, .lba_shift = 9 } };
 struct engine_harness t;

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "tcp_peer.h"
-#include "ctrl_types.h"
-#include "queue.h"
-#include "transport_ops.h"
+#include "state/ctrl_types.h"
+#include "transport/queue.h"
+#include "transport/transport_ops.h"
 
 struct peer peer;
 struct nvmefs_ctrl *ctrl;

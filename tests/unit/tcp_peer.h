@@ -13,9 +13,9 @@
 
 #include <check.h>
 
-#include "ctrl_types.h"
-#include "transport_ops.h"
-#include "tcp_pdu.h"
+#include "state/ctrl_types.h"
+#include "transport/transport_ops.h"
+#include "tcp/tcp_pdu.h"
 #include "test_util.h"
 
 struct peer {
