@@ -96,7 +96,7 @@ else
 	log "-T sets the RDMA CM's type of service and --disable-sqflow is taken by nvmet; -f is refused over RDMA, as by nvme-rdma"
 	"$NVMEFS" perf -t rdma -a "$addr" -s "${ports[0]}" -n "${subnqns[0]}" -T 0x28 --disable-sqflow --time 1 \
 		>/tmp/tos.out 2>&1 || fail "perf over RDMA with -T and --disable-sqflow failed: $(cat /tmp/tos.out)"
-	expect_failure "-f over RDMA" "a host interface (-f/--host-iface, host_iface): transport 'rdma' does not take this option, only 'tcp'" 5000 2 -- \
+	expect_failure "-f over RDMA" "a host interface \\(-f/--host-iface, host_iface\\): transport 'rdma' does not take this option, only 'tcp'" 5000 2 -- \
 		"$NVMEFS" perf -t rdma -a "$addr" -s "${ports[0]}" -n "${subnqns[0]}" -f lo --time 1
 fi
 
