@@ -101,6 +101,10 @@ void fs_ring_close(struct fs *fs);
 /* After the session went: no ring thread is left to look at the slots. */
 void fs_ring_destroy(struct fs *fs);
 
+/* memlock.c: the engine's options for a mount with @opts (its workers,
+ * their depth, the largest request), for the engine and its rules alike. */
+struct exp_opts fs_engine_opts(const struct nvmefs_fs_opts *opts);
+
 /* namespaces.c */
 /* A file for every active namespace, with its identity for xattrs and info. */
 int fs_scan_namespaces(struct fs *fs);

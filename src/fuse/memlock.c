@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * What a mount pins, in the mount's words: the engine's request buffers
- * and, with FUSE over io_uring, the rings' payloads.  The rule and the
- * check are the engine's (src/export/limits.c).
+ * The engine's options for a mount, and what the mount pins, in the
+ * mount's words: the engine's request buffers and, with FUSE over
+ * io_uring, the rings' payloads.  The rule and the check are the engine's
+ * (src/export/limits.c).
  */
 #define FUSE_USE_VERSION 34
 
@@ -14,10 +15,9 @@
 
 #include <fuse_lowlevel.h>
 
-#include "fs.h"
-#include "../export/engine.h"
+#include "fs_priv.h"
 
-static struct exp_opts engine_opts(const struct nvmefs_fs_opts *opts)
+struct exp_opts fs_engine_opts(const struct nvmefs_fs_opts *opts)
 {
 	return (struct exp_opts){ .workers = opts->workers, .depth = opts->depth,
 				  .max_io = opts->max_io };
@@ -26,7 +26,7 @@ static struct exp_opts engine_opts(const struct nvmefs_fs_opts *opts)
 size_t nvmefs_fs_pinned_need(const struct nvmefs_fs_opts *opts, unsigned int rdma_paths,
 			     unsigned int ring_cpus)
 {
-	struct exp_opts eo = engine_opts(opts);
+	struct exp_opts eo = fs_engine_opts(opts);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 
 	/* Each CPU's ring has an entry for every request the mount keeps in

@@ -81,8 +81,7 @@ static void flush_all(struct fs *fs)
 
 void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts *io)
 {
-	struct exp_opts eo = { .workers = opts->workers, .depth = opts->depth,
-			       .max_io = opts->max_io };
+	struct exp_opts eo = fs_engine_opts(opts);
 
 	exp_io_opts(&eo, opts->queue_size, opts->io_timeout_ms, io);
 }
@@ -122,8 +121,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	struct sigaction sa = { .sa_handler = on_signal };
 	char *mount_opts = NULL, fsname[sizeof("fsname=nvmefs:") + 256], max_read[32];
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	struct exp_opts eo = { .workers = opts->workers, .depth = opts->depth,
-			       .max_io = opts->max_io };
+	struct exp_opts eo = fs_engine_opts(opts);
 	int ret;
 
 	fs = calloc(1, sizeof(*fs));
