@@ -40,6 +40,7 @@ int cmd_identify(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_ublk(int argc, char **argv);
 
 /*
  * Print "nvmefs CMD: <message>; see 'nvmefs CMD --help'" on stderr and
