@@ -24,14 +24,7 @@ enum {
 /* Their option table but for the command's own: the connect options (-f
  * being --foreground, not --host-iface), the queues, the daemon. */
 #define DAEMON_LONGOPTS							\
-	{ "transport", required_argument, NULL, 't' },			\
-	{ "traddr", required_argument, NULL, 'a' },			\
-	{ "trsvcid", required_argument, NULL, 's' },			\
-	{ "host-traddr", required_argument, NULL, 'w' },		\
-	{ "hostnqn", required_argument, NULL, 'q' },			\
-	{ "hostid", required_argument, NULL, 'I' },			\
-	{ "keep-alive-tmo", required_argument, NULL, 'k' },		\
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
+	TARGET_LONGOPTS,						\
 	{ "verbose", no_argument, NULL, 'v' },				\
 	{ "help", no_argument, NULL, 'h' },				\
 	{ "nqn", required_argument, NULL, 'n' },			\
