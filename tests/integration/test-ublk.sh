@@ -21,6 +21,7 @@ cleanup() {
 }
 trap cleanup EXIT
 syslog_start
+schemas=$(cd "$(dirname "$0")/../../doc/json" && pwd)
 # fio writes state files in the working directory, the shared source tree: work in /tmp.
 cd /tmp
 modprobe ublk_drv || fail "modprobe ublk_drv failed: this kernel has no ublk driver"
@@ -46,6 +47,16 @@ size=$(blockdev --getsize64 "$dev")
 ((size == NVMEFS_TEST_NS_SIZE)) || fail "$dev has $size bytes, the namespace $NVMEFS_TEST_NS_SIZE"
 log "$dev: $size bytes, served by PID $pid"
 "$NVMEFS" ublk list | grep -q "^$dev .* $pid .*$nqn\$" || fail "ublk list does not show $dev: $("$NVMEFS" ublk list)"
+# Both JSON outputs against their schemas (doc/JSON.md), in one python3: it starts slowly under TCG.
+"$NVMEFS" ublk list -o json >/tmp/ublk-list.json || fail "nvmefs ublk list -o json failed"
+jq -e --arg d "$dev" '.Devices[0].DevicePath == $d' /tmp/ublk-list.json >/dev/null ||
+	fail "ublk list -o json does not show $dev: $(cat /tmp/ublk-list.json)"
+/usr/bin/python3 -c '
+import json, sys, jsonschema
+for schema, doc in zip(sys.argv[1::2], sys.argv[2::2]):
+    jsonschema.Draft202012Validator(json.load(open(schema))).validate(json.load(open(doc)))
+' "$schemas/ublk-add.schema.json" /tmp/ublk-add.json "$schemas/ublk-list.schema.json" /tmp/ublk-list.json \
+	2>/tmp/schema.err || fail "ublk add's or list's JSON does not match its schema: $(tail -n 3 /tmp/schema.err)"
 
 # fio_verify NAME MIB FIO_OPTIONS...: random writes of MIB MiB, every block verified.
 fio_verify() {
