@@ -52,7 +52,7 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/mount_opts.c \
 	src/cli/list.c \
 	src/cli/ublk.c \
-	src/ublk/ublk.h \
+	src/ublk/devices.h \
 	src/ublk/ublk_priv.h \
 	src/ublk/uapi.h \
 	src/ublk/ctrl.c \

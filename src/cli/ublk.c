@@ -20,7 +20,7 @@
 #include "daemon.h"
 #include "../common/json.h"
 #include "../export/engine.h"
-#include "../ublk/ublk.h"
+#include "../ublk/devices.h"
 
 /* -i's default stops here, as mount's: each worker pins its buffers. */
 #define UBLK_AUTO_MAX_WORKERS 4
@@ -68,7 +68,7 @@ static void on_ready(void *arg, const char *out)
 	daemon_ready(&a->d, out);
 }
 
-static int serve(void *arg)
+static int serve_devices(void *arg)
 {
 	struct add_args *a = arg;
 	struct nvmefs_subsys *subsys = NULL;
@@ -210,7 +210,7 @@ static int ublk_add(int argc, char **argv)
 		choose_workers(a);
 	ret = daemon_prepare(&a->d, "nvmefs ublk add");
 	if (ret == EXIT_OK)
-		ret = daemon_run(&a->d, serve, a);
+		ret = daemon_run(&a->d, serve_devices, a);
 out:
 	daemon_done(&a->d);
 	free(a);

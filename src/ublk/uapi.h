@@ -12,7 +12,7 @@
 
 #include <linux/ublk_cmd.h>
 
-#include "ublk.h"
+#include "devices.h"
 
 #ifndef UBLK_U_CMD_ADD_DEV
 #define UBLK_U_CMD_GET_DEV_INFO _IOR('u', UBLK_CMD_GET_DEV_INFO, struct ublksrv_ctrl_cmd)

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "uapi.h"
-#include "ublk.h"
+#include "devices.h"
 #include "../export/engine.h"
 
 /* One control command on device @dev_id (-1: a new one) with @len bytes at

@@ -7,8 +7,8 @@
  * then hands the head over to nvmefs_ublk_run().  Also the ublk control
  * commands `nvmefs ublk list` and `del` use.
  */
-#ifndef NVMEFS_UBLK_UBLK_H
-#define NVMEFS_UBLK_UBLK_H
+#ifndef NVMEFS_UBLK_DEVICES_H
+#define NVMEFS_UBLK_DEVICES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,4 +73,4 @@ int nvmefs_ublk_dev_info(int id, struct nvmefs_ublk_info *info);
 /* Stops and deletes device @id, which its daemon then lets go: 0 or -errno. */
 int nvmefs_ublk_dev_del(int id);
 
-#endif /* NVMEFS_UBLK_UBLK_H */
+#endif /* NVMEFS_UBLK_DEVICES_H */
