@@ -44,6 +44,9 @@ HEADER_CHECK_SOURCES = \
 	tests/unit/check_headers.c \
 	tests/unit/headers_all.c \
 	tests/unit/headers_nvmefs.c \
+	tests/unit/headers_error.c \
+	tests/unit/headers_transport.c \
+	tests/unit/headers_connect_opts.c \
 	tests/unit/headers_ctrl.c \
 	tests/unit/headers_identify.c \
 	tests/unit/headers_state.c \
