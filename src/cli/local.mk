@@ -56,6 +56,8 @@ src_cli_nvmefs_SOURCES = \
 	src/ublk/ublk_priv.h \
 	src/ublk/uapi.h \
 	src/ublk/ctrl.c \
+	src/ublk/iod.c \
+	src/ublk/iod.h \
 	src/ublk/queue.c \
 	src/ublk/serve.c \
 	$(LIST_SOURCES) \

@@ -21,6 +21,7 @@
 
 #include <liburing.h>
 
+#include "iod.h"
 #include "ublk_priv.h"
 
 /* Before a request's payload in its buffer: whose it is, for a request the
@@ -112,40 +113,15 @@ static void handle(struct exp_req *r)
 {
 	uint8_t *buf = exp_req_buf(r);
 	struct ublk_tag *t = ((struct req_head *)buf)->t;
-	const struct ublksrv_io_desc *iod = iod_of(t);
-	uint64_t off = (uint64_t)iod->start_sector << 9, size = (uint64_t)iod->nr_sectors << 9;
-	enum exp_op op;
+	struct ublk_io io;
+	int ret;
 
-	switch (ublksrv_get_op(iod)) {
-	case UBLK_IO_OP_READ:
-		op = EXP_READ;
-		break;
-	case UBLK_IO_OP_WRITE:
-		op = EXP_WRITE;
-		break;
-	case UBLK_IO_OP_FLUSH:
-		op = EXP_FLUSH;
-		size = 0;
-		off = 0;
-		break;
-	case UBLK_IO_OP_DISCARD:
-		op = EXP_PUNCH;
-		break;
-	case UBLK_IO_OP_WRITE_ZEROES:
-		op = EXP_ZERO;
-		break;
-	default:
-		commit(t, -EOPNOTSUPP);
+	ret = ublk_iod_request(iod_of(t), atomic_load(&t->d->ns.size), t->q->s->opts->max_io, &io);
+	if (ret < 0) {
+		commit(t, ret);
 		return;
 	}
-	/* The block layer keeps to the device's size and max_sectors; a
-	 * request past them (a resize under way) fails rather than wraps. */
-	if (off + size > atomic_load(&t->d->ns.size) ||
-	    ((op == EXP_READ || op == EXP_WRITE) && size > t->q->s->opts->max_io)) {
-		commit(t, -EIO);
-		return;
-	}
-	exp_submit(r, t, &t->d->ns, op, off, (size_t)size, buf + REQ_HEAD_LEN);
+	exp_submit(r, t, &t->d->ns, io.op, io.off, (size_t)io.size, buf + REQ_HEAD_LEN);
 }
 
 /* A request came for @t: into a buffer (a write's data with it), admitted

@@ -502,3 +502,14 @@ tests_unit_san_check_memlock_SOURCES = $(tests_unit_check_memlock_SOURCES)
 tests_unit_san_check_memlock_CFLAGS = $(tests_unit_check_memlock_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_memlock_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_memlock_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+
+# ublk request descriptors, checked before their sectors become offsets (src/ublk/iod.c).
+check_PROGRAMS += tests/unit/check_ublk_iod tests/unit/san/check_ublk_iod
+UNIT_TESTS += tests/unit/check_ublk_iod tests/unit/san/check_ublk_iod
+tests_unit_check_ublk_iod_SOURCES = tests/unit/check_ublk_iod.c src/ublk/iod.c src/ublk/iod.h
+tests_unit_check_ublk_iod_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_ublk_iod_LDADD = $(CHECK_LIBS)
+tests_unit_san_check_ublk_iod_SOURCES = $(tests_unit_check_ublk_iod_SOURCES)
+tests_unit_san_check_ublk_iod_CFLAGS = $(tests_unit_check_ublk_iod_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_ublk_iod_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_ublk_iod_LDADD = $(CHECK_LIBS)
