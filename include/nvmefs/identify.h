@@ -2,10 +2,10 @@
 /**
  * @file identify.h
  * @brief What a controller tells of itself and its namespaces: Identify,
- * log pages, the namespaces' ANA states, and discovery logs, one or a walk
- * through referrals.  Part of <nvmefs/nvmefs.h>.
+ * log pages and the namespaces' ANA states.  Part of <nvmefs/nvmefs.h>;
+ * includes <nvmefs/discovery.h>, the discovery logs.
  *
- * Identify structures and the discovery log are libnvme's types
+ * Identify structures are libnvme's types
  * (<nvme/types.h>); this header only declares them, so it does not pull
  * libnvme in.
  */
@@ -15,19 +15,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <nvmefs/discovery.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* Declared in <nvmefs/ctrl.h>; this header needs only pointers to them. */
 struct nvmefs_ctrl;
-struct nvmefs_connect_opts;
 
 /* libnvme's types, from <nvme/types.h>. */
 struct nvme_id_ctrl;
 struct nvme_id_ns;
-struct nvmf_discovery_log;
-struct nvmf_disc_log_entry;
 
 /** Entries in an Identify active namespace list. */
 #define NVMEFS_NS_LIST_LEN 1024
@@ -57,38 +56,6 @@ int nvmefs_identify_ns_descs(struct nvmefs_ctrl *ctrl, uint32_t nsid,
  */
 int nvmefs_get_log_page(struct nvmefs_ctrl *ctrl, uint8_t lid, uint32_t nsid,
 			uint64_t offset, void *buf, size_t len);
-
-/**
- * Read the discovery log of a discovery controller consistently: the
- * header, then the whole log, in one command where the controller allows
- * it, else in pieces followed by the header again; re-read until it holds
- * still (a bounded number of times).  *@logp is allocated; free() it.
- */
-int nvmefs_get_discovery_log(struct nvmefs_ctrl *ctrl,
-			     struct nvmf_discovery_log **logp);
-
-/**
- * Called by nvmefs_discover() for each discovery log read: @where is the
- * discovery controller it came from, with the host NQN and host ID that
- * were used filled in, @depth 0 for the first and n for one
- * reached through n referrals.  @log is NULL when a referred controller
- * could not be read: nvmefs_errmsg() says why, and returning 0 goes on
- * with the rest of the walk.  A non-zero return stops the walk and is
- * returned by nvmefs_discover().
- */
-typedef int (*nvmefs_discovery_cb)(const struct nvmefs_connect_opts *where,
-				   const struct nvmf_discovery_log *log,
-				   int depth, void *arg);
-
-/**
- * Read the discovery log at @opts (subnqn NULL means the well-known
- * discovery NQN) and, up to @max_depth referrals deep, the logs of the
- * discovery controllers it refers to, each at most once.  Fails only when
- * the first log cannot be read or @cb stops the walk; a referral that
- * cannot be followed is reported to @cb.
- */
-int nvmefs_discover(const struct nvmefs_connect_opts *opts, int max_depth,
-		    nvmefs_discovery_cb cb, void *arg);
 
 /**
  * How this controller reaches namespace @nsid, by its ANA group's state:

@@ -2,14 +2,17 @@
 /**
  * @file io.h
  * @brief A controller's I/O queues (the per-path layer), its namespaces,
- * registered memory, and asynchronous and synchronous I/O on a queue.
- * Part of <nvmefs/nvmefs.h>.
+ * and asynchronous and synchronous I/O on a queue.  Part of
+ * <nvmefs/nvmefs.h>; includes <nvmefs/mr.h>, the registered memory it
+ * moves data through.
  */
 #ifndef NVMEFS_PUBLIC_IO_H
 #define NVMEFS_PUBLIC_IO_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <nvmefs/mr.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,9 +33,6 @@ struct nvmefs_ctrl;
  * queues themselves.
  */
 struct nvmefs_ioq;
-
-/** Memory registered once with the transport's device, usable on every queue. */
-struct nvmefs_mr;
 
 /** Default I/O queue entries (-Q), bounded by the controller's CAP.MQES. */
 #define NVMEFS_DEFAULT_IO_QUEUE_SIZE 128
@@ -91,15 +91,6 @@ unsigned int nvmefs_ctrl_io_queue_count(const struct nvmefs_ctrl *ctrl);
 /** I/O queue @idx (0-based), or NULL. */
 struct nvmefs_ioq *nvmefs_ctrl_io_queue(struct nvmefs_ctrl *ctrl, unsigned int idx);
 
-/**
- * The bytes of memory the controller has registered with its RDMA device
- * now, which the kernel pins (VmPin in /proc/PID/status): its queues'
- * commands, responses and buffer pools, and every region registered
- * through it, each rounded out to whole pages.  What a locked-memory limit
- * has to cover.
- */
-uint64_t nvmefs_ctrl_pinned_bytes(const struct nvmefs_ctrl *ctrl);
-
 /** The most namespaces of one controller that its I/O queues serve. */
 #define NVMEFS_MAX_NAMESPACES 4096
 
@@ -131,21 +122,6 @@ int nvmefs_ns_info(const struct nvmefs_ctrl *ctrl, uint32_t nsid,
  *  be identified is listed, and nvmefs_ns_info() says why it is not usable. */
 unsigned int nvmefs_ctrl_ns_list(const struct nvmefs_ctrl *ctrl,
 				 const uint32_t **nsids);
-
-/**
- * Register @len bytes at @addr once, so I/O can move data straight to and
- * from them on any queue of @ctrl.  Release with nvmefs_mr_dereg() before
- * the controller goes.
- */
-int nvmefs_mr_reg(struct nvmefs_ctrl *ctrl, void *addr, size_t len,
-		  struct nvmefs_mr **mrp);
-/**
- * Release a registration; no I/O may be using it.  Other threads may go on
- * doing I/O with other regions, and registering and releasing them,
- * meanwhile: lookups take no lock, so the handle's memory is kept until
- * the controller goes (some 100 bytes a registration).
- */
-void nvmefs_mr_dereg(struct nvmefs_mr *mr);
 
 /** A buffer of nvmefs_ioq_buf_size() bytes from @ioq's registered pool, or NULL if all are taken. */
 void *nvmefs_ioq_buf_get(struct nvmefs_ioq *ioq);

@@ -13,9 +13,11 @@
  *   <nvmefs/transport.h>     the transports, their ports and the options each takes
  *   <nvmefs/connect_opts.h>  connect options, their defaults and checks
  *   <nvmefs/ctrl.h>          the controller handle: connect, disconnect, what it has
- *   <nvmefs/identify.h>      Identify, log pages, ANA states, discovery
+ *   <nvmefs/identify.h>      Identify, log pages, ANA states
+ *   <nvmefs/discovery.h>     discovery logs, and the walk through referrals
  *   <nvmefs/state.h>         the controller's state, its transition and change callbacks
- *   <nvmefs/io.h>            I/O queues, namespaces, registered memory, I/O on a queue
+ *   <nvmefs/mr.h>            registered memory, and what registrations pin
+ *   <nvmefs/io.h>            I/O queues, namespaces, I/O on a queue
  *   <nvmefs/subsys.h>        multipath: the subsystem head and its queues
  *
  * Every function that can fail returns 0 or a negative errno.  It also
@@ -44,9 +46,11 @@
 #include <nvmefs/transport.h>
 #include <nvmefs/connect_opts.h>
 #include <nvmefs/ctrl.h>
+#include <nvmefs/discovery.h>
 #include <nvmefs/identify.h>
 #include <nvmefs/state.h>
 #include <nvmefs/io.h>
+#include <nvmefs/mr.h>
 #include <nvmefs/subsys.h>
 
 #endif /* NVMEFS_NVMEFS_H */

@@ -21,6 +21,8 @@ size_t headers_transport_size(void);
 size_t headers_connect_opts_size(void);
 size_t headers_ctrl_size(void);
 size_t headers_identify_size(void);
+size_t headers_discovery_size(void);
+size_t headers_mr_size(void);
 size_t headers_state_size(void);
 size_t headers_io_size(void);
 size_t headers_subsys_size(void);
@@ -55,7 +57,9 @@ int main(void)
 	    headers_connect_opts_size() != sizeof(struct nvmefs_connect_opts) +
 					   NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE ||
 	    headers_ctrl_size() != sizeof(struct nvmefs_connect_opts) + sizeof(struct nvmefs_rkey_stats) ||
-	    headers_identify_size() != sizeof(nvmefs_discovery_cb) + NVMEFS_NS_LIST_LEN * sizeof(uint32_t) ||
+	    headers_identify_size() != NVMEFS_IDENTIFY_DATA_SIZE + NVMEFS_NS_LIST_LEN * sizeof(uint32_t) ||
+	    headers_discovery_size() != sizeof(nvmefs_discovery_cb) ||
+	    headers_mr_size() != sizeof(&nvmefs_mr_reg) + sizeof(uint64_t) ||
 	    headers_state_size() != sizeof(struct nvmefs_ctrl_status) + sizeof(nvmefs_ctrl_change_cb) ||
 	    headers_io_size() != sizeof(struct nvmefs_io_opts) + sizeof(struct nvmefs_ns_info) ||
 	    headers_subsys_size() != sizeof(struct nvmefs_path_stats) + sizeof(enum nvmefs_iopolicy)) {

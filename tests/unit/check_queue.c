@@ -20,6 +20,7 @@
 #include "fake_transport.h"
 #include "state/ctrl_types.h"
 #include "base/error.h"
+#include "ctrl/admin.h"
 #include "transport/queue.h"
 #include "transport/transport_ops.h"
 

@@ -6,5 +6,5 @@ size_t headers_identify_size(void);
 
 size_t headers_identify_size(void)
 {
-	return sizeof(nvmefs_discovery_cb) + NVMEFS_NS_LIST_LEN * sizeof(uint32_t);
+	return NVMEFS_IDENTIFY_DATA_SIZE + NVMEFS_NS_LIST_LEN * sizeof(uint32_t);
 }

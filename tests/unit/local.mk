@@ -49,8 +49,10 @@ HEADER_CHECK_SOURCES = \
 	tests/unit/headers_connect_opts.c \
 	tests/unit/headers_ctrl.c \
 	tests/unit/headers_identify.c \
+	tests/unit/headers_discovery.c \
 	tests/unit/headers_state.c \
 	tests/unit/headers_io.c \
+	tests/unit/headers_mr.c \
 	tests/unit/headers_subsys.c \
 	tests/unit/headers_wire.c \
 	tests/unit/headers_wire_auth.c \

@@ -7,6 +7,12 @@
 
 #include "../transport/transport_ops.h"
 
+struct nvmefs_req;
+
+/* Submit one prepared request and wait for it, up to @timeout_ms: the
+ * controller fails when it does not answer in time. */
+int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms);
+
 /*
  * Run one admin command built in @cmd (its cid is assigned here) with up
  * to one data slot of payload @buf/@len moving @dir.  The response is

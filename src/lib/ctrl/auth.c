@@ -27,6 +27,7 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#include "admin.h"
 #include "auth.h"
 #include "auth_crypto.h"
 #include "nvmefs/wire_auth.h"

@@ -47,11 +47,6 @@ static int copy_ascii_opt(char *dst, size_t size, const char *src, const char *w
 	return copy_opt(dst, size, src, what);
 }
 
-int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl)
-{
-	return atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed);
-}
-
 static void release(struct nvmefs_ctrl *ctrl)
 {
 	nvmefs_ctrl_stop_thread(ctrl);

@@ -134,6 +134,11 @@ void nvmefs_ctrl_status_locked(struct nvmefs_ctrl *ctrl, struct nvmefs_ctrl_stat
 	st->io_queues = atomic_load(&ctrl->nr_connected_ioqs);
 }
 
+int nvmefs_ctrl_failed(const struct nvmefs_ctrl *ctrl)
+{
+	return atomic_load(&((struct nvmefs_ctrl *)ctrl)->failed);
+}
+
 void nvmefs_ctrl_status(const struct nvmefs_ctrl *cctrl, struct nvmefs_ctrl_status *st)
 {
 	struct nvmefs_ctrl *ctrl = (struct nvmefs_ctrl *)cctrl;

@@ -40,7 +40,5 @@ void nvmefs_queue_fail(struct nvmefs_queue *q, int err);
 /* Fail the queue, stop its transport (after which the target cannot touch
  * any of its buffers), then end every request still in flight, aborted. */
 void nvmefs_queue_stop(struct nvmefs_queue *q, int err);
-/* Submit one prepared request and wait for it, up to @timeout_ms. */
-int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms);
 
 #endif /* NVMEFS_QUEUE_H */
