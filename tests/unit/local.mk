@@ -19,6 +19,7 @@ FAKE_TRANSPORT_SOURCES = \
 check_PROGRAMS = \
 	tests/unit/check_wire \
 	tests/unit/check_auth_crypto \
+	tests/unit/check_tls_key \
 	tests/unit/check_headers_c99 \
 	tests/unit/check_headers_c11
 
@@ -34,6 +35,13 @@ tests_unit_check_auth_crypto_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_C
 	$(CHECK_CFLAGS)
 tests_unit_check_auth_crypto_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 EXTRA_DIST += tests/unit/data/auth_vectors.py
+
+# Known answers from tests/unit/data/tls_vectors.py, which asserts libnvme's own.
+tests_unit_check_tls_key_SOURCES = tests/unit/check_tls_key.c tests/unit/check_bytes.h
+tests_unit_check_tls_key_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(CHECK_CFLAGS)
+tests_unit_check_tls_key_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+EXTRA_DIST += tests/unit/data/tls_vectors.py
 
 # Every public header must compile alone (one translation unit each, the
 # header first) as strict C99 and as C11, and all of them together
@@ -77,8 +85,11 @@ UNIT_TESTS = \
 	tests/unit/check_headers_c99 \
 	tests/unit/check_headers_c11 \
 	tests/unit/san/check_wire \
-	tests/unit/san/check_auth_crypto
-check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto
+	tests/unit/san/check_auth_crypto \
+	tests/unit/check_tls_key \
+	tests/unit/san/check_tls_key
+check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto \
+	tests/unit/san/check_tls_key
 tests_unit_san_check_wire_SOURCES = $(tests_unit_check_wire_SOURCES)
 tests_unit_san_check_wire_CFLAGS = $(tests_unit_check_wire_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_wire_LDFLAGS = $(SAN_FLAGS)
@@ -87,6 +98,10 @@ tests_unit_san_check_auth_crypto_SOURCES = $(tests_unit_check_auth_crypto_SOURCE
 tests_unit_san_check_auth_crypto_CFLAGS = $(tests_unit_check_auth_crypto_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_auth_crypto_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_auth_crypto_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_tls_key_SOURCES = $(tests_unit_check_tls_key_SOURCES)
+tests_unit_san_check_tls_key_CFLAGS = $(tests_unit_check_tls_key_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_tls_key_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_tls_key_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 # ---------------------------------------------------------------------------
 # The command's parts (src/cli, src/export) on their own
