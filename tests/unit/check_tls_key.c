@@ -291,6 +291,60 @@ START_TEST(test_context_limit)
 }
 END_TEST
 
+/* The public API the commands use: what check-tls-key and gen-tls-key print. */
+START_TEST(test_public_api)
+{
+	struct nvmefs_tls_key_info info;
+	char text[NVMEFS_TLS_KEY_SIZE], other[NVMEFS_TLS_KEY_SIZE];
+	char *id = NULL;
+	uint8_t raw[48];
+
+	ck_assert_int_eq(nvmefs_tls_key_check(vectors[0].text, &info), 0);
+	ck_assert_uint_eq(info.hmac, 0);
+	ck_assert_uint_eq(info.len, 32);
+	ck_assert_uint_eq(info.crc, 0xd9baf45f);
+	ck_assert_uint_eq(info.cipher, 1);
+	/* Every malformation is -EINVAL to the API, with the parser's reason. */
+	ck_assert_int_eq(nvmefs_tls_key_check(bad[7].text, &info), -EINVAL);
+	ck_assert_str_eq(nvmefs_errmsg(), bad[7].msg);
+	ck_assert_int_eq(nvmefs_tls_key_check(NULL, &info), -EINVAL);
+
+	for (size_t i = 0; i < ARRAY_LEN(vectors); i++) {
+		const struct tls_vector *v = &vectors[i];
+
+		ck_assert_msg(nvmefs_tls_key_identity(v->text, v->hostnqn, v->subnqn, v->version,
+						      v->compat, &id) == 0, "%s", nvmefs_errmsg());
+		ck_assert_str_eq(id, v->identity);
+		free(id);
+	}
+	id = NULL;
+	ck_assert_int_eq(nvmefs_tls_key_identity(K32_01, "nqn.h", "sub", 0, false, &id), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "--subsysnqn"));
+	ck_assert_int_eq(nvmefs_tls_key_identity(K32_01, "host", "nqn.s", 0, false, &id), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "--hostnqn"));
+	ck_assert_int_eq(nvmefs_tls_key_identity(bad[0].text, "nqn.h", "nqn.s", 0, false, &id),
+			 -EINVAL);
+	ck_assert_int_eq(nvmefs_tls_key_identity(K32_01, "nqn.h", "nqn.s", 2, false, &id), -EINVAL);
+	ck_assert_ptr_null(id);
+
+	ck_assert_uint_eq(unhex("5512dbb6737d0106f65975b773dfb011ffc344bcf442e2dd6d8bc4870b5d5b03",
+				raw), 32);
+	ck_assert_int_eq(nvmefs_tls_key_make(1, raw, 32, text, sizeof(text)), 0);
+	ck_assert_str_eq(text, K32_01);
+	ck_assert_int_eq(nvmefs_tls_key_make(0, raw, 32, text, sizeof(text)), -EINVAL);
+	ck_assert_int_eq(nvmefs_tls_key_make(3, raw, 32, text, sizeof(text)), -EINVAL);
+	ck_assert_int_eq(nvmefs_tls_key_make(2, raw, 32, text, sizeof(text)), -EINVAL);
+	/* Random: two keys differ, and each reads back as what it was made for. */
+	ck_assert_int_eq(nvmefs_tls_key_make(2, NULL, 48, text, sizeof(text)), 0);
+	ck_assert_int_eq(nvmefs_tls_key_make(2, NULL, 48, other, sizeof(other)), 0);
+	ck_assert_str_ne(text, other);
+	ck_assert_int_eq(nvmefs_tls_key_check(text, &info), 0);
+	ck_assert_uint_eq(info.hmac, 2);
+	ck_assert_uint_eq(info.len, 48);
+	ck_assert_uint_eq(info.cipher, 2);
+}
+END_TEST
+
 static Suite *tls_key_suite(void)
 {
 	Suite *s = suite_create("tls_key");
@@ -302,6 +356,7 @@ static Suite *tls_key_suite(void)
 	tcase_add_test(tc, test_parse_no_final_colon);
 	tcase_add_test(tc, test_format_bad);
 	tcase_add_test(tc, test_context_limit);
+	tcase_add_test(tc, test_public_api);
 	suite_add_tcase(s, tc);
 	return s;
 }

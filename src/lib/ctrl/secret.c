@@ -96,7 +96,7 @@ void nvmefs_auth_key_free(struct nvmefs_auth_key *key)
  * reflected, initial and final ~0).  It is a checksum against typing
  * errors, not cryptography, and 68 bytes do not justify zlib or a table.
  */
-static uint32_t crc32_ieee(const uint8_t *p, size_t len)
+uint32_t nvmefs_secret_crc32(const uint8_t *p, size_t len)
 {
 	uint32_t crc = 0xffffffffu;
 	size_t i;
@@ -189,7 +189,7 @@ int nvmefs_secret_parse(const struct nvmefs_secret_form *form, const char *text,
 	len = (size_t)decoded - 4;
 	crc = (uint32_t)key->data[len] | (uint32_t)key->data[len + 1] << 8 |
 	      (uint32_t)key->data[len + 2] << 16 | (uint32_t)key->data[len + 3] << 24;
-	if (crc != crc32_ieee(key->data, len)) {
+	if (crc != nvmefs_secret_crc32(key->data, len)) {
 		nvmefs_auth_key_free(key);
 		return nvmefs_error(-EBADMSG, "%s: its CRC does not match the key (mistyped or "
 				    "truncated?)", form->what);
@@ -199,6 +199,19 @@ int nvmefs_secret_parse(const struct nvmefs_secret_form *form, const char *text,
 	key->len = len;
 	*keyp = key;
 	return 0;
+}
+
+int nvmefs_secret_malformed(int ret)
+{
+	switch (ret) {
+	case 0:
+	case -ENOMEM:
+	case -EAGAIN:
+	case -EPERM:
+		return ret;
+	default:
+		return -EINVAL;
+	}
 }
 
 size_t nvmefs_secret_text_size(const struct nvmefs_secret_form *form, size_t len)
@@ -224,7 +237,7 @@ int nvmefs_secret_format(const struct nvmefs_secret_form *form, unsigned int has
 	if (err)
 		return err;
 	memcpy(raw->data, key, len);
-	crc = crc32_ieee(key, len);
+	crc = nvmefs_secret_crc32(key, len);
 	raw->data[len] = (uint8_t)crc;
 	raw->data[len + 1] = (uint8_t)(crc >> 8);
 	raw->data[len + 2] = (uint8_t)(crc >> 16);

@@ -52,6 +52,16 @@ struct nvmefs_secret_form {
 int nvmefs_secret_parse(const struct nvmefs_secret_form *form, const char *text,
 			struct nvmefs_auth_key **keyp);
 
+/*
+ * nvmefs_secret_parse()'s error as the public API reports a malformed
+ * secret: -EINVAL, whatever the parser found wrong.  Memory that could not
+ * be mapped or locked for a key (-ENOMEM, -EAGAIN, -EPERM) is not.
+ */
+int nvmefs_secret_malformed(int ret);
+
+/* The CRC-32 the text form carries after the key (zlib's). */
+uint32_t nvmefs_secret_crc32(const uint8_t *p, size_t len);
+
 /* The text form's length for a key of @len bytes, its NUL included. */
 size_t nvmefs_secret_text_size(const struct nvmefs_secret_form *form, size_t len);
 /*

@@ -17,8 +17,12 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
+#include <openssl/rand.h>
+
+#include <nvmefs/connect_opts.h>
 
 #include "auth_crypto.h"
+#include "fabrics.h"
 #include "tls_key.h"
 #include "../base/error.h"
 
@@ -236,4 +240,90 @@ void nvmefs_tls_psk_clear(struct nvmefs_tls_psk *psk)
 	nvmefs_auth_key_free(psk->key);
 	psk->identity = NULL;
 	psk->key = NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The public API: what 'nvmefs check-tls-key' and 'gen-tls-key' print     */
+/* ------------------------------------------------------------------------ */
+
+int nvmefs_tls_key_check(const char *text, struct nvmefs_tls_key_info *info)
+{
+	struct nvmefs_auth_key *key;
+	int err;
+
+	if (!text)
+		return nvmefs_error(-EINVAL, "no TLS PSK given");
+	err = nvmefs_tls_key_parse(text, &key);
+	if (err)
+		return nvmefs_secret_malformed(err);
+	info->hmac = key->hash;
+	info->len = (unsigned int)key->len;
+	info->crc = nvmefs_secret_crc32(key->data, key->len);
+	info->cipher = nvmefs_tls_key_cipher(key);
+	nvmefs_auth_key_free(key);
+	return 0;
+}
+
+int nvmefs_tls_key_identity(const char *text, const char *hostnqn, const char *subnqn,
+			    unsigned int version, bool compat, char **identity)
+{
+	struct nvmefs_auth_key *key = NULL;
+	struct nvmefs_tls_psk psk;
+	char *owned_nqn = NULL;
+	int err;
+
+	if (!text || !subnqn)
+		return nvmefs_error(-EINVAL, "no TLS PSK or no subsystem NQN given");
+	err = nvmefs_nqn_check(subnqn, "subsystem", "--subsysnqn");
+	if (err)
+		return err;
+	if (!hostnqn) {
+		hostnqn = owned_nqn = nvmefs_hostnqn_default();
+		if (!hostnqn)
+			return -ENOENT;
+	}
+	err = nvmefs_nqn_check(hostnqn, "host", owned_nqn ? "/etc/nvme/hostnqn" : "--hostnqn");
+	if (err)
+		goto out;
+	err = nvmefs_tls_key_parse(text, &key);
+	if (err) {
+		err = nvmefs_secret_malformed(err);
+		goto out;
+	}
+	err = nvmefs_tls_psk_derive(key, hostnqn, subnqn, version, compat, &psk);
+	if (err)
+		goto out;
+	*identity = psk.identity;
+	psk.identity = NULL;
+	nvmefs_tls_psk_clear(&psk);
+out:
+	nvmefs_auth_key_free(key);
+	free(owned_nqn);
+	return err;
+}
+
+int nvmefs_tls_key_make(unsigned int hmac, const uint8_t *secret, size_t len, char *out,
+			size_t size)
+{
+	struct nvmefs_auth_key *key;
+	int err;
+
+	if (hmac != NVMEFS_AUTH_HASH_SHA256 && hmac != NVMEFS_AUTH_HASH_SHA384)
+		return nvmefs_error(-EINVAL, "TLS PSK: HMAC %u is not 1 (SHA-256) or 2 (SHA-384)",
+				    hmac);
+	if (len != nvmefs_auth_hash_len(hmac))
+		return nvmefs_error(-EINVAL, "TLS PSK: the key is %zu bytes, but HMAC %u (%s) "
+				    "needs %zu", len, hmac, nvmefs_auth_hash_name(hmac),
+				    nvmefs_auth_hash_len(hmac));
+	if (secret)
+		return nvmefs_tls_key_format(hmac, secret, len, out, size);
+	err = nvmefs_secret_alloc(len, (uint8_t)hmac, &key);
+	if (err)
+		return err;
+	if (RAND_priv_bytes(key->data, (int)len) != 1)
+		err = nvmefs_ossl_error(-EIO, "TLS PSK: random bytes");
+	else
+		err = nvmefs_tls_key_format(hmac, key->data, len, out, size);
+	nvmefs_auth_key_free(key);
+	return err;
 }
