@@ -145,6 +145,19 @@ tests_unit_san_check_output_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 # The command-line parsers need nothing but themselves.
+# Where gen-tls-key, check-tls-key and the DH-HMAC-CHAP options take a secret from
+# (src/cli/secret_src.c): nothing left behind in argv or the environment.
+check_PROGRAMS += tests/unit/check_secret_src tests/unit/san/check_secret_src
+UNIT_TESTS += tests/unit/check_secret_src tests/unit/san/check_secret_src
+tests_unit_check_secret_src_SOURCES = tests/unit/check_secret_src.c src/cli/secret_src.c \
+	src/cli/secret_src.h src/cli/cli.c
+tests_unit_check_secret_src_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_secret_src_LDADD = $(CHECK_LIBS)
+tests_unit_san_check_secret_src_SOURCES = $(tests_unit_check_secret_src_SOURCES)
+tests_unit_san_check_secret_src_CFLAGS = $(tests_unit_check_secret_src_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_secret_src_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_secret_src_LDADD = $(CHECK_LIBS)
+
 check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
 UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
 
@@ -458,8 +471,8 @@ check_PROGRAMS += tests/unit/check_paths tests/unit/san/check_paths
 UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
 
 tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h \
-	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/opts_config.c \
-	src/cli/util_parse.c src/cli/output.c src/common/json.c
+	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/secret_src.c \
+	src/cli/opts_config.c src/cli/util_parse.c src/cli/output.c src/common/json.c
 tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
@@ -472,7 +485,7 @@ tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(LIBNVME_LIBS) $(CHEC
 check_PROGRAMS += tests/unit/check_daemon tests/unit/san/check_daemon
 UNIT_TESTS += tests/unit/check_daemon tests/unit/san/check_daemon
 tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c src/cli/daemon.c src/cli/daemon.h \
-	src/cli/paths_log.c src/cli/paths.c src/cli/cli.c src/cli/opts_connect.c \
+	src/cli/paths_log.c src/cli/paths.c src/cli/cli.c src/cli/opts_connect.c src/cli/secret_src.c \
 	src/cli/opts_config.c src/cli/util_parse.c src/cli/output.c src/common/json.c \
 	src/export/log.c
 tests_unit_check_daemon_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
