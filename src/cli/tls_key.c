@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,8 +356,12 @@ static int check_key(const char *cmd, const struct check_args *a, const char *fr
 			nvmefs_errmsg());
 		return EXIT_FAIL;
 	}
-	if (a->subnqn && nvmefs_tls_key_identity(key, a->hostnqn, a->subnqn, a->version, a->compat,
-						 &identity)) {
+	ret = a->subnqn ? nvmefs_tls_key_identity(key, a->hostnqn, a->subnqn, a->version,
+						  a->compat, &identity) : 0;
+	/* The key is valid: what is not is an NQN given. */
+	if (ret == -EINVAL)
+		return usage_error(cmd, "%s", nvmefs_errmsg());
+	if (ret) {
 		fprintf(stderr, "nvmefs %s: %s\n", cmd, nvmefs_errmsg());
 		return EXIT_FAIL;
 	}
