@@ -25,18 +25,18 @@ enum {
 	OPT_SECRET_FILE = 0x100,
 	OPT_KEYDATA_FILE,
 	OPT_KEYRING,
-	OPT_KEYTYPE,
 };
 
 /* nvme-cli's options that fill or read its kernel keyring. */
 #define KEYRING_LONGOPTS							\
 	{ "insert", no_argument, NULL, 'i' },				\
 	{ "keyring", required_argument, NULL, OPT_KEYRING },		\
-	{ "keytype", required_argument, NULL, OPT_KEYTYPE },		\
+	{ "keytype", required_argument, NULL, 't' },			\
 	{ "keyfile", required_argument, NULL, 'f' }
 
-#define KEYRING_HELP							\
-	"  -i, --insert, --keyring=KEYRING, --keytype=TYPE, -f, --keyfile=FILE\n" \
+/* @K: "-k, " where -k is --keyring (gen-tls-key; check-tls-key has -k/--key). */
+#define KEYRING_HELP(K)							\
+	"  -i, --insert, " K "--keyring=KEYRING, -t, --keytype=TYPE, -f, --keyfile=FILE\n" \
 	"                            nvme-cli's kernel keyring: refused, nvmefs keeps no\n" \
 	"                            keys in the kernel\n"
 
@@ -44,7 +44,7 @@ static int keyring_refused(const char *cmd, int opt)
 {
 	static const struct { int opt; const char *name; } names[] = {
 		{ 'i', "-i/--insert" }, { OPT_KEYRING, "--keyring" },
-		{ OPT_KEYTYPE, "--keytype" }, { 'f', "-f/--keyfile" },
+		{ 'k', "-k/--keyring" }, { 't', "-t/--keytype" }, { 'f', "-f/--keyfile" },
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -76,8 +76,9 @@ static bool shared_option(const char *cmd, int opt, void (*usage)(void),
 		return true;
 	case 'i':
 	case 'f':
+	case 'k':
+	case 't':
 	case OPT_KEYRING:
-	case OPT_KEYTYPE:
 		*ret = keyring_refused(cmd, opt);
 		return false;
 	default:
@@ -155,7 +156,7 @@ static void gen_usage(void)
 	       "      --secret-file=FILE    the same, read from FILE, which only its owner may\n"
 	       "                            read\n"
 	       "  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n"
-	       KEYRING_HELP
+	       KEYRING_HELP("-k, ")
 	       HELP_HELP
 	       "\n"
 	       "Environment: " SECRET_ENV ", the secret in hexadecimal where neither -s\n"
@@ -234,7 +235,7 @@ int cmd_gen_tls_key(int argc, char **argv)
 		fprintf(stderr, "nvmefs %s: no memory for the key\n", cmd);
 		return EXIT_FAIL;
 	}
-	while (ret == EXIT_OK && (opt = next_option(argc, argv, ":m:s:o:if:h", longopts)) != -1) {
+	while (ret == EXIT_OK && (opt = next_option(argc, argv, ":m:s:o:ik:t:f:h", longopts)) != -1) {
 		switch (opt) {
 		case 'm':
 			if (parse_uint(optarg, 1, 2, &v))
@@ -301,7 +302,7 @@ static void check_usage(void)
 	       "  -C, --compat              derive as libnvme before 1.16 did (nvme-cli 2.16's\n"
 	       "                            --compat), for keys inserted by those versions\n"
 	       "  -o, --output-format=FMT   output format: normal (as nvme-cli) or json\n"
-	       KEYRING_HELP
+	       KEYRING_HELP("")
 	       HELP_HELP
 	       "\n"
 	       "Environment: " KEY_ENV ", the key where neither -d, -k nor --keydata-file\n"
@@ -396,7 +397,7 @@ int cmd_check_tls_key(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	while (ret == EXIT_OK &&
-	       (opt = next_option(argc, argv, ":d:k:c:n:I:Co:if:h", longopts)) != -1) {
+	       (opt = next_option(argc, argv, ":d:k:c:n:I:Co:it:f:h", longopts)) != -1) {
 		switch (opt) {
 		case 'd':
 			ret = source_arg(&src, cmd, "-d/--keydata", optarg, what);
