@@ -7,7 +7,9 @@
 #ifndef NVMEFS_PUBLIC_CONNECT_OPTS_H
 #define NVMEFS_PUBLIC_CONNECT_OPTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -140,6 +142,52 @@ int nvmefs_connect_opts_check(const struct nvmefs_connect_opts *opts);
  * when no memory could be locked to parse it in).
  */
 int nvmefs_dhchap_secret_check(const char *secret);
+
+/** Room for a TLS PSK's interchange form, "NVMeTLSkey-1:HH:<base64>:", its NUL included. */
+#define NVMEFS_TLS_KEY_SIZE 90
+
+/** Since 0.2.  What a TLS PSK in interchange form holds ('nvme check-tls-key'). */
+struct nvmefs_tls_key_info {
+	/** Its HH: 0 (used as the retained PSK), 1 (SHA-256) or 2 (SHA-384). */
+	unsigned int hmac;
+	/** The key's length in bytes: 32 or 48. */
+	unsigned int len;
+	/** The CRC-32 the form carries after the key. */
+	uint32_t crc;
+	/** The hash of the cipher suite it is used with: 1, TLS_AES_128_GCM_SHA256; 2, TLS_AES_256_GCM_SHA384. */
+	unsigned int cipher;
+};
+
+/**
+ * Since 0.2.  Whether @key is a TLS PSK in the NVMe/TCP interchange form
+ * ("NVMeTLSkey-1:HH:<base64 of key and CRC-32>:"), and if so what it holds,
+ * into @info.  0, or -EINVAL with nvmefs_errmsg() saying what is wrong
+ * (another -errno when no memory could be locked to parse it in).
+ */
+int nvmefs_tls_key_check(const char *key, struct nvmefs_tls_key_info *info);
+
+/**
+ * Since 0.2.  The PSK identity a connection as @hostnqn (NULL:
+ * /etc/nvme/hostnqn, else the one generated for this machine) to @subnqn
+ * presents with the TLS PSK derived from @key: version 0 ("NVMe0R0H
+ * hostnqn subnqn") or 1 (with the PSK digest), derived as libnvme 1.16 and
+ * the kernel do, or as libnvme before 1.16 did when @compat (nvme-cli's
+ * --compat).  *@identity is malloc'd; free it.  0 or a -errno, with
+ * nvmefs_errmsg() saying why.
+ */
+int nvmefs_tls_key_identity(const char *key, const char *hostnqn, const char *subnqn,
+			    unsigned int version, bool compat, char **identity);
+
+/**
+ * Since 0.2.  A configured PSK in interchange form, as 'nvme gen-tls-key'
+ * prints it, into @out (NVMEFS_TLS_KEY_SIZE bytes will do): HH @hmac (1,
+ * SHA-256, a 32-byte key; 2, SHA-384, 48 bytes), the key @secret of @len
+ * bytes, or when @secret is NULL a random one.  0, -EINVAL for an @hmac
+ * or @len that does not fit, or another -errno; nvmefs_errmsg() says why.
+ * The caller wipes @out.
+ */
+int nvmefs_tls_key_make(unsigned int hmac, const uint8_t *secret, size_t len, char *out,
+			size_t size);
 
 #ifdef __cplusplus
 }

@@ -41,6 +41,8 @@ int cmd_perf(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_ublk(int argc, char **argv);
+int cmd_gen_tls_key(int argc, char **argv);
+int cmd_check_tls_key(int argc, char **argv);
 
 /*
  * Print "nvmefs CMD: <message>; see 'nvmefs CMD --help'" on stderr and

@@ -19,6 +19,9 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/cli.c \
 	src/cli/main.c \
 	src/cli/opts_connect.c \
+	src/cli/secret_src.c \
+	src/cli/secret_src.h \
+	src/cli/tls_key.c \
 	src/cli/opts_config.c \
 	src/cli/paths.c \
 	src/cli/paths.h \
@@ -95,7 +98,9 @@ dist_man_MANS += \
 	man/nvmefs-perf.1 \
 	man/nvmefs-mount.1 \
 	man/nvmefs-list.1 \
-	man/nvmefs-ublk.1
+	man/nvmefs-ublk.1 \
+	man/nvmefs-gen-tls-key.1 \
+	man/nvmefs-check-tls-key.1
 
 # What nvmefs list reads: the command's, and check_list's (tests/unit/local.mk).
 LIST_SOURCES = src/cli/list_mounts.c src/cli/list.h

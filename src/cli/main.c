@@ -22,6 +22,8 @@ const struct command commands[] = {
 	{ "mount", "serve a subsystem's namespaces as files through FUSE", cmd_mount },
 	{ "list", "list this host's nvmefs mounts, as nvme list does devices", cmd_list },
 	{ "ublk", "serve a subsystem's namespaces as ublk block devices", cmd_ublk },
+	{ "gen-tls-key", "print a TLS pre-shared key for NVMe/TCP, as nvme-cli does", cmd_gen_tls_key },
+	{ "check-tls-key", "check a TLS pre-shared key; print its PSK identity", cmd_check_tls_key },
 	{ "version", "print the version", cmd_version },
 	{ "help", "show the help of nvmefs or of a command", cmd_help },
 	{ NULL, NULL, NULL },
@@ -48,7 +50,7 @@ static void usage(FILE *out)
 		"\n"
 		"Commands:\n");
 	for (const struct command *c = commands; c->name; c++)
-		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+		fprintf(out, "  %-14s %s\n", c->name, c->summary);
 	fprintf(out,
 		"\n"
 		"Options:\n"

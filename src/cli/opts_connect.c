@@ -8,17 +8,15 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "secret_src.h"
 #include "../common/text.h"
 
 void connect_args_init(struct connect_args *c)
@@ -49,22 +47,14 @@ static bool is_uuid(const char *s)
  * swapped), left out of core dumps, wiped by connect_args_forget_secrets().
  */
 #define SECRET_MAX 512
+#define DHCHAP_WHAT "a DH-HMAC-CHAP secret"
 static char *secrets;
 
 static char *secret_slot(int which)
 {
-	if (!secrets) {
-		void *p = mmap(NULL, 2 * SECRET_MAX, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-		if (p == MAP_FAILED)
-			return NULL;
-		/* Best effort: the library locks its own parsed copy for good. */
-		(void)mlock(p, 2 * SECRET_MAX);
-		(void)madvise(p, 2 * SECRET_MAX, MADV_DONTDUMP);
-		secrets = p;
-	}
-	return secrets + which * SECRET_MAX;
+	if (!secrets)
+		secrets = secret_page(2 * SECRET_MAX);
+	return secrets ? secrets + which * SECRET_MAX : NULL;
 }
 
 void connect_args_forget_secrets(struct connect_args *c)
@@ -116,14 +106,12 @@ static int secret_arg(struct connect_args *c, const char *cmd, const char *opt, 
 	ret = secret_once(c, cmd, opt, which);
 	if (ret)
 		return ret;
-	if (len >= SECRET_MAX)
-		return usage_error(cmd, "%s is %zu characters long; a DH-HMAC-CHAP secret is at most "
-				   "%d", opt, len, SECRET_MAX - 1);
 	slot = secret_slot(which);
 	if (!slot)
 		return usage_error(cmd, "%s: no memory for the secret", opt);
-	memcpy(slot, arg, len + 1);
-	memset(arg, 'x', len);
+	ret = secret_from_arg(cmd, opt, DHCHAP_WHAT, arg, slot, SECRET_MAX);
+	if (ret)
+		return ret;
 	ret = secret_checked(cmd, opt, slot);
 	if (ret)
 		return ret == EXIT_USAGE ? usage_error(cmd, "%s: %s: make a valid one with 'nvme "
@@ -149,44 +137,15 @@ static int secret_file(struct connect_args *c, const char *cmd, const char *opt,
 		       const char *path, int which, const char **dst)
 {
 	char *slot = secret_slot(which);
-	struct stat st;
-	ssize_t n;
-	int fd, ret;
+	int ret;
 
-	if (!*path)
-		return usage_error(cmd, "%s needs a file name, got an empty one", opt);
 	if (secret_once(c, cmd, opt, which))
 		return EXIT_USAGE;
 	if (!slot)
 		return usage_error(cmd, "%s: no memory for the secret", opt);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return usage_error(cmd, "%s: cannot open %s: %s", opt, path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return usage_error(cmd, "%s: %s is not a regular file", opt, path);
-	}
-	if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-		close(fd);
-		return usage_error(cmd, "%s: %s can be read or written by other users (mode %04o): "
-				   "'chmod 600 %s' so that only its owner can", opt, path,
-				   (unsigned int)(st.st_mode & 07777), path);
-	}
-	n = read(fd, slot, SECRET_MAX);
-	close(fd);
-	if (n < 0)
-		return usage_error(cmd, "%s: reading %s failed: %s", opt, path, strerror(errno));
-	if (n == SECRET_MAX) {
-		explicit_bzero(slot, SECRET_MAX);
-		return usage_error(cmd, "%s: %s holds more than a DH-HMAC-CHAP secret (%d bytes or "
-				   "more)", opt, path, SECRET_MAX);
-	}
-	/* The newline an editor or 'nvme gen-dhchap-key >FILE' leaves. */
-	while (n > 0 && isspace((unsigned char)slot[n - 1]))
-		n--;
-	slot[n] = '\0';
-	if (!n)
-		return usage_error(cmd, "%s: %s is empty", opt, path);
+	ret = secret_from_file(cmd, opt, DHCHAP_WHAT, path, slot, SECRET_MAX);
+	if (ret)
+		return ret;
 	ret = secret_checked(cmd, opt, slot);
 	if (ret)
 		return ret == EXIT_USAGE ? usage_error(cmd, "%s: %s: %s: write a valid one with 'nvme "

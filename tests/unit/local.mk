@@ -19,6 +19,7 @@ FAKE_TRANSPORT_SOURCES = \
 check_PROGRAMS = \
 	tests/unit/check_wire \
 	tests/unit/check_auth_crypto \
+	tests/unit/check_tls_key \
 	tests/unit/check_headers_c99 \
 	tests/unit/check_headers_c11
 
@@ -34,6 +35,13 @@ tests_unit_check_auth_crypto_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_C
 	$(CHECK_CFLAGS)
 tests_unit_check_auth_crypto_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 EXTRA_DIST += tests/unit/data/auth_vectors.py
+
+# Known answers from tests/unit/data/tls_vectors.py, which asserts libnvme's own.
+tests_unit_check_tls_key_SOURCES = tests/unit/check_tls_key.c tests/unit/check_bytes.h
+tests_unit_check_tls_key_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_CFLAGS) \
+	$(CHECK_CFLAGS)
+tests_unit_check_tls_key_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+EXTRA_DIST += tests/unit/data/tls_vectors.py
 
 # Every public header must compile alone (one translation unit each, the
 # header first) as strict C99 and as C11, and all of them together
@@ -82,8 +90,11 @@ UNIT_TESTS = \
 	tests/unit/check_headers_c99 \
 	tests/unit/check_headers_c11 \
 	tests/unit/san/check_wire \
-	tests/unit/san/check_auth_crypto
-check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto
+	tests/unit/san/check_auth_crypto \
+	tests/unit/check_tls_key \
+	tests/unit/san/check_tls_key
+check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto \
+	tests/unit/san/check_tls_key
 tests_unit_san_check_wire_SOURCES = $(tests_unit_check_wire_SOURCES)
 tests_unit_san_check_wire_CFLAGS = $(tests_unit_check_wire_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_wire_LDFLAGS = $(SAN_FLAGS)
@@ -92,6 +103,10 @@ tests_unit_san_check_auth_crypto_SOURCES = $(tests_unit_check_auth_crypto_SOURCE
 tests_unit_san_check_auth_crypto_CFLAGS = $(tests_unit_check_auth_crypto_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_auth_crypto_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_auth_crypto_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_tls_key_SOURCES = $(tests_unit_check_tls_key_SOURCES)
+tests_unit_san_check_tls_key_CFLAGS = $(tests_unit_check_tls_key_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_tls_key_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_tls_key_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 # ---------------------------------------------------------------------------
 # The command's parts (src/cli, src/export) on their own
@@ -132,6 +147,19 @@ tests_unit_san_check_output_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 # The command-line parsers need nothing but themselves.
+# Where gen-tls-key, check-tls-key and the DH-HMAC-CHAP options take a secret from
+# (src/cli/secret_src.c): nothing left behind in argv or the environment.
+check_PROGRAMS += tests/unit/check_secret_src tests/unit/san/check_secret_src
+UNIT_TESTS += tests/unit/check_secret_src tests/unit/san/check_secret_src
+tests_unit_check_secret_src_SOURCES = tests/unit/check_secret_src.c src/cli/secret_src.c \
+	src/cli/secret_src.h src/cli/cli.c
+tests_unit_check_secret_src_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_secret_src_LDADD = $(CHECK_LIBS)
+tests_unit_san_check_secret_src_SOURCES = $(tests_unit_check_secret_src_SOURCES)
+tests_unit_san_check_secret_src_CFLAGS = $(tests_unit_check_secret_src_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_secret_src_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_secret_src_LDADD = $(CHECK_LIBS)
+
 check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
 UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
 
@@ -445,8 +473,8 @@ check_PROGRAMS += tests/unit/check_paths tests/unit/san/check_paths
 UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
 
 tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h \
-	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/opts_config.c \
-	src/cli/util_parse.c src/cli/output.c src/common/json.c
+	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/secret_src.c \
+	src/cli/opts_config.c src/cli/util_parse.c src/cli/output.c src/common/json.c
 tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
@@ -459,7 +487,7 @@ tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(LIBNVME_LIBS) $(CHEC
 check_PROGRAMS += tests/unit/check_daemon tests/unit/san/check_daemon
 UNIT_TESTS += tests/unit/check_daemon tests/unit/san/check_daemon
 tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c src/cli/daemon.c src/cli/daemon.h \
-	src/cli/paths_log.c src/cli/paths.c src/cli/cli.c src/cli/opts_connect.c \
+	src/cli/paths_log.c src/cli/paths.c src/cli/cli.c src/cli/opts_connect.c src/cli/secret_src.c \
 	src/cli/opts_config.c src/cli/util_parse.c src/cli/output.c src/common/json.c \
 	src/export/log.c
 tests_unit_check_daemon_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)

@@ -118,21 +118,6 @@ static int parse_secrets(const char *secret, const char *ctrl_secret,
 	return 0;
 }
 
-/* Malformed, whatever the parser found wrong: a value that cannot be right
- * (-EINVAL).  Memory that could not be mapped or locked for a key is not. */
-static int malformed(int ret)
-{
-	switch (ret) {
-	case 0:
-	case -ENOMEM:
-	case -EAGAIN:
-	case -EPERM:
-		return ret;
-	default:
-		return -EINVAL;
-	}
-}
-
 int nvmefs_auth_check(const char *secret, const char *ctrl_secret)
 {
 	struct nvmefs_auth_key *host = NULL, *ctrl = NULL;
@@ -143,7 +128,7 @@ int nvmefs_auth_check(const char *secret, const char *ctrl_secret)
 	ret = parse_secrets(secret, ctrl_secret, &host, &ctrl);
 	nvmefs_auth_key_free(host);
 	nvmefs_auth_key_free(ctrl);
-	return malformed(ret);
+	return nvmefs_secret_malformed(ret);
 }
 
 int nvmefs_dhchap_secret_check(const char *secret)
@@ -155,7 +140,7 @@ int nvmefs_dhchap_secret_check(const char *secret)
 		return nvmefs_error(-EINVAL, "no DH-HMAC-CHAP secret given");
 	ret = nvmefs_auth_key_parse(secret, &key);
 	nvmefs_auth_key_free(key);
-	return malformed(ret);
+	return nvmefs_secret_malformed(ret);
 }
 
 int nvmefs_auth_init(struct nvmefs_ctrl *ctrl, const char *secret, const char *ctrl_secret)

@@ -82,180 +82,24 @@ size_t nvmefs_auth_dhgroup_len(unsigned int group)
 	return group < ARRAY_LEN(dhgroups) ? dhgroups[group].len : 0;
 }
 
-/*
- * OpenSSL failed: take its first reason off the thread's error queue, so
- * that it neither lingers for an unrelated caller nor is lost.
- */
-static int ossl_error(int err, const char *what)
-{
-	unsigned long e = ERR_get_error();
-	const char *why = e ? ERR_reason_error_string(e) : NULL;
-
-	ERR_clear_error();
-	return nvmefs_error(err, "%s: OpenSSL: %s", what, why ? why : "no reason given");
-}
-
-/* ------------------------------------------------------------------------ */
-/* Secret memory                                                            */
-/* ------------------------------------------------------------------------ */
-
-/*
- * Whole pages of their own, so that locking and excluding them from core
- * dumps cannot touch anything else, and unlocking them cannot unlock a
- * neighbour's secret.
- */
-static int key_alloc(size_t len, uint8_t hash, struct nvmefs_auth_key **keyp)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t map_len = (sizeof(struct nvmefs_auth_key) + len + page - 1) / page * page;
-	struct nvmefs_auth_key *key;
-	int err;
-
-	key = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (key == MAP_FAILED)
-		return nvmefs_error(-errno, "cannot map memory for a DH-HMAC-CHAP key: %s",
-				    strerror(errno));
-	if (mlock(key, map_len) < 0) {
-		err = errno;
-		munmap(key, map_len);
-		return nvmefs_error(-err, "cannot lock a DH-HMAC-CHAP key in memory "
-				    "(the locked-memory limit, ulimit -l?): %s", strerror(err));
-	}
-	if (madvise(key, map_len, MADV_DONTDUMP) < 0) {
-		err = errno;
-		munlock(key, map_len);
-		munmap(key, map_len);
-		return nvmefs_error(-err, "cannot keep a DH-HMAC-CHAP key out of core dumps: %s",
-				    strerror(err));
-	}
-	key->map_len = map_len;
-	key->len = len;
-	key->hash = hash;
-	*keyp = key;
-	return 0;
-}
-
-void nvmefs_auth_key_free(struct nvmefs_auth_key *key)
-{
-	size_t map_len;
-
-	if (!key)
-		return;
-	map_len = key->map_len;
-	OPENSSL_cleanse(key, map_len);
-	munlock(key, map_len);
-	munmap(key, map_len);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Secrets: "DHHC-1:NN:<base64>:"                                           */
-/* ------------------------------------------------------------------------ */
-
-/*
- * CRC-32 as zlib and the kernel's ~crc32(~0, ...) compute it (IEEE 802.3,
- * reflected, initial and final ~0).  It is a checksum against typing
- * errors, not cryptography, and 68 bytes do not justify zlib or a table.
- */
-static uint32_t crc32_ieee(const uint8_t *p, size_t len)
-{
-	uint32_t crc = 0xffffffffu;
-	size_t i;
-	int bit;
-
-	for (i = 0; i < len; i++) {
-		crc ^= p[i];
-		for (bit = 0; bit < 8; bit++)
-			crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
-	}
-	return ~crc;
-}
-
-static bool is_base64_char(char c)
-{
-	return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-	       (c >= '0' && c <= '9') || c == '+' || c == '/';
-}
-
-/*
- * How many bytes @n characters at @s decode to, or -1 unless they are
- * whole, padded RFC 4648 base64: EVP_DecodeBlock() would skip blanks and
- * decode the padding as zero bytes, so the form is checked here.
- */
-static long base64_decoded_len(const char *s, size_t n)
-{
-	size_t pad = 0, i;
-
-	if (n == 0 || n % 4)
-		return -1;
-	if (s[n - 1] == '=')
-		pad = s[n - 2] == '=' ? 2 : 1;
-	for (i = 0; i < n - pad; i++)
-		if (!is_base64_char(s[i]))
-			return -1;
-	return (long)(n / 4 * 3 - pad);
-}
+/* "DHHC-1:NN:<base64 of key || le32 CRC-32 of key>:", as nvme-cli writes it. */
+static const struct nvmefs_secret_form dhchap_form = {
+	.prefix = "DHHC-1:",
+	.what = "DH-HMAC-CHAP secret",
+	.max_hash = NVMEFS_AUTH_HASH_SHA512,
+	.hashes = "00 (none), 01 (SHA-256), 02 (SHA-384) or 03 (SHA-512)",
+	.lens = { 32, 48, 64 },
+	.lens_text = "32, 48 or 64",
+};
 
 int nvmefs_auth_key_parse(const char *secret, struct nvmefs_auth_key **keyp)
 {
-	static const char prefix[] = "DHHC-1:";
-	struct nvmefs_auth_key *key;
-	const char *b64, *end;
-	size_t n, len;
-	long decoded;
-	uint8_t hash;
-	uint32_t crc;
-	int err;
-
-	if (strncmp(secret, prefix, sizeof(prefix) - 1))
-		return nvmefs_error(-EINVAL, "not a DH-HMAC-CHAP secret: it does not start "
-				    "with \"DHHC-1:\"");
-	secret += sizeof(prefix) - 1;
-	if (secret[0] != '0' || secret[1] < '0' || secret[1] > '3' || secret[2] != ':')
-		return nvmefs_error(-EOPNOTSUPP, "DH-HMAC-CHAP secret: the hash indicator is not "
-				    "00 (none), 01 (SHA-256), 02 (SHA-384) or 03 (SHA-512)");
-	hash = (uint8_t)(secret[1] - '0');
-
-	b64 = secret + 3;
-	end = strchr(b64, ':');
-	n = end ? (size_t)(end - b64) : strlen(b64);
-	decoded = end && end[1] ? -1 : base64_decoded_len(b64, n);
-	if (decoded < 0)
-		return nvmefs_error(-EILSEQ, "DH-HMAC-CHAP secret: the key is not base64");
-	if (decoded != 32 + 4 && decoded != 48 + 4 && decoded != 64 + 4)
-		return nvmefs_error(-EMSGSIZE, "DH-HMAC-CHAP secret: the key is %ld bytes, "
-				    "not 32, 48 or 64", decoded >= 4 ? decoded - 4 : 0);
-
-	/* EVP_DecodeBlock() writes the padding's zero bytes too. */
-	err = key_alloc(n / 4 * 3, hash, &key);
-	if (err)
-		return err;
-	if (EVP_DecodeBlock(key->data, (const unsigned char *)b64, (int)n) != (int)(n / 4 * 3)) {
-		nvmefs_auth_key_free(key);
-		return ossl_error(-EILSEQ, "DH-HMAC-CHAP secret: the key is not base64");
-	}
-	len = (size_t)decoded - 4;
-	crc = (uint32_t)key->data[len] | (uint32_t)key->data[len + 1] << 8 |
-	      (uint32_t)key->data[len + 2] << 16 | (uint32_t)key->data[len + 3] << 24;
-	if (crc != crc32_ieee(key->data, len)) {
-		nvmefs_auth_key_free(key);
-		return nvmefs_error(-EBADMSG, "DH-HMAC-CHAP secret: its CRC does not match "
-				    "the key (mistyped or truncated?)");
-	}
-	/* The CRC is a function of the key: it goes too. */
-	OPENSSL_cleanse(key->data + len, key->len - len);
-	key->len = len;
-	*keyp = key;
-	return 0;
+	return nvmefs_secret_parse(&dhchap_form, secret, keyp);
 }
 
 /* ------------------------------------------------------------------------ */
 /* HMAC and hash                                                            */
 /* ------------------------------------------------------------------------ */
-
-struct chunk {
-	const void *p;
-	size_t len;
-};
 
 static int check_hash(unsigned int hash)
 {
@@ -264,9 +108,8 @@ static int check_hash(unsigned int hash)
 	return 0;
 }
 
-/* HMAC_@hash(@key, the chunks one after the other) into @out. */
-static int hmac(unsigned int hash, const uint8_t *key, size_t key_len,
-		const struct chunk *in, size_t n, uint8_t *out)
+int nvmefs_auth_hmac(unsigned int hash, const uint8_t *key, size_t key_len,
+		     const struct nvmefs_auth_chunk *in, size_t n, uint8_t *out)
 {
 	OSSL_PARAM params[] = {
 		OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
@@ -286,7 +129,7 @@ static int hmac(unsigned int hash, const uint8_t *key, size_t key_len,
 	/* Frees cleanse the key schedule the context kept. */
 	EVP_MAC_CTX_free(ctx);
 	EVP_MAC_free(mac);
-	return ok ? 0 : ossl_error(-EIO, "DH-HMAC-CHAP: HMAC");
+	return ok ? 0 : nvmefs_ossl_error(-EIO, "HMAC");
 }
 
 static int digest(unsigned int hash, const uint8_t *in, size_t len, uint8_t *out)
@@ -298,14 +141,14 @@ static int digest(unsigned int hash, const uint8_t *in, size_t len, uint8_t *out
 	ok = md && EVP_Digest(in, len, out, &out_len, md, NULL) &&
 	     out_len == hashes[hash].len;
 	EVP_MD_free(md);
-	return ok ? 0 : ossl_error(-EIO, "DH-HMAC-CHAP: hash");
+	return ok ? 0 : nvmefs_ossl_error(-EIO, "DH-HMAC-CHAP: hash");
 }
 
 int nvmefs_auth_key_transform(const struct nvmefs_auth_key *key, const char *nqn,
 			      struct nvmefs_auth_key **outp)
 {
 	static const char seed[] = "NVMe-over-Fabrics";
-	const struct chunk in[] = {
+	const struct nvmefs_auth_chunk in[] = {
 		{ nqn, strlen(nqn) },
 		{ seed, sizeof(seed) - 1 },
 	};
@@ -313,7 +156,7 @@ int nvmefs_auth_key_transform(const struct nvmefs_auth_key *key, const char *nqn
 	int err;
 
 	if (key->hash == NVMEFS_AUTH_HASH_NONE) {
-		err = key_alloc(key->len, key->hash, &out);
+		err = nvmefs_secret_alloc(key->len, key->hash, &out);
 		if (err)
 			return err;
 		memcpy(out->data, key->data, key->len);
@@ -326,10 +169,10 @@ int nvmefs_auth_key_transform(const struct nvmefs_auth_key *key, const char *nqn
 	/* As long as the hash, whatever the key's length: current kernels
 	 * (our testbed's 6.12 among them) key the responses with all of it;
 	 * those before late 2023 took only the key's length of it. */
-	err = key_alloc(hashes[key->hash].len, key->hash, &out);
+	err = nvmefs_secret_alloc(hashes[key->hash].len, key->hash, &out);
 	if (err)
 		return err;
-	err = hmac(key->hash, key->data, key->len, in, ARRAY_LEN(in), out->data);
+	err = nvmefs_auth_hmac(key->hash, key->data, key->len, in, ARRAY_LEN(in), out->data);
 	if (err) {
 		nvmefs_auth_key_free(out);
 		return err;
@@ -342,20 +185,20 @@ int nvmefs_auth_augment_challenge(unsigned int hash, const struct nvmefs_auth_ke
 				  const uint8_t *c, uint8_t *out)
 {
 	struct nvmefs_auth_key *hashed;
-	struct chunk in;
+	struct nvmefs_auth_chunk in;
 	int err;
 
 	err = check_hash(hash);
 	if (err)
 		return err;
 	/* H(session key) is as secret as the key itself. */
-	err = key_alloc(hashes[hash].len, 0, &hashed);
+	err = nvmefs_secret_alloc(hashes[hash].len, 0, &hashed);
 	if (err)
 		return err;
 	err = digest(hash, sess->data, sess->len, hashed->data);
 	if (!err) {
-		in = (struct chunk){ c, hashes[hash].len };
-		err = hmac(hash, hashed->data, hashed->len, &in, 1, out);
+		in = (struct nvmefs_auth_chunk){ c, hashes[hash].len };
+		err = nvmefs_auth_hmac(hash, hashed->data, hashed->len, &in, 1, out);
 	}
 	nvmefs_auth_key_free(hashed);
 	return err;
@@ -377,7 +220,7 @@ static int response(const struct nvmefs_auth_exchange *x, const struct nvmefs_au
 	};
 	static const uint8_t zero;
 	struct nvmefs_auth_key *tkey;
-	struct chunk in[] = {
+	struct nvmefs_auth_chunk in[] = {
 		{ c, 0 },
 		{ head, sizeof(head) },
 		{ label, strlen(label) },
@@ -399,7 +242,7 @@ static int response(const struct nvmefs_auth_exchange *x, const struct nvmefs_au
 	}
 	err = nvmefs_auth_key_transform(key, key_nqn, &tkey);
 	if (!err) {
-		err = hmac(x->hash, tkey->data, tkey->len, in, ARRAY_LEN(in), out);
+		err = nvmefs_auth_hmac(x->hash, tkey->data, tkey->len, in, ARRAY_LEN(in), out);
 		nvmefs_auth_key_free(tkey);
 	}
 	OPENSSL_cleanse(aug, sizeof(aug));
@@ -454,7 +297,7 @@ int nvmefs_auth_dh_new(unsigned int group, struct nvmefs_auth_dh **dhp)
 	EVP_PKEY_CTX_free(ctx);
 	if (!ok) {
 		free(dh);
-		return ossl_error(-EIO, "DH-HMAC-CHAP: generating a DH key pair");
+		return nvmefs_ossl_error(-EIO, "DH-HMAC-CHAP: generating a DH key pair");
 	}
 	*dhp = dh;
 	return 0;
@@ -481,7 +324,7 @@ int nvmefs_auth_dh_public(const struct nvmefs_auth_dh *dh, uint8_t *buf, size_t 
 	ok = EVP_PKEY_get_bn_param(dh->pkey, OSSL_PKEY_PARAM_PUB_KEY, &pub) &&
 	     BN_bn2binpad(pub, buf, (int)len) == (int)len;
 	BN_free(pub);
-	return ok ? 0 : ossl_error(-EIO, "DH-HMAC-CHAP: exporting the DH public value");
+	return ok ? 0 : nvmefs_ossl_error(-EIO, "DH-HMAC-CHAP: exporting the DH public value");
 }
 
 /* The controller's public value as an EVP_PKEY of our group. */
@@ -505,7 +348,7 @@ static int peer_key(const struct nvmefs_auth_dh *dh, const uint8_t *peer, size_t
 	EVP_PKEY_CTX_free(ctx);
 	BN_free(pub);
 	OSSL_PARAM_BLD_free(bld);
-	return ok ? 0 : ossl_error(-EPROTO, "DH-HMAC-CHAP: the controller's DH value");
+	return ok ? 0 : nvmefs_ossl_error(-EPROTO, "DH-HMAC-CHAP: the controller's DH value");
 }
 
 /*
@@ -524,7 +367,7 @@ static int peer_in_subgroup(const struct nvmefs_auth_dh *dh, const uint8_t *peer
 
 	if (!y || !bnctx || !EVP_PKEY_get_bn_param(dh->pkey, OSSL_PKEY_PARAM_FFC_P, &p) ||
 	    !(p1 = BN_dup(p)) || !BN_sub_word(p1, 1)) {
-		err = ossl_error(-ENOMEM, "DH-HMAC-CHAP: checking the controller's DH value");
+		err = nvmefs_ossl_error(-ENOMEM, "DH-HMAC-CHAP: checking the controller's DH value");
 		goto out;
 	}
 	if (BN_cmp(y, BN_value_one()) > 0 && BN_cmp(y, p1) < 0 && BN_kronecker(y, p, bnctx) == 1)
@@ -561,21 +404,21 @@ int nvmefs_auth_dh_derive(struct nvmefs_auth_dh *dh, const uint8_t *peer, size_t
 	/* Validated above, at a fraction of what OpenSSL's validation costs. */
 	if (!ctx || EVP_PKEY_derive_init(ctx) <= 0 ||
 	    EVP_PKEY_derive_set_peer_ex(ctx, pkey, 0) <= 0) {
-		err = ossl_error(-EPROTO, "DH-HMAC-CHAP: the controller's DH value");
+		err = nvmefs_ossl_error(-EPROTO, "DH-HMAC-CHAP: the controller's DH value");
 		goto out;
 	}
 	/* The kernel's session key keeps the leading zero bytes; OpenSSL's
 	 * default, like DH_compute_key(), strips them. */
 	if (EVP_PKEY_CTX_set_dh_pad(ctx, 1) <= 0) {
-		err = ossl_error(-EIO, "DH-HMAC-CHAP: DH padding");
+		err = nvmefs_ossl_error(-EIO, "DH-HMAC-CHAP: DH padding");
 		goto out;
 	}
-	err = key_alloc(size, 0, &sess);
+	err = nvmefs_secret_alloc(size, 0, &sess);
 	if (err)
 		goto out;
 	out_len = size;
 	if (EVP_PKEY_derive(ctx, sess->data, &out_len) <= 0 || out_len != size) {
-		err = ossl_error(-EPROTO, "DH-HMAC-CHAP: deriving the DH shared secret");
+		err = nvmefs_ossl_error(-EPROTO, "DH-HMAC-CHAP: deriving the DH shared secret");
 		goto out;
 	}
 	*sessp = sess;

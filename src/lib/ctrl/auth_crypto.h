@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "secret.h"
+
 /* Hash function identifiers (HashID); in a secret, 0 means "not transformed". */
 enum nvmefs_auth_hash {
 	NVMEFS_AUTH_HASH_NONE = 0,
@@ -50,33 +52,23 @@ const char *nvmefs_auth_dhgroup_name(unsigned int group);
 size_t nvmefs_auth_dhgroup_len(unsigned int group);
 
 /*
- * A secret byte string: a parsed DH-HMAC-CHAP secret, a transformed one, or
- * a DH session key.  It lives in memory of its own that is locked (never
- * swapped), left out of core dumps, and wiped when freed.
- */
-struct nvmefs_auth_key {
-	size_t map_len;		/* the mapping that holds this struct */
-	size_t len;
-	uint8_t hash;		/* a secret's transformation: enum nvmefs_auth_hash */
-	uint8_t data[];
-};
-
-/*
  * Parse a secret "DHHC-1:NN:<base64 of key || le32 CRC-32 of key>:" (the
  * final colon may be left out, as the kernel allows).  The key is 32, 48 or
- * 64 bytes whatever NN says, as the kernel accepts (nvme-cli only generates
- * the hash's own size).  Each malformation has its own error:
- *   -EINVAL       it does not start with "DHHC-1:"
- *   -EOPNOTSUPP   NN is not 00, 01, 02 or 03
- *   -EILSEQ       the key is not base64 (RFC 4648, padded)
- *   -EMSGSIZE     the key is not 32, 48 or 64 bytes long
- *   -EBADMSG      the CRC does not match the key
- * and -ENOMEM, -EPERM or -EAGAIN when no locked memory can be had.  The
- * message never quotes the secret.
+ * 64 bytes whatever NN (00 to 03) says, as the kernel accepts (nvme-cli only
+ * generates the hash's own size).  The errors are nvmefs_secret_parse()'s.
  */
 int nvmefs_auth_key_parse(const char *secret, struct nvmefs_auth_key **keyp);
-/* Wipe and free; NULL is fine. */
-void nvmefs_auth_key_free(struct nvmefs_auth_key *key);
+
+/* A piece of what an HMAC is computed over. */
+struct nvmefs_auth_chunk {
+	const void *p;
+	size_t len;
+};
+
+/* HMAC_@hash(@key, the chunks one after the other) into @out, the hash's
+ * length; @hash is a defined id (not 0). */
+int nvmefs_auth_hmac(unsigned int hash, const uint8_t *key, size_t key_len,
+		     const struct nvmefs_auth_chunk *in, size_t n, uint8_t *out);
 
 /*
  * The key the responses are computed with: HMAC_NN(key, @nqn ||

@@ -45,6 +45,18 @@ int nvmefs_nqn_check(const char *nqn, const char *what, const char *fix)
 	return 0;
 }
 
+char *nvmefs_hostnqn_default(void)
+{
+	char *nqn = nvmf_hostnqn_from_file();
+
+	if (!nqn)
+		nqn = nvmf_hostnqn_generate();
+	if (!nqn)
+		nvmefs_error(-ENOENT, "no host NQN: pass one with -q, or create /etc/nvme/hostnqn "
+			     "('nvme gen-hostnqn > /etc/nvme/hostnqn')");
+	return nqn;
+}
+
 /*
  * As nvme-cli: the command line first, then /etc/nvme/hostnqn and
  * /etc/nvme/hostid, else a host NQN generated for this machine; the host
@@ -56,14 +68,10 @@ int nvmefs_host_identity(struct nvmefs_ctrl *ctrl, const char *hostnqn, const ch
 	const char *nqn = hostnqn, *uuid;
 	int ret;
 
+	if (!nqn)
+		nqn = owned_nqn = nvmefs_hostnqn_default();
 	if (!nqn) {
-		nqn = owned_nqn = nvmf_hostnqn_from_file();
-		if (!nqn)
-			nqn = owned_nqn = nvmf_hostnqn_generate();
-	}
-	if (!nqn) {
-		ret = nvmefs_error(-ENOENT, "no host NQN: pass one with -q, or create /etc/nvme/hostnqn "
-				   "('nvme gen-hostnqn > /etc/nvme/hostnqn')");
+		ret = -ENOENT;
 		goto out;
 	}
 	ret = nvmefs_nqn_check(nqn, "host", hostnqn ? "-q" : "/etc/nvme/hostnqn");
