@@ -93,7 +93,9 @@ EXTRA_DIST += \
 	doc/json/perf.schema.json \
 	doc/json/mount-info.schema.json \
 	doc/json/mount-stats.schema.json \
-	doc/json/list.schema.json
+	doc/json/list.schema.json \
+	doc/json/ublk-add.schema.json \
+	doc/json/ublk-list.schema.json
 
 # Shipping (issue #15): the Debian packages that tests/check-dist builds, installed in the guest.
 INTEGRATION_TESTS += \
