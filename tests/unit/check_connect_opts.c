@@ -47,16 +47,6 @@ struct nvmefs_connect_opts_0_1 {
 
 static const struct fake_target target = { .cntlid = 1, .vs = 0x10400 };
 
-static void setup(void)
-{
-	fake_setup();
-}
-
-static void teardown(void)
-{
-	fake_teardown();
-}
-
 /* 0.1's init fills the 0.1 struct with 0.1's defaults and not a byte past
  * it (the sanitized build also catches a write past the allocation). */
 START_TEST(test_init_0_1_stays_in_old_size)
@@ -566,7 +556,7 @@ static Suite *connect_opts_suite(void)
 	Suite *s = suite_create("connect_opts");
 	TCase *tc = tcase_create("versions");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_init_0_1_stays_in_old_size);
 	tcase_add_test(tc, test_connect_0_1_old_layout);
 	tcase_add_loop_test(tc, test_size_too_small_refused, 0, 2);

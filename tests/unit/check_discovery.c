@@ -26,11 +26,6 @@
 #define HDR 1024u
 #define ENTRY 1024u
 
-static void setup(void)
-{
-	fake_setup();
-}
-
 /* ------------------------------------------------------------------------ */
 /* Log images                                                               */
 /* ------------------------------------------------------------------------ */
@@ -523,7 +518,7 @@ static void assert_seen(int i, const char *traddr, const char *trsvcid, int dept
 
 static void referral_setup(void)
 {
-	setup();
+	fake_setup();
 	nr_seen = 0;
 	stop_at_depth = -1;
 }
@@ -810,7 +805,7 @@ static Suite *discovery_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("log");
-	tcase_add_checked_fixture(tc, setup, fake_teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_log_stable);
 	tcase_add_test(tc, test_log_empty);
 	tcase_add_test(tc, test_log_genctr_changes);
