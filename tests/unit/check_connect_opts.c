@@ -578,11 +578,5 @@ static Suite *connect_opts_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(connect_opts_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(connect_opts_suite(), CK_ENV);
 }

@@ -844,11 +844,5 @@ static Suite *discovery_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(discovery_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(discovery_suite(), CK_ENV);
 }

@@ -40,14 +40,8 @@ int main(void)
 {
 	Suite *s = suite_create("transport_table");
 	TCase *tc = tcase_create("rows");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_rdma_and_tcp);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s, CK_ENV);
 }

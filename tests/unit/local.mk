@@ -24,16 +24,16 @@ check_PROGRAMS = \
 	tests/unit/check_headers_c99 \
 	tests/unit/check_headers_c11
 
-tests_unit_check_wire_SOURCES = tests/unit/check_wire.c tests/unit/check_bytes.h
-tests_unit_check_wire_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_wire_SOURCES = tests/unit/check_wire.c tests/lib/test_util.h
+tests_unit_check_wire_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_wire_LDADD = $(LIBNVMEFS_CORE_LDADD) $(CHECK_LIBS)
 
 # Known answers from tests/unit/data/auth_vectors.py (Python's hmac, hashlib,
 # base64, zlib) and from nvme-cli's gen-dhchap-key; OpenSSL acts as the
 # controller's side of the DH exchange.
-tests_unit_check_auth_crypto_SOURCES = tests/unit/check_auth_crypto.c tests/unit/check_bytes.h
+tests_unit_check_auth_crypto_SOURCES = tests/unit/check_auth_crypto.c tests/lib/test_util.h
 tests_unit_check_auth_crypto_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_CFLAGS) \
-	$(CHECK_CFLAGS)
+	$(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_auth_crypto_LDADD = $(LIBNVMEFS_CORE_LDADD) $(CHECK_LIBS)
 EXTRA_DIST += tests/unit/data/auth_vectors.py
 
@@ -118,7 +118,7 @@ EXTRA_DIST += $(OUTPUT_FIXTURES)
 # check_output holds the output to the values this schema lists.
 EXTRA_DIST += doc/json/discover.schema.json
 
-OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
+OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS) \
 	-DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
 
 check_PROGRAMS += tests/unit/check_output tests/unit/san/check_output
@@ -138,7 +138,7 @@ check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
 UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
 
 tests_unit_check_parse_SOURCES = tests/unit/check_parse.c src/cli/util_parse.c src/cli/util_parse.h
-tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_parse_LDADD = $(CHECK_LIBS)
 
 tests_unit_san_check_parse_SOURCES = $(tests_unit_check_parse_SOURCES)
@@ -152,7 +152,7 @@ UNIT_TESTS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
 
 tests_unit_check_perf_layout_SOURCES = tests/unit/check_perf_layout.c src/cli/perf_layout.c \
 	src/cli/perf_layout.h
-tests_unit_check_perf_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_perf_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_perf_layout_LDADD = $(CHECK_LIBS)
 
 tests_unit_san_check_perf_layout_SOURCES = $(tests_unit_check_perf_layout_SOURCES)
@@ -165,7 +165,7 @@ check_PROGRAMS += tests/unit/check_parking tests/unit/san/check_parking
 UNIT_TESTS += tests/unit/check_parking tests/unit/san/check_parking
 
 tests_unit_check_parking_SOURCES = tests/unit/check_parking.c src/export/parking.c src/export/parking.h
-tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_parking_LDADD = $(CHECK_LIBS)
 
 tests_unit_san_check_parking_SOURCES = $(tests_unit_check_parking_SOURCES)
@@ -178,7 +178,7 @@ check_PROGRAMS += tests/unit/check_list tests/unit/san/check_list
 UNIT_TESTS += tests/unit/check_list tests/unit/san/check_list
 
 tests_unit_check_list_SOURCES = tests/unit/check_list.c $(LIST_SOURCES)
-tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
 
 tests_unit_san_check_list_SOURCES = $(tests_unit_check_list_SOURCES)
@@ -465,7 +465,7 @@ UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
 tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h \
 	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/opts_config.c \
 	src/cli/util_parse.c src/cli/output.c src/common/json.c
-tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 tests_unit_san_check_paths_SOURCES = $(tests_unit_check_paths_SOURCES)
@@ -516,7 +516,8 @@ check_PROGRAMS += tests/unit/check_memlock tests/unit/san/check_memlock
 UNIT_TESTS += tests/unit/check_memlock tests/unit/san/check_memlock
 tests_unit_check_memlock_SOURCES = tests/unit/check_memlock.c src/fuse/memlock.c src/fuse/fs.h \
 	src/export/limits.c src/export/log.c src/export/engine.h
-tests_unit_check_memlock_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_memlock_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(CHECK_CFLAGS) \
+	$(TESTS_LIB_CFLAGS)
 tests_unit_check_memlock_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_memlock_SOURCES = $(tests_unit_check_memlock_SOURCES)
 tests_unit_san_check_memlock_CFLAGS = $(tests_unit_check_memlock_CFLAGS) $(SAN_FLAGS)
