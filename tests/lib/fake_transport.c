@@ -304,7 +304,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 {
 	struct fake_queue *fq = q->tp;
 	struct fake_event ev = { .req = req };
-	struct ibv_sge sge = { 0 };
+	struct nvmefs_rdma_sge sge = { 0 };
 	struct fake_step *s;
 	uint16_t cid;
 	int nr_sge;
@@ -624,18 +624,36 @@ bool fake_queue_stopped(uint16_t qid)
 	return qid < FAKE_MAX_QUEUES && stopped_qid[qid];
 }
 
-const struct nvmefs_transport_ops fake_ops = {
-	.name = "fake",
-	.queue_create = fake_queue_create,
-	.queue_destroy = fake_queue_destroy,
-	.submit = fake_submit,
-	.queue_stop = fake_queue_stop,
-	.queue_check = fake_queue_check,
-	.process = fake_process,
-	.ctrl_release = fake_ctrl_release,
-	.mr_reg = fake_mr_reg,
-	.mr_dereg = fake_mr_dereg,
-	.queue_fd = fake_queue_fd,
-	.queue_event_fd = fake_queue_event_fd,
-	.queue_arm = fake_queue_arm,
+/* What every scripted transport does, whatever it says of itself. */
+#define FAKE_CALLS \
+	.queue_create = fake_queue_create, \
+	.queue_destroy = fake_queue_destroy, \
+	.submit = fake_submit, \
+	.queue_stop = fake_queue_stop, \
+	.queue_check = fake_queue_check, \
+	.process = fake_process, \
+	.ctrl_release = fake_ctrl_release, \
+	.mr_reg = fake_mr_reg, \
+	.mr_dereg = fake_mr_dereg, \
+	.queue_fd = fake_queue_fd, \
+	.queue_event_fd = fake_queue_event_fd, \
+	.queue_arm = fake_queue_arm
+
+const struct nvmefs_transport_ops fake_ops = { .name = "fake", FAKE_CALLS };
+
+const struct nvmefs_transport_ops fake_keyed_ops = {
+	.name = "keyed",
+	.trsvcid = "4420",
+	.discovery_trsvcid = "4420",
+	.allowed_opts = NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS,
+	FAKE_CALLS
+};
+
+const struct nvmefs_transport_ops fake_stream_ops = {
+	.name = "stream",
+	.trsvcid = FAKE_STREAM_TRSVCID,
+	.discovery_trsvcid = FAKE_STREAM_DISCOVERY_TRSVCID,
+	.allowed_opts = NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
+			NVMEFS_OPT_TOS,
+	FAKE_CALLS
 };

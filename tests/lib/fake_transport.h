@@ -32,6 +32,18 @@
 #include "transport/transport_ops.h"
 
 extern const struct nvmefs_transport_ops fake_ops;
+/*
+ * The scripted target again, as the two transports of the unit tests'
+ * transport table (fake_table.c), described unlike the library's own so
+ * that a test of what the table decides sees it come from the table:
+ * "keyed" the default, as RDMA (per-I/O keys, discovery log trtype 1),
+ * "stream" as NVMe/TCP (digests, an interface, discovery on a port of its
+ * own, trtype 3).
+ */
+extern const struct nvmefs_transport_ops fake_keyed_ops;
+extern const struct nvmefs_transport_ops fake_stream_ops;
+#define FAKE_STREAM_TRSVCID "4430"
+#define FAKE_STREAM_DISCOVERY_TRSVCID "8019"
 /* The controller whose queue was created last: a step's on_match looks at
  * it while nvmefs_ctrl_connect_with() has not returned it yet. */
 extern struct nvmefs_ctrl *fake_last_ctrl;

@@ -27,8 +27,8 @@
 
 #include <nvmefs/nvmefs.h>
 
+#include "test_util.h"
 #include "ctrl/auth_crypto.h"
-#include "check_bytes.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -1215,11 +1215,5 @@ static Suite *auth_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(auth_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(auth_suite(), CK_ENV);
 }

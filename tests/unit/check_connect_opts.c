@@ -3,7 +3,10 @@
  * struct nvmefs_connect_opts across versions: a program built against 0.1
  * (its layout copied here, not taken from the library) keeps working; one
  * built against a later, longer struct is served as far as it can be; the
- * transport is chosen by name, and unknown ones are refused.
+ * transport is chosen by name, and unknown ones are refused.  What the
+ * library decides from its transport table is tested over the unit tests'
+ * table (tests/lib/fake_table.c: "keyed" as RDMA, "stream" as NVMe/TCP, with
+ * ports of their own); check_transport_table tests the library's rows.
  */
 #include "config.h"
 
@@ -43,18 +46,6 @@ struct nvmefs_connect_opts_0_1 {
 };
 
 static const struct fake_target target = { .cntlid = 1, .vs = 0x10400 };
-
-static void setup(void)
-{
-	fake_setup();
-	nvmefs_transport_override = &fake_ops;
-}
-
-static void teardown(void)
-{
-	fake_teardown();
-	nvmefs_transport_override = NULL;
-}
 
 /* 0.1's init fills the 0.1 struct with 0.1's defaults and not a byte past
  * it (the sanitized build also catches a write past the allocation). */
@@ -151,18 +142,18 @@ START_TEST(test_size_larger_zero_tail)
 }
 END_TEST
 
-/* trtype: NULL, "rdma" and "tcp" connect; anything else is refused in one
- * line that names the transports there are. */
+/* trtype: NULL and the table's names connect, each over its own row;
+ * anything else is refused in one line that names the transports there are. */
 START_TEST(test_trtype)
 {
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
 
-	ck_assert_str_eq(nvmefs_transport_name(0), "rdma");
-	ck_assert_str_eq(nvmefs_transport_name(1), "tcp");
+	ck_assert_str_eq(nvmefs_transport_name(0), "keyed");
+	ck_assert_str_eq(nvmefs_transport_name(1), "stream");
 	ck_assert_ptr_null(nvmefs_transport_name(2));
-	ck_assert_str_eq(nvmefs_transport_by_trtype(NVMF_TRTYPE_RDMA), "rdma");
-	ck_assert_str_eq(nvmefs_transport_by_trtype(NVMF_TRTYPE_TCP), "tcp");
+	ck_assert_str_eq(nvmefs_transport_by_trtype(NVMF_TRTYPE_RDMA), "keyed");
+	ck_assert_str_eq(nvmefs_transport_by_trtype(NVMF_TRTYPE_TCP), "stream");
 	ck_assert_ptr_null(nvmefs_transport_by_trtype(NVMF_TRTYPE_FC));
 
 	fake_opts(&opts, "192.0.2.33", 0);
@@ -170,12 +161,13 @@ START_TEST(test_trtype)
 	opts.trtype = "fc";
 	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), -EPROTONOSUPPORT);
 	ck_assert_ptr_null(ctrl);
-	assert_msg_has("'fc' is not supported: give one of 'rdma', 'tcp'");
+	assert_msg_has("'fc' is not supported: give one of 'keyed', 'stream'");
 	ck_assert_int_eq(nvmefs_discover(&opts, 0, NULL, NULL), -EPROTONOSUPPORT);
 
-	opts.trtype = "rdma";
-	fake_script_connect_kato("192.0.2.33", "4420", &target, 0);
+	opts.trtype = "stream";
+	fake_script_connect_kato("192.0.2.33", FAKE_STREAM_DISCOVERY_TRSVCID, &target, 0);
 	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), 0);
+	ck_assert_ptr_eq(ctrl->ops, &fake_stream_ops);
 	fake_script_disconnect();
 	nvmefs_ctrl_disconnect(ctrl);
 }
@@ -190,7 +182,7 @@ START_TEST(test_digests_past_a_0_2_struct_off)
 
 	nvmefs_connect_opts_init(&in);
 	in.traddr = "192.0.2.34";
-	in.trtype = "tcp";
+	in.trtype = "stream";
 	ck_assert_int_eq(in.hdr_digest, 0);
 	ck_assert_int_eq(in.data_digest, 0);
 	in.hdr_digest = in.data_digest = 1;
@@ -204,20 +196,21 @@ START_TEST(test_digests_past_a_0_2_struct_off)
 }
 END_TEST
 
-/* Without a service id, discovery over TCP goes to NVMe/TCP's discovery
- * port (8009) as nvme-cli's does; everything else to 4420; one given stays. */
+/* Without a service id, discovery goes to the transport's discovery port
+ * (NVMe/TCP's 8009, as nvme-cli's does; "stream"'s here), everything else
+ * to its I/O port; one given stays. */
 START_TEST(test_default_trsvcid)
 {
 	static const struct {
 		const char *trtype, *subnqn, *trsvcid, *want;
 	} cases[] = {
-		{ "tcp", NULL, NULL, "8009" },
-		{ "tcp", NVME_DISC_SUBSYS_NAME, NULL, "8009" },
-		{ "tcp", "nqn.2024-01.io.example:sub", NULL, "4420" },
-		{ "rdma", NULL, NULL, "4420" },
+		{ "stream", NULL, NULL, FAKE_STREAM_DISCOVERY_TRSVCID },
+		{ "stream", NVME_DISC_SUBSYS_NAME, NULL, FAKE_STREAM_DISCOVERY_TRSVCID },
+		{ "stream", "nqn.2024-01.io.example:sub", NULL, FAKE_STREAM_TRSVCID },
+		{ "keyed", NULL, NULL, "4420" },
 		{ NULL, NULL, NULL, "4420" },
-		{ "rdma", "nqn.2024-01.io.example:sub", NULL, "4420" },
-		{ "tcp", NULL, "4421", "4421" },
+		{ "keyed", "nqn.2024-01.io.example:sub", NULL, "4420" },
+		{ "stream", NULL, "4421", "4421" },
 	};
 	const struct nvmefs_transport_ops *ops;
 	struct nvmefs_connect_opts in, out;
@@ -236,67 +229,57 @@ START_TEST(test_default_trsvcid)
 }
 END_TEST
 
-/* A library caller connecting to TCP discovery without a service id
- * reaches the transport's discovery port (8009), as nvme-cli does; the
- * fake refuses a connect to any other port. */
-START_TEST(test_tcp_discovery_port_from_the_table)
+/* A library caller connecting to discovery without a service id reaches
+ * the transport's discovery port, as nvme-cli does over TCP; the fake
+ * refuses a connect to any other port. */
+START_TEST(test_discovery_port_from_the_table)
 {
 	struct nvmefs_transport_info info = { .size = sizeof(info) };
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
 
-	ck_assert_int_eq(nvmefs_transport_info("tcp", &info), 0);
-	ck_assert_str_eq(info.discovery_trsvcid, "8009");
+	ck_assert_int_eq(nvmefs_transport_info("stream", &info), 0);
+	ck_assert_str_eq(info.discovery_trsvcid, FAKE_STREAM_DISCOVERY_TRSVCID);
 	fake_opts(&opts, "192.0.2.40", 0);
-	opts.trtype = "tcp";
+	opts.trtype = "stream";
 	fake_script_connect_kato("192.0.2.40", info.discovery_trsvcid, &target, 0);
 	ck_assert_int_eq(nvmefs_ctrl_connect(&opts, &ctrl), 0);
-	ck_assert_str_eq(nvmefs_ctrl_trsvcid(ctrl), "8009");
+	ck_assert_str_eq(nvmefs_ctrl_trsvcid(ctrl), FAKE_STREAM_DISCOVERY_TRSVCID);
 	fake_script_disconnect();
 	nvmefs_ctrl_disconnect(ctrl);
 }
 END_TEST
 
-/* Each transport describes itself: name, I/O and discovery ports, the
- * options it takes; an unknown one and a struct too small are refused, and
- * a caller's struct longer than ours keeps its tail. */
+/* Each transport describes itself as its row says: name, I/O and discovery
+ * ports, the options it takes; an unknown one and a struct too small are
+ * refused, and a caller's struct longer than ours keeps its tail. */
 START_TEST(test_transport_info)
 {
-	static const struct {
-		const char *trtype, *name, *trsvcid, *disc;
-		unsigned int opts;
-	} cases[] = {
-		{ NULL, "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
-		{ "rdma", "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
-		{ "tcp", "tcp", "4420", "8009", NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST |
-						 NVMEFS_OPT_HOST_IFACE | NVMEFS_OPT_TOS },
+	static const struct transport_want cases[] = {
+		{ NULL, "keyed", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
+		{ "keyed", "keyed", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
+		{ "stream", "stream", FAKE_STREAM_TRSVCID, FAKE_STREAM_DISCOVERY_TRSVCID,
+		  NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
+		  NVMEFS_OPT_TOS },
 	};
 	struct {
 		struct nvmefs_transport_info info;
 		uint64_t newer;
 	} longer;
 
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		struct nvmefs_transport_info info = { .size = sizeof(info) };
-
-		ck_assert_int_eq(nvmefs_transport_info(cases[i].trtype, &info), 0);
-		ck_assert_uint_eq(info.size, sizeof(info));
-		ck_assert_str_eq(info.name, cases[i].name);
-		ck_assert_str_eq(info.trsvcid, cases[i].trsvcid);
-		ck_assert_str_eq(info.discovery_trsvcid, cases[i].disc);
-		ck_assert_uint_eq(info.allowed_opts, cases[i].opts);
-	}
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		assert_transport_info(&cases[i]);
 	memset(&longer, 0xa5, sizeof(longer));
 	longer.info.size = sizeof(longer);
-	ck_assert_int_eq(nvmefs_transport_info("tcp", &longer.info), 0);
+	ck_assert_int_eq(nvmefs_transport_info("stream", &longer.info), 0);
 	ck_assert_uint_eq(longer.info.size, sizeof(longer.info));
 	ck_assert_uint_eq(longer.newer, 0xa5a5a5a5a5a5a5a5ull);
 	longer.info.size = sizeof(size_t);
-	ck_assert_int_eq(nvmefs_transport_info("tcp", &longer.info), -EINVAL);
+	ck_assert_int_eq(nvmefs_transport_info("stream", &longer.info), -EINVAL);
 	assert_msg_has("set its size to sizeof(struct nvmefs_transport_info)");
 	longer.info.size = sizeof(longer.info);
 	ck_assert_int_eq(nvmefs_transport_info("fc", &longer.info), -EPROTONOSUPPORT);
-	assert_msg_has("'fc' is not supported: give one of 'rdma', 'tcp'");
+	assert_msg_has("'fc' is not supported: give one of 'keyed', 'stream'");
 }
 END_TEST
 
@@ -311,16 +294,16 @@ START_TEST(test_transport_opts_refused)
 		int rkey, hdgst, ddgst;
 		const char *iface, *msg;
 	} cases[] = {
-		{ "tcp", 1, 0, 0, NULL, "per-I/O remote keys (--rkey-per-io, rkey_per_io): transport "
-		  "'tcp' does not take this option, only 'rdma': leave them out" },
-		{ "tcp", 0, 0, 0, NULL, "per-I/O remote keys" },
-		{ "rdma", -1, 1, 0, NULL, "header digests (-g/--hdr-digest, hdr_digest): transport "
-		  "'rdma' does not take this option, only 'tcp': leave them out" },
+		{ "stream", 1, 0, 0, NULL, "per-I/O remote keys (--rkey-per-io, rkey_per_io): "
+		  "transport 'stream' does not take this option, only 'keyed': leave them out" },
+		{ "stream", 0, 0, 0, NULL, "per-I/O remote keys" },
+		{ "keyed", -1, 1, 0, NULL, "header digests (-g/--hdr-digest, hdr_digest): "
+		  "transport 'keyed' does not take this option, only 'stream': leave them out" },
 		{ NULL, -1, 0, 1, NULL, "data digests (-G/--data-digest, data_digest): transport "
-		  "'rdma' does not take this option, only 'tcp': leave them out" },
-		{ "rdma", -1, 0, 0, "lo", "a host interface (-f/--host-iface, host_iface): transport "
-		  "'rdma' does not take this option, only 'tcp': give -w with an address of that "
-		  "interface instead of -f" },
+		  "'keyed' does not take this option, only 'stream': leave them out" },
+		{ "keyed", -1, 0, 0, "lo", "a host interface (-f/--host-iface, host_iface): "
+		  "transport 'keyed' does not take this option, only 'stream': give -w with an "
+		  "address of that interface instead of -f" },
 	};
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
@@ -339,7 +322,7 @@ START_TEST(test_transport_opts_refused)
 		ck_assert_ptr_null(ctrl);
 		assert_msg_has(cases[i].msg);
 		/* Over the other transport, which takes it. */
-		opts.trtype = cases[i].rkey >= 0 ? "rdma" : "tcp";
+		opts.trtype = cases[i].rkey >= 0 ? "keyed" : "stream";
 		ck_assert_msg(nvmefs_connect_opts_check(&opts) == 0, "case %zu: %s", i,
 			      nvmefs_errmsg());
 	}
@@ -369,7 +352,7 @@ START_TEST(test_connect_opts_fit)
 
 	opts.host_iface = "lo";
 	opts.hdr_digest = opts.data_digest = 1;
-	opts.trtype = "tcp";
+	opts.trtype = "stream";
 	ck_assert_int_eq(nvmefs_connect_opts_fit(&opts), NVMEFS_OPT_RKEY_PER_IO);
 	ck_assert_int_eq(opts.rkey_per_io, -1);
 	ck_assert_int_eq(opts.hdr_digest, 1);
@@ -400,16 +383,16 @@ START_TEST(test_connect_opts_fit_old_size)
 	nvmefs_connect_opts_init(&full);
 	full.size = size;
 	full.traddr = "192.0.2.43";
-	full.trtype = "tcp";
+	full.trtype = "stream";
 	full.rkey_per_io = 0;
 	memcpy(old, &full, size);
 	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old),
 			 NVMEFS_OPT_RKEY_PER_IO);
 	memcpy(&rkey, old + offsetof(struct nvmefs_connect_opts, rkey_per_io), sizeof(rkey));
 	ck_assert_int_eq(rkey, -1);
-	/* Over RDMA, the fields past the struct that RDMA does not take (the
-	 * digests, the interface) are not there to look at or reset. */
-	full.trtype = "rdma";
+	/* Over the keyed transport, the fields past the struct that it does not
+	 * take (the digests, the interface) are not there to look at or reset. */
+	full.trtype = "keyed";
 	full.rkey_per_io = 0;
 	memcpy(old, &full, size);
 	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old), 0);
@@ -417,7 +400,7 @@ START_TEST(test_connect_opts_fit_old_size)
 	ck_assert_int_eq(rkey, 0);
 	memcpy(&full, old, size);
 	ck_assert_uint_eq(full.size, size);
-	ck_assert_str_eq(full.trtype, "rdma");
+	ck_assert_str_eq(full.trtype, "keyed");
 	size--;
 	memcpy(old, &size, sizeof(size));
 	ck_assert_int_eq(nvmefs_connect_opts_fit((struct nvmefs_connect_opts *)old), -EINVAL);
@@ -505,7 +488,7 @@ START_TEST(test_link_options)
 	ck_assert_ptr_null(in.host_iface);
 	ck_assert_int_eq(in.disable_sqflow, 0);
 	in.traddr = "192.0.2.38";
-	in.trtype = "tcp";
+	in.trtype = "stream";
 	in.tos = 0x20;
 	in.host_iface = "lo";
 	in.disable_sqflow = 1;
@@ -521,7 +504,7 @@ START_TEST(test_link_options)
 
 	nvmefs_connect_opts_init(&in);
 	in.traddr = "192.0.2.38";
-	in.trtype = "tcp";
+	in.trtype = "stream";
 	in.tos = 255;
 	ck_assert_int_eq(nvmefs_connect_opts_check(&in), 0);
 	in.tos = 256;
@@ -542,9 +525,9 @@ START_TEST(test_link_options)
 	assert_msg_has("is not 1 to 15 characters long");
 	/* As the kernel's nvme-rdma, which takes no host_iface. */
 	in.host_iface = "lo";
-	in.trtype = "rdma";
+	in.trtype = "keyed";
 	ck_assert_int_eq(nvmefs_connect_opts_check(&in), -EINVAL);
-	assert_msg_has("a host interface (-f/--host-iface, host_iface): transport 'rdma' does not");
+	assert_msg_has("a host interface (-f/--host-iface, host_iface): transport 'keyed' does not");
 	ck_assert_int_eq(nvmefs_ctrl_connect(&in, &ctrl), -EINVAL);
 	ck_assert_ptr_null(ctrl);
 }
@@ -573,7 +556,7 @@ static Suite *connect_opts_suite(void)
 	Suite *s = suite_create("connect_opts");
 	TCase *tc = tcase_create("versions");
 
-	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_checked_fixture(tc, fake_setup, fake_teardown);
 	tcase_add_test(tc, test_init_0_1_stays_in_old_size);
 	tcase_add_test(tc, test_connect_0_1_old_layout);
 	tcase_add_loop_test(tc, test_size_too_small_refused, 0, 2);
@@ -581,7 +564,7 @@ static Suite *connect_opts_suite(void)
 	tcase_add_test(tc, test_trtype);
 	tcase_add_test(tc, test_digests_past_a_0_2_struct_off);
 	tcase_add_test(tc, test_default_trsvcid);
-	tcase_add_test(tc, test_tcp_discovery_port_from_the_table);
+	tcase_add_test(tc, test_discovery_port_from_the_table);
 	tcase_add_test(tc, test_transport_info);
 	tcase_add_test(tc, test_transport_opts_refused);
 	tcase_add_test(tc, test_connect_opts_fit);
@@ -595,11 +578,5 @@ static Suite *connect_opts_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(connect_opts_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(connect_opts_suite(), CK_ENV);
 }

@@ -1185,11 +1185,5 @@ static Suite *ctrl_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ctrl_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(ctrl_suite(), CK_ENV);
 }

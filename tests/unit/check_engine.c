@@ -17,6 +17,7 @@
 #include <check.h>
 #include <nvme/types.h>
 
+#include "test_util.h"
 #include "engine_harness.h"
 
 /* ------------------------------------------------------------------------ */
@@ -273,11 +274,5 @@ static Suite *engine_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(engine_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(engine_suite(), CK_NORMAL);
 }

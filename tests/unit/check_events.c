@@ -19,6 +19,7 @@
 #include <check.h>
 #include <nvme/types.h>
 
+#include "test_util.h"
 #include "fake_transport.h"
 #include "lifecycle/ctrl.h"
 #include "state/ctrl_state.h"
@@ -856,11 +857,5 @@ static Suite *events_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(events_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(events_suite(), CK_ENV);
 }

@@ -17,6 +17,7 @@
 
 #include <check.h>
 
+#include "test_util.h"
 #include "../../src/cli/list.h"
 
 static char dir[] = "/tmp/check_list.XXXXXX";
@@ -300,11 +301,5 @@ static Suite *list_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(list_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(list_suite(), CK_NORMAL);
 }

@@ -12,6 +12,7 @@
 
 #include <check.h>
 
+#include "test_util.h"
 #include "../../src/export/engine.h"
 #include "../../src/fuse/fs.h"
 
@@ -90,8 +91,6 @@ int main(void)
 {
 	Suite *s = suite_create("memlock");
 	TCase *tc = tcase_create("pinned");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_tcp_pins_nothing);
 	tcase_add_test(tc, test_rdma_buffers_per_path);
@@ -99,9 +98,5 @@ int main(void)
 	tcase_add_test(tc, test_saturates);
 	tcase_add_test(tc, test_limit_covers);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s, CK_NORMAL);
 }

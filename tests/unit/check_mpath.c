@@ -21,6 +21,7 @@
 #include <check.h>
 #include <nvme/types.h>
 
+#include "test_util.h"
 #include "fake_transport.h"
 #include "ctrl/ana.h"
 #include "lifecycle/ctrl.h"
@@ -837,11 +838,5 @@ static Suite *mpath_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(mpath_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(mpath_suite(), CK_NORMAL);
 }

@@ -15,6 +15,7 @@
 
 #include <check.h>
 
+#include "test_util.h"
 #include "fake_transport.h"
 #include "state/ctrl_types.h"
 #include "transport/mr.h"
@@ -153,11 +154,5 @@ static Suite *mr_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(mr_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(mr_suite(), CK_ENV);
 }

@@ -25,6 +25,7 @@
 #include <check.h>
 #include <nvme/types.h>
 
+#include "test_util.h"
 #include "../../src/common/json.h"
 #include "../../src/common/text.h"
 #include "../../src/cli/output.h"
@@ -1034,11 +1035,5 @@ static Suite *output_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(output_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(output_suite(), CK_NORMAL);
 }

@@ -13,6 +13,7 @@
 
 #include <check.h>
 
+#include "test_util.h"
 #include "../../src/export/parking.h"
 
 /* Namespaces held in this test, and how often park_release() asked. */
@@ -149,11 +150,5 @@ static Suite *parking_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(parking_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(parking_suite(), CK_NORMAL);
 }

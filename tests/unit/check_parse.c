@@ -10,6 +10,7 @@
 
 #include <check.h>
 
+#include "test_util.h"
 #include "../../src/cli/util_parse.h"
 
 START_TEST(test_uint)
@@ -180,11 +181,5 @@ static Suite *parse_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(parse_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(parse_suite(), CK_NORMAL);
 }

@@ -13,6 +13,7 @@
 #include <check.h>
 #include <nvme/types.h>
 
+#include "test_util.h"
 #include "../../src/cli/paths.h"
 #include "../../src/cli/paths_log.h"
 
@@ -289,11 +290,5 @@ static Suite *paths_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(paths_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(paths_suite(), CK_NORMAL);
 }

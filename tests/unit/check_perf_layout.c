@@ -10,6 +10,7 @@
 
 #include <check.h>
 
+#include "test_util.h"
 #include "../../src/cli/perf_layout.h"
 
 /* --qd 32, as a user types it: the 4 queues of 8 that beat one queue of 32;
@@ -112,11 +113,5 @@ static Suite *layout_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(layout_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(layout_suite(), CK_NORMAL);
 }

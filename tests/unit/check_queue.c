@@ -17,6 +17,7 @@
 
 #include <check.h>
 
+#include "test_util.h"
 #include "fake_transport.h"
 #include "state/ctrl_types.h"
 #include "base/error.h"
@@ -783,11 +784,5 @@ static Suite *queue_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(queue_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(queue_suite(), CK_ENV);
 }

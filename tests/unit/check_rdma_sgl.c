@@ -22,7 +22,7 @@ static uint8_t map_buf[8192];
 /* A request as io.c fills it, in a capsule full of garbage: map_data must
  * write every byte of the SGL.  Flags 0xa5: PSDT 10b, FUSE 01b, bit 5. */
 static void map_req(struct nvmefs_req *req, uint32_t len, enum nvmefs_dir dir,
-		    struct nvmefs_mr *mr, struct ibv_sge *sge)
+		    struct nvmefs_mr *mr, struct nvmefs_rdma_sge *sge)
 {
 	memset(req, 0, sizeof(*req));
 	memset(&map_cmd, 0xa5, sizeof(map_cmd));
@@ -38,7 +38,7 @@ static void map_req(struct nvmefs_req *req, uint32_t len, enum nvmefs_dir dir,
 START_TEST(test_map_no_data)
 {
 	struct nvmefs_req req;
-	struct ibv_sge sge;
+	struct nvmefs_rdma_sge sge;
 
 	map_req(&req, 0, NVMEFS_DIR_NONE, NULL, &sge);
 	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 0);
@@ -51,7 +51,7 @@ END_TEST
 START_TEST(test_map_in_capsule)
 {
 	struct nvmefs_req req;
-	struct ibv_sge sge;
+	struct nvmefs_rdma_sge sge;
 
 	map_req(&req, 4096, NVMEFS_DIR_TO_CTRL, NULL, &sge);
 	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 1);
@@ -66,7 +66,7 @@ END_TEST
 START_TEST(test_map_keyed)
 {
 	struct nvmefs_req req;
-	struct ibv_sge sge;
+	struct nvmefs_rdma_sge sge;
 
 	/* One byte more than fits in the capsule. */
 	map_req(&req, 4097, NVMEFS_DIR_TO_CTRL, NULL, &sge);
@@ -92,7 +92,7 @@ START_TEST(test_map_mr_keys)
 	struct nvmefs_mr mr = { .addr = map_buf, .len = sizeof(map_buf), .lkey = 0x1234,
 				.rkey = 0x56789abc };
 	struct nvmefs_req req;
-	struct ibv_sge sge;
+	struct nvmefs_rdma_sge sge;
 
 	map_req(&req, 512, NVMEFS_DIR_TO_CTRL, &mr, &sge);
 	ck_assert_int_eq(nvmefs_rdma_map_data(&req, 4096, SLOT_LKEY, SLOT_RKEY, NULL, &sge), 1);
@@ -114,7 +114,7 @@ END_TEST
 START_TEST(test_map_too_long)
 {
 	struct nvmefs_req req;
-	struct ibv_sge sge;
+	struct nvmefs_rdma_sge sge;
 
 	/* A keyed SGL's length has 24 bits. */
 	map_req(&req, 1u << 24, NVMEFS_DIR_FROM_CTRL, NULL, &sge);

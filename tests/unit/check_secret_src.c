@@ -15,6 +15,8 @@
 
 #include <check.h>
 
+#include "test_util.h"
+
 #include "../../src/cli/cli.h"
 #include "../../src/cli/secret_src.h"
 
@@ -117,8 +119,6 @@ int main(void)
 {
 	Suite *s = suite_create("secret_src");
 	TCase *tc = tcase_create("sources");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_arg_overwritten);
 	tcase_add_test(tc, test_arg_too_long);
@@ -126,9 +126,5 @@ int main(void)
 	tcase_add_test(tc, test_env_wiped);
 	tcase_add_test(tc, test_env_only_wiped);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s, CK_NORMAL);
 }

@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "test_util.h"
 #include "arm_contract.h"
 #include "tcp_peer.h"
 #include "base/clock.h"
@@ -578,11 +579,5 @@ static Suite *tcp_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tcp_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(tcp_suite(), CK_ENV);
 }

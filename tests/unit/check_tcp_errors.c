@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "test_util.h"
 #include "tcp_peer.h"
 #include "base/clock.h"
 #include "transport/queue.h"
@@ -543,11 +544,5 @@ static Suite *tcp_errors_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tcp_errors_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(tcp_errors_suite(), CK_ENV);
 }

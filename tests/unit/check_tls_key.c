@@ -19,9 +19,10 @@
 
 #include <check.h>
 
+#include "test_util.h"
+
 #include <nvmefs/nvmefs.h>
 
-#include "check_bytes.h"
 #include "ctrl/tls_key.h"
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
@@ -363,11 +364,5 @@ static Suite *tls_key_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(tls_key_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(tls_key_suite(), CK_NORMAL);
 }

@@ -11,6 +11,8 @@
 
 #include <check.h>
 
+#include "test_util.h"
+
 #include "../../src/ublk/iod.h"
 
 #define DEV_SIZE ((uint64_t)64 << 20)
@@ -101,11 +103,5 @@ static Suite *ublk_iod_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(ublk_iod_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(ublk_iod_suite(), CK_NORMAL);
 }

@@ -18,7 +18,7 @@
 #include <nvmefs/wire.h>
 #include <nvmefs/wire_rdma.h>
 
-#include "check_bytes.h"
+#include "test_util.h"
 
 /* ------------------------------------------------------------------------ */
 /* Byte order                                                               */
@@ -815,11 +815,5 @@ static Suite *wire_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(wire_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(wire_suite(), CK_ENV);
 }

@@ -2,6 +2,7 @@
 /* The I/O tests' shared fixture (io_fixture.h). */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

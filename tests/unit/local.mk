@@ -3,10 +3,12 @@
 # Each test's UNIT_TESTS entry is what `make check-unit` runs.
 
 # What tests share (tests/lib): helpers defined once (test_util.h), and the scripted NVMe
-# target (fake_transport.c, its script in fake_script.c) that tests drive the library against.
+# target (fake_transport.c, its script in fake_script.c) that tests drive the library against,
+# with the transport table that names it (fake_table.c) in place of the library's.
 TESTS_LIB_CFLAGS = -I$(top_srcdir)/tests/lib
 FAKE_TRANSPORT_SOURCES = \
 	tests/lib/fake_transport.c \
+	tests/lib/fake_table.c \
 	tests/lib/fake_transport.h \
 	tests/lib/fake_script.c \
 	tests/lib/fake_priv.h \
@@ -23,23 +25,23 @@ check_PROGRAMS = \
 	tests/unit/check_headers_c99 \
 	tests/unit/check_headers_c11
 
-tests_unit_check_wire_SOURCES = tests/unit/check_wire.c tests/unit/check_bytes.h
-tests_unit_check_wire_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
-tests_unit_check_wire_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+tests_unit_check_wire_SOURCES = tests/unit/check_wire.c tests/lib/test_util.h
+tests_unit_check_wire_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
+tests_unit_check_wire_LDADD = $(LIBNVMEFS_CORE_LDADD) $(CHECK_LIBS)
 
 # Known answers from tests/unit/data/auth_vectors.py (Python's hmac, hashlib,
 # base64, zlib) and from nvme-cli's gen-dhchap-key; OpenSSL acts as the
 # controller's side of the DH exchange.
-tests_unit_check_auth_crypto_SOURCES = tests/unit/check_auth_crypto.c tests/unit/check_bytes.h
+tests_unit_check_auth_crypto_SOURCES = tests/unit/check_auth_crypto.c tests/lib/test_util.h
 tests_unit_check_auth_crypto_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_CFLAGS) \
-	$(CHECK_CFLAGS)
-tests_unit_check_auth_crypto_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+	$(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
+tests_unit_check_auth_crypto_LDADD = $(LIBNVMEFS_CORE_LDADD) $(CHECK_LIBS)
 EXTRA_DIST += tests/unit/data/auth_vectors.py
 
 # Known answers from tests/unit/data/tls_vectors.py, which asserts libnvme's own.
-tests_unit_check_tls_key_SOURCES = tests/unit/check_tls_key.c tests/unit/check_bytes.h
+tests_unit_check_tls_key_SOURCES = tests/unit/check_tls_key.c tests/lib/test_util.h
 tests_unit_check_tls_key_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(OPENSSL_CFLAGS) \
-	$(CHECK_CFLAGS)
+	$(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_tls_key_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 EXTRA_DIST += tests/unit/data/tls_vectors.py
 
@@ -81,8 +83,10 @@ SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 check_LIBRARIES = src/lib/libnvmefs-san.a
 src_lib_libnvmefs_san_a_SOURCES = $(NVMEFS_LIB_SOURCES)
 src_lib_libnvmefs_san_a_CFLAGS = $(NVMEFS_LIB_CFLAGS) $(SAN_FLAGS)
-LIBNVMEFS_SAN_LDADD = src/lib/libnvmefs-san.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
-	$(OPENSSL_LIBS) $(ISAL_LIBS)
+LIBNVMEFS_SAN_LDADD = src/lib/libnvmefs-san.a $(NVMEFS_LIB_LIBS)
+# A program that brings a transport table of its own (tests/lib/fake_table.c), or reaches none,
+# takes no RDMA object out of the archive, so it links without the RDMA libraries.
+LIBNVMEFS_SAN_CORE_LDADD = src/lib/libnvmefs-san.a $(NVMEFS_CORE_LIBS)
 
 UNIT_TESTS = \
 	tests/unit/check_wire \
@@ -98,11 +102,11 @@ check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto \
 tests_unit_san_check_wire_SOURCES = $(tests_unit_check_wire_SOURCES)
 tests_unit_san_check_wire_CFLAGS = $(tests_unit_check_wire_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_wire_LDFLAGS = $(SAN_FLAGS)
-tests_unit_san_check_wire_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_wire_LDADD = $(LIBNVMEFS_SAN_CORE_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_auth_crypto_SOURCES = $(tests_unit_check_auth_crypto_SOURCES)
 tests_unit_san_check_auth_crypto_CFLAGS = $(tests_unit_check_auth_crypto_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_auth_crypto_LDFLAGS = $(SAN_FLAGS)
-tests_unit_san_check_auth_crypto_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_auth_crypto_LDADD = $(LIBNVMEFS_SAN_CORE_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_tls_key_SOURCES = $(tests_unit_check_tls_key_SOURCES)
 tests_unit_san_check_tls_key_CFLAGS = $(tests_unit_check_tls_key_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_tls_key_LDFLAGS = $(SAN_FLAGS)
@@ -131,7 +135,7 @@ EXTRA_DIST += $(OUTPUT_FIXTURES)
 # check_output holds the output to the values this schema lists.
 EXTRA_DIST += doc/json/discover.schema.json
 
-OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
+OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS) \
 	-DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
 
 check_PROGRAMS += tests/unit/check_output tests/unit/san/check_output
@@ -153,7 +157,7 @@ check_PROGRAMS += tests/unit/check_secret_src tests/unit/san/check_secret_src
 UNIT_TESTS += tests/unit/check_secret_src tests/unit/san/check_secret_src
 tests_unit_check_secret_src_SOURCES = tests/unit/check_secret_src.c src/cli/secret_src.c \
 	src/cli/secret_src.h src/cli/cli.c
-tests_unit_check_secret_src_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_secret_src_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_secret_src_LDADD = $(CHECK_LIBS)
 tests_unit_san_check_secret_src_SOURCES = $(tests_unit_check_secret_src_SOURCES)
 tests_unit_san_check_secret_src_CFLAGS = $(tests_unit_check_secret_src_CFLAGS) $(SAN_FLAGS)
@@ -164,7 +168,7 @@ check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
 UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
 
 tests_unit_check_parse_SOURCES = tests/unit/check_parse.c src/cli/util_parse.c src/cli/util_parse.h
-tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_parse_LDADD = $(CHECK_LIBS)
 
 tests_unit_san_check_parse_SOURCES = $(tests_unit_check_parse_SOURCES)
@@ -178,7 +182,7 @@ UNIT_TESTS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
 
 tests_unit_check_perf_layout_SOURCES = tests/unit/check_perf_layout.c src/cli/perf_layout.c \
 	src/cli/perf_layout.h
-tests_unit_check_perf_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_perf_layout_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_perf_layout_LDADD = $(CHECK_LIBS)
 
 tests_unit_san_check_perf_layout_SOURCES = $(tests_unit_check_perf_layout_SOURCES)
@@ -191,7 +195,7 @@ check_PROGRAMS += tests/unit/check_parking tests/unit/san/check_parking
 UNIT_TESTS += tests/unit/check_parking tests/unit/san/check_parking
 
 tests_unit_check_parking_SOURCES = tests/unit/check_parking.c src/export/parking.c src/export/parking.h
-tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_parking_LDADD = $(CHECK_LIBS)
 
 tests_unit_san_check_parking_SOURCES = $(tests_unit_check_parking_SOURCES)
@@ -204,7 +208,7 @@ check_PROGRAMS += tests/unit/check_list tests/unit/san/check_list
 UNIT_TESTS += tests/unit/check_list tests/unit/san/check_list
 
 tests_unit_check_list_SOURCES = tests/unit/check_list.c $(LIST_SOURCES)
-tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
 
 tests_unit_san_check_list_SOURCES = $(tests_unit_check_list_SOURCES)
@@ -215,15 +219,13 @@ tests_unit_san_check_list_LDADD = $(JSONC_LIBS) $(CHECK_LIBS)
 # ---------------------------------------------------------------------------
 # The library with a scripted transport
 # ---------------------------------------------------------------------------
-# Each program links the whole library, the rdma*.c files included; the tests plug
-# fake_ops (fake_transport.c) in through nvmefs_ctrl_connect_with() and
-# nvmefs_transport_override, so no RDMA device is needed at run time.
-
-# fake_transport.c and check_rdma_sgl.c call nvmefs_rdma_map_data() (rdma_sgl.h).
-UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(IBVERBS_CFLAGS) $(CHECK_CFLAGS) \
-	$(TESTS_LIB_CFLAGS)
-UNIT_FAKE_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
-UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+# Each program links the library without its transports (LIBNVMEFS_CORE_LDADD) and with the
+# scripted ones of tests/lib/fake_table.c, so neither libibverbs nor librdmacm: the tests plug
+# fake_ops in through nvmefs_ctrl_connect_with(), or reach the table's by name.
+# tests/check-neutral-links fails if one of them needs an RDMA library.
+UNIT_FAKE_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
+UNIT_FAKE_LDADD = $(LIBNVMEFS_CORE_LDADD) $(CHECK_LIBS)
+UNIT_FAKE_SAN_LDADD = $(LIBNVMEFS_SAN_CORE_LDADD) $(CHECK_LIBS)
 
 FAKE_UNIT_TESTS = \
 	tests/unit/check_auth \
@@ -311,12 +313,31 @@ tests_unit_san_check_queue_CFLAGS = $(tests_unit_check_queue_CFLAGS) $(SAN_FLAGS
 tests_unit_san_check_queue_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_queue_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
+# The library's own transport table, the one program here that links RDMA's libraries with it.
+check_PROGRAMS += tests/unit/check_transport_table tests/unit/san/check_transport_table
+UNIT_TESTS += tests/unit/check_transport_table tests/unit/san/check_transport_table
+tests_unit_check_transport_table_SOURCES = tests/unit/check_transport_table.c tests/lib/test_util.h
+tests_unit_check_transport_table_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
+	$(TESTS_LIB_CFLAGS)
+tests_unit_check_transport_table_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
+tests_unit_san_check_transport_table_SOURCES = $(tests_unit_check_transport_table_SOURCES)
+tests_unit_san_check_transport_table_CFLAGS = $(tests_unit_check_transport_table_CFLAGS) \
+	$(SAN_FLAGS)
+tests_unit_san_check_transport_table_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_transport_table_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
+
+# Every program linked with tests/lib's transport table needs no RDMA library;
+# check_transport_table, which links the library's, shows that the check sees one.
+UNIT_TESTS += tests/check-neutral-links
+EXTRA_DIST += tests/check-neutral-links
+
 # The registry of registered memory under threads: plain, ASan, and TSan,
 # which needs the library built for it too.
 TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer
 check_LIBRARIES += src/lib/libnvmefs-tsan.a
-src_lib_libnvmefs_tsan_a_SOURCES = $(NVMEFS_LIB_SOURCES)
-src_lib_libnvmefs_tsan_a_CFLAGS = $(NVMEFS_LIB_CFLAGS) $(TSAN_FLAGS)
+# Only transport-neutral programs run under TSan: the library without its transports.
+src_lib_libnvmefs_tsan_a_SOURCES = $(NVMEFS_CORE_SOURCES)
+src_lib_libnvmefs_tsan_a_CFLAGS = $(NVMEFS_CORE_CFLAGS) $(TSAN_FLAGS)
 MR_UNIT_TESTS = tests/unit/check_mr tests/unit/san/check_mr tests/unit/tsan/check_mr
 check_PROGRAMS += $(MR_UNIT_TESTS)
 UNIT_TESTS += $(MR_UNIT_TESTS)
@@ -330,8 +351,7 @@ tests_unit_san_check_mr_LDADD = $(UNIT_FAKE_SAN_LDADD)
 tests_unit_tsan_check_mr_SOURCES = $(tests_unit_check_mr_SOURCES)
 tests_unit_tsan_check_mr_CFLAGS = $(tests_unit_check_mr_CFLAGS) $(TSAN_FLAGS)
 tests_unit_tsan_check_mr_LDFLAGS = $(TSAN_FLAGS)
-TSAN_LDADD = src/lib/libnvmefs-tsan.a $(LIBNVME_LIBS) $(RDMACM_LIBS) $(IBVERBS_LIBS) \
-	$(OPENSSL_LIBS) $(ISAL_LIBS) $(CHECK_LIBS)
+TSAN_LDADD = src/lib/libnvmefs-tsan.a $(NVMEFS_CORE_LIBS) $(CHECK_LIBS)
 tests_unit_tsan_check_mr_LDADD = $(TSAN_LDADD)
 
 # The I/O path, one program per source file as SPDK's test/unit has it (check_io: io.c with
@@ -475,7 +495,7 @@ UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
 tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h \
 	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/secret_src.c \
 	src/cli/opts_config.c src/cli/util_parse.c src/cli/output.c src/common/json.c
-tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_paths_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_paths_LDADD = $(LIBNVMEFS_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 tests_unit_san_check_paths_SOURCES = $(tests_unit_check_paths_SOURCES)
@@ -526,7 +546,8 @@ check_PROGRAMS += tests/unit/check_memlock tests/unit/san/check_memlock
 UNIT_TESTS += tests/unit/check_memlock tests/unit/san/check_memlock
 tests_unit_check_memlock_SOURCES = tests/unit/check_memlock.c src/fuse/memlock.c src/fuse/fs.h \
 	src/export/limits.c src/export/log.c src/export/engine.h
-tests_unit_check_memlock_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_memlock_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(CHECK_CFLAGS) \
+	$(TESTS_LIB_CFLAGS)
 tests_unit_check_memlock_LDADD = $(LIBNVMEFS_LDADD) $(CHECK_LIBS)
 tests_unit_san_check_memlock_SOURCES = $(tests_unit_check_memlock_SOURCES)
 tests_unit_san_check_memlock_CFLAGS = $(tests_unit_check_memlock_CFLAGS) $(SAN_FLAGS)
@@ -537,7 +558,7 @@ tests_unit_san_check_memlock_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 check_PROGRAMS += tests/unit/check_ublk_iod tests/unit/san/check_ublk_iod
 UNIT_TESTS += tests/unit/check_ublk_iod tests/unit/san/check_ublk_iod
 tests_unit_check_ublk_iod_SOURCES = tests/unit/check_ublk_iod.c src/ublk/iod.c src/ublk/iod.h
-tests_unit_check_ublk_iod_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_ublk_iod_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_ublk_iod_LDADD = $(CHECK_LIBS)
 tests_unit_san_check_ublk_iod_SOURCES = $(tests_unit_check_ublk_iod_SOURCES)
 tests_unit_san_check_ublk_iod_CFLAGS = $(tests_unit_check_ublk_iod_CFLAGS) $(SAN_FLAGS)

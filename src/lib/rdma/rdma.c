@@ -91,6 +91,7 @@ int nvmefs_rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	struct rdma_send *s = &rq->sends[req->slot];
 	uint32_t inline_size = q->qid ? q->ctrl->inline_size : 0;
 	struct ibv_send_wr *first = &s->wr;
+	struct nvmefs_rdma_sge data;
 	uint32_t io_rkey;
 	int ret;
 
@@ -120,9 +121,15 @@ int nvmefs_rdma_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	}
 	ret = nvmefs_rdma_map_data(req, inline_size, rq->data_mr ? rq->data_mr->lkey : 0,
 				   rq->data_mr ? rq->data_mr->rkey : 0,
-				   first == &s->wr ? NULL : &io_rkey, &s->sge[1]);
+				   first == &s->wr ? NULL : &io_rkey, &data);
 	if (ret < 0)
 		return ret;
+	if (ret)
+		s->sge[1] = (struct ibv_sge){
+			.addr = data.addr,
+			.length = data.length,
+			.lkey = data.lkey,
+		};
 	s->wr.num_sge += ret;
 	post_later(rq, first, &s->wr);
 	return 0;

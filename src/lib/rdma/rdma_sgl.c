@@ -2,7 +2,8 @@
 /*
  * How a command's data travels over NVMe/RDMA (rdma_sgl.h): no data, in
  * the capsule, or a keyed SGL.  Apart from the rdma*.c files that make the
- * verbs calls, so that unit tests link it with a scripted transport.
+ * verbs calls, and in the library's transport-neutral part (Makefile.am),
+ * so that unit tests link it with a scripted transport and no RDMA library.
  */
 #include <errno.h>
 
@@ -12,7 +13,8 @@
 #include "../transport/transport_ops.h"
 
 int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
-			 uint32_t slot_rkey, const uint32_t *io_rkey, struct ibv_sge *data_sge)
+			 uint32_t slot_rkey, const uint32_t *io_rkey,
+			 struct nvmefs_rdma_sge *data_sge)
 {
 	uint32_t lkey = req->mr ? req->mr->lkey : slot_lkey;
 	uint32_t rkey = req->mr ? req->mr->rkey : slot_rkey;

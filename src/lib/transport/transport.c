@@ -3,8 +3,9 @@
  * The transports a controller can be reached over, by the name a caller
  * gives (nvmefs_connect_opts.trtype) and by the number a discovery log
  * entry carries, and what each says of itself (nvmefs_transport_info()):
- * its default ports and the connect options it takes.  A new transport is
- * one more row here and its own files.
+ * its default ports and the connect options it takes.  The rows are
+ * transport_table.c's, the one file that names the transports, so that a
+ * unit test links this with a table of its own.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -16,28 +17,18 @@
 #include "transport_ops.h"
 #include "../base/error.h"
 
-static const struct {
-	const struct nvmefs_transport_ops *ops;
-	uint8_t trtype;		/* NVMF_TRTYPE_* of discovery log entries */
-} transports[] = {
-	{ &nvmefs_rdma_ops, NVMF_TRTYPE_RDMA },
-	{ &nvmefs_tcp_ops, NVMF_TRTYPE_TCP },
-};
-
-#define NR_TRANSPORTS (sizeof(transports) / sizeof(transports[0]))
-
 const struct nvmefs_transport_ops *nvmefs_transport_override;
 
 const char *nvmefs_transport_name(unsigned int i)
 {
-	return i < NR_TRANSPORTS ? transports[i].ops->name : NULL;
+	return i < nvmefs_nr_transports ? nvmefs_transports[i].ops->name : NULL;
 }
 
 const char *nvmefs_transport_by_trtype(unsigned int trtype)
 {
-	for (size_t i = 0; i < NR_TRANSPORTS; i++)
-		if (transports[i].trtype == trtype)
-			return transports[i].ops->name;
+	for (size_t i = 0; i < nvmefs_nr_transports; i++)
+		if (nvmefs_transports[i].trtype == trtype)
+			return nvmefs_transports[i].ops->name;
 	return NULL;
 }
 
@@ -46,15 +37,15 @@ int nvmefs_transport_find(const char *trtype, const struct nvmefs_transport_ops 
 	char names[64] = "";
 
 	if (!trtype)
-		trtype = transports[0].ops->name;
-	for (size_t i = 0; i < NR_TRANSPORTS; i++) {
-		if (!strcmp(transports[i].ops->name, trtype)) {
+		trtype = nvmefs_transports[0].ops->name;
+	for (size_t i = 0; i < nvmefs_nr_transports; i++) {
+		if (!strcmp(nvmefs_transports[i].ops->name, trtype)) {
 			*ops = nvmefs_transport_override ? nvmefs_transport_override
-				: transports[i].ops;
+				: nvmefs_transports[i].ops;
 			return (int)i;
 		}
 		snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s'%s'",
-			 i ? ", " : "", transports[i].ops->name);
+			 i ? ", " : "", nvmefs_transports[i].ops->name);
 	}
 	return nvmefs_error(-EPROTONOSUPPORT, "transport '%s' is not supported: give one of %s",
 			    trtype, names);
@@ -63,10 +54,10 @@ int nvmefs_transport_find(const char *trtype, const struct nvmefs_transport_ops 
 const struct nvmefs_transport_ops *nvmefs_transport_named(const char *trtype)
 {
 	if (!trtype)
-		return transports[0].ops;
-	for (size_t i = 0; i < NR_TRANSPORTS; i++)
-		if (!strcmp(transports[i].ops->name, trtype))
-			return transports[i].ops;
+		return nvmefs_transports[0].ops;
+	for (size_t i = 0; i < nvmefs_nr_transports; i++)
+		if (!strcmp(nvmefs_transports[i].ops->name, trtype))
+			return nvmefs_transports[i].ops;
 	return NULL;
 }
 
@@ -88,7 +79,7 @@ int nvmefs_transport_info(const char *trtype, struct nvmefs_transport_info *info
 	ret = nvmefs_transport_find(trtype, &ops);
 	if (ret < 0)
 		return ret;
-	ops = transports[ret].ops;
+	ops = nvmefs_transports[ret].ops;
 	ours = (struct nvmefs_transport_info){
 		.size = size < sizeof(ours) ? size : sizeof(ours),
 		.name = ops->name,

@@ -1,9 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The transports by name and trtype (transport.c). */
+/* The transports by name and trtype (transport.c), over the table
+ * transport_table.c holds. */
 #ifndef NVMEFS_TRANSPORT_H
 #define NVMEFS_TRANSPORT_H
 
+#include <stddef.h>
+#include <stdint.h>
+
 struct nvmefs_transport_ops;
+
+/* One transport of the table: what it is, and the NVMF_TRTYPE_* that
+ * discovery log entries give for it. */
+struct nvmefs_transport_row {
+	const struct nvmefs_transport_ops *ops;
+	uint8_t trtype;
+};
+
+/* The transports, the default first (transport_table.c; unit tests link
+ * tests/lib's table of scripted ones instead). */
+extern const struct nvmefs_transport_row nvmefs_transports[];
+extern const size_t nvmefs_nr_transports;
 
 /*
  * The transport @trtype names (NULL: the first, "rdma"): its index among
