@@ -223,6 +223,9 @@ struct rec {
 	char nqn[256];
 	unsigned int nsid;
 	long pid;
+	/* Its daemon died (SIGKILL) without deleting it: the kernel stopped
+	 * the device and keeps it, with no server, until DEL_DEV. */
+	bool dead;
 };
 
 /* Device @id's record, if the device exists and the daemon that recorded
@@ -241,7 +244,10 @@ static int rec_read(int id, struct rec *r)
 	n = fscanf(f, "%255s %u %ld", r->nqn, &r->nsid, &r->pid);
 	fclose(f);
 	r->id = id;
-	if (n != 3 || nvmefs_ublk_dev_info(id, &info) < 0 || info.pid != r->pid)
+	if (n != 3 || nvmefs_ublk_dev_info(id, &info) < 0)
+		return -ENOENT;
+	r->dead = info.pid == -1 && kill((pid_t)r->pid, 0) < 0 && errno == ESRCH;
+	if (info.pid != r->pid && !r->dead)
 		return -ENOENT;
 	return 0;
 }
@@ -399,7 +405,6 @@ static int del_devices(const struct rec *del, unsigned int n)
 	}
 	free(all);
 	for (unsigned int k = 0; k < n; k++) {
-		bool dead = kill((pid_t)del[k].pid, 0) < 0 && errno == ESRCH;
 		char path[64];
 		struct rec r;
 
@@ -409,10 +414,8 @@ static int del_devices(const struct rec *del, unsigned int n)
 			ret = EXIT_FAIL;
 			continue;
 		}
-		if (!dead)
+		if (!r.dead)
 			continue;
-		/* Killed (SIGKILL) before it could delete it: the kernel keeps
-		 * the device, dead, until DEL_DEV. */
 		snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", del[k].id);
 		unlink(path);
 		printf("/dev/ublkb%d: its daemon (PID %ld) had died; deleted what the kernel kept of it\n",
