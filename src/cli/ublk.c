@@ -223,6 +223,9 @@ struct rec {
 	char nqn[256];
 	unsigned int nsid;
 	long pid;
+	/* Its daemon died (SIGKILL) without deleting it: the kernel stopped
+	 * the device and keeps it, with no server, until DEL_DEV. */
+	bool dead;
 };
 
 /* Device @id's record, if the device exists and the daemon that recorded
@@ -241,7 +244,10 @@ static int rec_read(int id, struct rec *r)
 	n = fscanf(f, "%255s %u %ld", r->nqn, &r->nsid, &r->pid);
 	fclose(f);
 	r->id = id;
-	if (n != 3 || nvmefs_ublk_dev_info(id, &info) < 0 || info.pid != r->pid)
+	if (n != 3 || nvmefs_ublk_dev_info(id, &info) < 0)
+		return -ENOENT;
+	r->dead = info.pid == -1 && kill((pid_t)r->pid, 0) < 0 && errno == ESRCH;
+	if (info.pid != r->pid && !r->dead)
 		return -ENOENT;
 	return 0;
 }
@@ -331,7 +337,8 @@ static int ublk_list(int argc, char **argv)
 }
 
 /* Device @id goes: STOP_DEV and DEL_DEV, which its daemon answers by
- * letting go of it (and ending once it serves no other). */
+ * letting go of it (and ending once it serves no other).  STOP_DEV waits
+ * for the device's I/O in flight, held I/O too. */
 static int del_one(int id)
 {
 	int ret = nvmefs_ublk_dev_del(id);
@@ -344,6 +351,79 @@ static int del_one(int id)
 	return EXIT_OK;
 }
 
+/* Whether every device daemon @pid serves is among @del's @n. */
+static bool all_of_daemon(long pid, const struct rec *all, unsigned int nr_all,
+			  const struct rec *del, unsigned int n)
+{
+	for (unsigned int i = 0; i < nr_all; i++) {
+		bool listed = false;
+
+		for (unsigned int k = 0; k < n && !listed; k++)
+			listed = del[k].id == all[i].id;
+		if (all[i].pid == pid && !listed)
+			return false;
+	}
+	return true;
+}
+
+/* Whether daemon @pid still serves one of @del's @n devices. */
+static bool still_serves(long pid, const struct rec *del, unsigned int n)
+{
+	struct rec r;
+
+	for (unsigned int k = 0; k < n; k++)
+		if (del[k].pid == pid && rec_read(del[k].id, &r) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * @del's @n devices go.  A daemon that loses all its devices is asked to
+ * end (SIGTERM), as it does on its own: it gives up an outage and fails
+ * the I/O held for a path first, as 'nvme disconnect' does, where the
+ * kernel's STOP_DEV would wait for that I/O until ctrl_loss_tmo, or for
+ * ever for a namespace no path reaches (ANA).  A daemon that keeps other
+ * devices, or that died, has its devices deleted here.
+ */
+static int del_devices(const struct rec *del, unsigned int n)
+{
+	unsigned int nr_all;
+	struct rec *all = rec_all(&nr_all);
+	int ret = EXIT_OK;
+
+	for (unsigned int k = 0; k < n; k++) {
+		long pid = del[k].pid;
+		bool first = true;
+
+		for (unsigned int j = 0; j < k && first; j++)
+			first = del[j].pid != pid;
+		if (!first || !all || !all_of_daemon(pid, all, nr_all, del, n) ||
+		    kill((pid_t)pid, SIGTERM) < 0)
+			continue;
+		while (still_serves(pid, del, n) && kill((pid_t)pid, 0) == 0)
+			usleep(20000);
+	}
+	free(all);
+	for (unsigned int k = 0; k < n; k++) {
+		char path[64];
+		struct rec r;
+
+		if (rec_read(del[k].id, &r) < 0)
+			continue;
+		if (del_one(del[k].id)) {
+			ret = EXIT_FAIL;
+			continue;
+		}
+		if (!r.dead)
+			continue;
+		snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", del[k].id);
+		unlink(path);
+		printf("/dev/ublkb%d: its daemon (PID %ld) had died; deleted what the kernel kept of it\n",
+		       del[k].id, del[k].pid);
+	}
+	return ret;
+}
+
 static int ublk_del(int argc, char **argv)
 {
 	static const char *const cmd = "ublk del";
@@ -351,7 +431,7 @@ static int ublk_del(int argc, char **argv)
 	struct rec *all, r;
 	unsigned int n, found = 0;
 	int64_t id;
-	int ret = EXIT_OK;
+	int ret;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		help();
@@ -370,22 +450,20 @@ static int ublk_del(int argc, char **argv)
 				"'nvmefs ublk list' lists them\n", cmd, (int)id);
 			return EXIT_FAIL;
 		}
-		return del_one((int)id);
+		return del_devices(&r, 1);
 	}
 	all = rec_all(&n);
-	for (unsigned int i = 0; i < n; i++) {
-		if (strcmp(all[i].nqn, what))
-			continue;
-		found++;
-		if (del_one(all[i].id))
-			ret = EXIT_FAIL;
-	}
-	free(all);
+	for (unsigned int i = 0; i < n; i++)
+		if (!strcmp(all[i].nqn, what))
+			all[found++] = all[i];
 	if (!found) {
+		free(all);
 		fprintf(stderr, "nvmefs %s: no device nvmefs serves is of %s: 'nvmefs ublk list' "
 			"lists them\n", cmd, what);
 		return EXIT_FAIL;
 	}
+	ret = del_devices(all, found);
+	free(all);
 	return ret;
 }
 

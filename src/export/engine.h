@@ -242,6 +242,14 @@ int exp_flush_sync(struct exp *e, uint32_t nsid);
 int exp_failed(const struct exp *e);
 /* Every controller (path) that is not live gives up reconnecting. */
 void exp_stop_reconnecting(struct exp *e);
+/*
+ * From any thread: the export is going while its front end still serves
+ * (a block device waiting for its I/O in flight before it goes).  Nothing
+ * waits for a path any more, as with 'nvme disconnect': an outage is given
+ * up, and what a worker holds for a namespace with no usable path, or
+ * parks from now on, fails with EIO at its next exp_worker_run().
+ */
+void exp_going(struct exp *e);
 /* A snapshot of every worker's counters and their sum, the controller's
  * state and each path's reach of namespaces @ns (@nr_ns of them), as JSON
  * text of *@len bytes; NULL without memory.  Freed by the caller. */

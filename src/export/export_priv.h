@@ -127,6 +127,8 @@ struct exp {
 	atomic_uint post_next;
 	/* The front end takes requests from an io_uring. */
 	atomic_bool io_uring;
+	/* exp_going(): held I/O fails rather than waiting for a path. */
+	atomic_bool going;
 	/* Writes in flight in all workers, and the most there were at once. */
 	atomic_uint writes_inflight, writes_inflight_max;
 	/* Statuses already logged: each is logged once. */

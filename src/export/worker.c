@@ -41,6 +41,14 @@ void exp_stop_reconnecting(struct exp *e)
 	}
 }
 
+void exp_going(struct exp *e)
+{
+	atomic_store(&e->going, true);
+	exp_stop_reconnecting(e);
+	for (unsigned int i = 0; i < e->opts.workers; i++)
+		eventfd_write(e->workers[i].wake_fd, 1);
+}
+
 int exp_failed(const struct exp *e)
 {
 	int err = 0;
@@ -196,6 +204,34 @@ static void resume(struct exp_worker *w, const struct parked *p)
 	w->resumed_tail = f;
 }
 
+/* Parked request @p, taken off its list, fails with @err. */
+static void fail_parked(struct exp_worker *w, struct parked *p, int err)
+{
+	struct exp *e = w->e;
+
+	if (p->post)
+		e->ops->complete(p->post->cookie, p->post->op, err, 0);
+	else
+		e->ops->refuse(e->arg, p->bytes, err);
+	park_free(p, &e->parked_bytes);
+}
+
+/* The export is going: a controller that failed since exp_going() gives
+ * up too, and what is held for a namespace fails rather than waiting for
+ * a path that may never come (ANA), which would hold the front end's stop
+ * forever.  Whether any failed. */
+static bool fail_held(struct exp_worker *w)
+{
+	bool any = false;
+
+	exp_stop_reconnecting(w->e);
+	for (struct parked *p; (p = park_pop(&w->held));) {
+		fail_parked(w, p, EIO);
+		any = true;
+	}
+	return any;
+}
+
 /* Held requests whose namespace can go now join the ready ones (all of
  * them once the export goes: the queue then fails them); ready ones get the
  * buffers that came free, oldest first, unless their namespace lost its
@@ -244,6 +280,8 @@ bool exp_worker_run(struct exp_worker *w)
 	if ((w->busy || worker_inflight(w)) && worker_poll(w, 0) > 0)
 		busy = true;
 	if (w->retry_head && exp_run_retries(w))
+		busy = true;
+	if (atomic_load_explicit(&w->e->going, memory_order_relaxed) && fail_held(w))
 		busy = true;
 	if ((w->ready.head || w->held.head) && unpark(w, false))
 		busy = true;
@@ -311,13 +349,8 @@ static void fail_left(struct exp_worker *w)
 	size_t len;
 
 	park_release(&w->held, &w->ready, ns_held, w, true);
-	for (struct parked *p; (p = park_pop(&w->ready));) {
-		if (p->post)
-			e->ops->complete(p->post->cookie, p->post->op, EIO, 0);
-		else
-			e->ops->refuse(e->arg, p->bytes, EIO);
-		park_free(p, &e->parked_bytes);
-	}
+	for (struct parked *p; (p = park_pop(&w->ready));)
+		fail_parked(w, p, EIO);
 	while ((f = exp_worker_resumed(w, &len))) {
 		e->ops->refuse(e->arg, f->buf, EIO);
 		exp_req_put(w, f);

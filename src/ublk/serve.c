@@ -302,7 +302,10 @@ static void stop(struct ublk_server *s)
 		if (!s->q[i].running)
 			exp_worker_abandon(exp_worker(s->e, i));
 	/* STOP_DEV lets the I/O in flight end, then aborts the queues'
-	 * commands, which ends their threads. */
+	 * commands, which ends their threads.  They serve until then, but what
+	 * is held for a path fails now, as 'nvme disconnect' fails it: else
+	 * STOP_DEV would wait until ctrl_loss_tmo, or for ever under ANA. */
+	exp_going(s->e);
 	for (unsigned int i = 0; i < s->nr_dev; i++)
 		if (s->dev[i].id >= 0)
 			ublk_ctrl_cmd(UBLK_U_CMD_STOP_DEV, s->dev[i].id, NULL, 0, 0);

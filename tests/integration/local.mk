@@ -138,6 +138,7 @@ TCP_TESTS = \
 	tests/integration/tcp/test-auth-unasked.tcp \
 	tests/integration/tcp/test-container.tcp \
 	tests/integration/tcp/test-mount-unprivileged.tcp \
+	tests/integration/tcp/test-ublk.tcp \
 	tests/integration/tcp/test-outage-tcp-silent-vs-kernel.tcp
 # Issue #34: how soon a silent link is noticed, beside nvme-tcp (over TCP only: a .tcp run alone).
 EXTRA_DIST += tests/integration/test-outage-tcp-silent-vs-kernel.sh

@@ -7,14 +7,23 @@
 # bytes to 1 MiB at depth 64); write-zeroes reads back zeros and a discard succeeds; mkfs.ext4, a
 # file tree, e2fsck clean; ublk list shows the device; ublk del removes it, the daemon ends, its
 # pidfile goes; and the kernel initiator then reads the same bytes. The idle daemon takes no CPU.
+# The subsystem unlinked from the target's port for 8 s under fio verify: the device stays, its I/O
+# waits and completes after the reconnect, with no error. ublk del while a write is held by such an
+# outage gives the outage up, as 'nvme disconnect' does: it returns within seconds, the write fails
+# with EIO, and no device is left. Bad input served right: namespaces of 4 KiB blocks and of a
+# size that is no multiple of 4 KiB have the kernel initiator's block size and size. A daemon
+# killed with SIGKILL leaves no block device, and ublk del removes what the kernel kept of it.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 nqn=${subnqns[0]}
 empty=nqn.2026-11.io.nvmefs.testbed:ublk-empty
 pidfile=/tmp/nvmefs-ublk.pid
+link=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/subsystems/$nqn
 cleanup() {
 	local pid
 	pid=$(cat "$pidfile" 2>/dev/null) || pid=
+	load_cleanup
+	[[ -L $link ]] || port_link "$nqn" 2>/dev/null || true
 	mountpoint -q /tmp/ublk-fs 2>/dev/null && umount -l /tmp/ublk-fs
 	[[ -n $pid ]] && kill "$pid" 2>/dev/null && { wait_gone "$pid" 10000 || kill -KILL "$pid"; }
 	kernel_disconnect_all
@@ -33,8 +42,50 @@ echo 1 >"$NVMEFS_TEST_NVMET/subsystems/$empty/attr_allow_any_host"
 port_link "$empty"
 expect_failure "no namespace" "ublk add: $empty has no active namespace .*: attach one" 20000 1 -- \
 	"$NVMEFS" ublk add "${connect[@]}" -n "$empty" -f
+# Bad input served right: a namespace of 4 KiB blocks whose backing is no whole number of blocks
+# (the target's size rounds down: 1025 blocks), and one of 512-byte blocks, 8195 of them (no
+# multiple of 4 KiB). Each device has the block size and the size of the kernel initiator's.
+losetup_ns() {
+	local nsid=$1 bytes=$2 bs=$3 img=/tmp/ublk-ns$1.img loopdev d=$NVMEFS_TEST_NVMET/subsystems/$empty/namespaces/$1
+	truncate -s "$bytes" "$img"
+	loopdev=$(losetup --find --show --sector-size "$bs" "$img") || fail "losetup of $img failed"
+	echo "$loopdev" >>/tmp/ublk-loops
+	mkdir "$d" && echo "$loopdev" >"$d/device_path" && echo 1 >"$d/enable" ||
+		fail "making namespace $nsid of $empty on $loopdev failed"
+}
+losetup_ns 1 $(((4 << 20) + 6144)) 4096
+losetup_ns 2 $(((4 << 20) + 1536)) 512
+timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$empty" -o json --pidfile /tmp/ublk-odd.pid >/tmp/ublk-odd.json 2>/tmp/ublk-odd.err ||
+	fail "nvmefs ublk add of namespaces of 4 KiB blocks and of an odd size failed (exit $?): $(cat /tmp/ublk-odd.err)"
+kernel_connect "$empty" 2 >/dev/null
+for nsid in 1 2; do
+	udev=$(jq -r --argjson n "$nsid" '.Devices[] | select(.NameSpace == $n) | .DevicePath' /tmp/ublk-odd.json)
+	kdev=$(kernel_connect_ns "$empty" "$nsid")
+	[[ -b $udev ]] || fail "ublk add printed no device for namespace $nsid: $(cat /tmp/ublk-odd.json)"
+	for q in --getss --getpbsz --getsize64; do
+		[[ $(blockdev "$q" "$udev") == $(blockdev "$q" "$kdev") ]] ||
+			fail "namespace $nsid: blockdev $q says $(blockdev "$q" "$udev") for $udev, $(blockdev "$q" "$kdev") for the kernel's $kdev"
+	done
+	# The last block, written through the device, reads back through the kernel initiator.
+	bs=$(blockdev --getss "$udev") blocks=$(($(blockdev --getsize64 "$udev") / bs))
+	head -c "$bs" /dev/urandom >/tmp/ublk-last
+	dd if=/tmp/ublk-last of="$udev" bs="$bs" seek=$((blocks - 1)) oflag=direct status=none ||
+		fail "writing the last block of $udev failed"
+	cmp <(dd if="$kdev" bs="$bs" skip=$((blocks - 1)) iflag=direct status=none) /tmp/ublk-last ||
+		fail "the last block written through $udev reads back otherwise through $kdev"
+	log "namespace $nsid: $udev and $kdev both $(blockdev --getss "$udev")-byte blocks, $(blockdev --getsize64 "$udev") bytes"
+done
+kernel_disconnect "$empty"
+odd_pid=$(cat /tmp/ublk-odd.pid)
+timeout 60 "$NVMEFS" ublk del "$empty" || fail "nvmefs ublk del $empty failed"
+wait_gone "$odd_pid" 10000 || fail "the daemon of $empty (PID $odd_pid) still runs 10 s after ublk del"
 port_unlink "$empty"
+for nsid in 1 2; do
+	echo 0 >"$NVMEFS_TEST_NVMET/subsystems/$empty/namespaces/$nsid/enable"
+	rmdir "$NVMEFS_TEST_NVMET/subsystems/$empty/namespaces/$nsid"
+done
 rmdir "$NVMEFS_TEST_NVMET/subsystems/$empty"
+while read -r l; do losetup -d "$l"; done </tmp/ublk-loops
 
 timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" -o json --pidfile "$pidfile" >/tmp/ublk-add.json 2>/tmp/ublk-add.err ||
 	fail "nvmefs ublk add failed (exit $?): $(cat /tmp/ublk-add.err)"
@@ -84,6 +135,15 @@ ticks=$(($(cpu_ticks "$pid") - ticks))
 ((ticks <= 20)) || fail "the idle daemon used $ticks clock ticks ($(getconf CLK_TCK) a second) in 2 s: a thread spins"
 log "idle for 2 s: $ticks clock ticks of CPU"
 
+# An 8 s port drop under fio verify: the I/O waits through it and completes after the reconnect.
+fio_load_start ublk "$dev" 14
+sleep 3
+load_running ublk || fail "fio ended before the outage: $(cat /tmp/fio-ublk.err)"
+outage 8 '' "port_unlink $nqn" "port_link $nqn"
+fio_load_check ublk 120
+check_stall "fio through $dev" "$(fio_stall_ms /tmp/fio-ublk.json)"
+[[ -b $dev ]] && kill -0 "$pid" || fail "after the outage, $dev or its daemon (PID $pid) is gone"
+
 # Write-zeroes (NVMe Write Zeroes) over written blocks reads back zeros; a discard succeeds.
 timeout 60 blkdiscard -z -o 1M -l 1M "$dev" || fail "blkdiscard -z (write-zeroes) on $dev failed"
 cmp -n 1048576 <(dd if="$dev" bs=1M skip=1 count=1 iflag=direct status=none) /dev/zero ||
@@ -113,5 +173,54 @@ mkdir -p /tmp/ublk-fs
 mount -o ro "$kdev" /tmp/ublk-fs || fail "mounting the ext4 made through $dev from $kdev failed"
 [[ $(md5sum </tmp/ublk-fs/random) == "$sum" ]] || fail "a file written through $dev reads back other bytes through $kdev"
 umount /tmp/ublk-fs
+
+# ublk del while a write is held by an outage: the kernel's STOP_DEV waits for the device's I/O,
+# which an outage would hold until ctrl_loss_tmo (600 s).
+kernel_disconnect_all
+# -l 60: a del that waits for the outage fails the test within a minute, not 10.
+timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" -l 60 --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
+	fail "nvmefs ublk add failed (exit $?): $(cat /tmp/ublk-add.err)"
+dev=$(head -n 1 /tmp/ublk-add.out) pid=$(cat "$pidfile")
+port_unlink "$nqn"
+dd if=/dev/urandom of="$dev" bs=4k count=1 oflag=direct 2>/tmp/dd-held.err &
+dd_pid=$!
+sleep 2
+kill -0 "$dd_pid" 2>/dev/null || fail "a write to $dev ended with the port gone, not held: $(cat /tmp/dd-held.err)"
+start=$(now_ms) rc=0
+timeout 20 "$NVMEFS" ublk del "$dev" 2>/tmp/ublk-del.err || rc=$?
+ms=$(($(now_ms) - start))
+((rc == 0)) || fail "nvmefs ublk del $dev with a write held by the outage exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
+# Seconds, not ctrl_loss_tmo: the emulated guest takes up to 4 s to stop the device.
+((ms <= 10000)) || fail "nvmefs ublk del $dev with a write held by the outage took $ms ms"
+wait_gone "$dd_pid" 5000 || fail "the held write to $dev still waits 5 s after ublk del returned"
+rc=0
+wait "$dd_pid" || rc=$?
+((rc != 0)) && grep -q "Input/output error" /tmp/dd-held.err ||
+	fail "the write held when $dev was deleted did not fail with EIO: exit $rc, $(cat /tmp/dd-held.err)"
+wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
+[[ ! -e $dev ]] || fail "$dev is still there after ublk del"
+port_link "$nqn"
+log "ublk del with a write held: returned in $ms ms, the write failed with EIO"
+
+# A daemon killed (SIGKILL, no UBLK_F_USER_RECOVERY) leaves no block device; what the kernel keeps
+# of it (the ublk device, dead until DEL_DEV) ublk del removes, and says so.
+timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
+	fail "nvmefs ublk add failed (exit $?): $(cat /tmp/ublk-add.err)"
+dev=$(head -n 1 /tmp/ublk-add.out) pid=$(cat "$pidfile")
+kill -KILL "$pid"
+wait_gone "$pid" 10000 || fail "the daemon (PID $pid) still runs 10 s after SIGKILL"
+no_dev() { [[ ! -e $dev ]]; }
+wait_until 10000 no_dev || fail "$dev is still there 10 s after its daemon was killed"
+cdev=/dev/ublkc${dev#/dev/ublkb}
+if [[ -e $cdev ]]; then
+	timeout 20 "$NVMEFS" ublk del "$dev" >/tmp/ublk-del.out 2>&1 || fail "ublk del $dev after its daemon was killed failed: $(cat /tmp/ublk-del.out)"
+	grep -q "daemon (PID $pid) had died; deleted" /tmp/ublk-del.out || fail "ublk del $dev of a killed daemon did not say so: $(cat /tmp/ublk-del.out)"
+	wait_until 5000 test ! -e "$cdev" || fail "$cdev is still there after ublk del"
+	log "killed daemon: $dev gone at once; $(cat /tmp/ublk-del.out)"
+else
+	log "killed daemon: $dev gone at once, and the kernel kept nothing of it"
+fi
+[[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices after a killed daemon's were deleted: $("$NVMEFS" ublk list)"
+rm -f "$pidfile"
 check_run_transport
-echo "PASS: nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an NQN with no namespace refused with one line"
+echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held fails it at once; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"

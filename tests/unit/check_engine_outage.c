@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -149,11 +150,62 @@ START_TEST(test_forwarded_io_on_idle_worker)
 }
 END_TEST
 
+/*
+ * The front end goes (a ublk device stopping, which waits for its I/O in
+ * flight) while a read is parked for a namespace an outage holds: after
+ * exp_going() the read fails with EIO at once, where it would wait for the
+ * reconnect (refused here for the whole 10 s of ctrl_loss_tmo), while the
+ * front end's threads still serve.
+ */
+START_TEST(test_going_fails_held)
+{
+	struct nvmefs_ioq *q;
+	struct fake_step *s;
+	bool parked = false;
+	unsigned int refused = 0;
+	int64_t end;
+
+	connect_with(MDTS_1M, 10);
+	engine_create(2);
+	q = nvmefs_ctrl_io_queue(t.ctrl, 0);
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	s = fake_expect_create(TRADDR, "4420");
+	s->create_ret = -ECONNREFUSED;
+	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
+	fake_repeat(s, 0, FAKE_UNLIMITED);
+	hold_namespace(q);
+	send_req(EXP_READ, 0, 4096, 0, NULL);
+	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000))
+		parked = atomic_load(&t.e->parked_bytes) > 0;
+	ck_assert_msg(parked, "the held read was not parked");
+	exp_going(t.e);
+	/* Parked, it is answered through ops->refuse. */
+	for (end = now_ms() + 2000; !refused && now_ms() < end; usleep(1000)) {
+		pthread_mutex_lock(&t.lock);
+		refused = t.refused;
+		pthread_mutex_unlock(&t.lock);
+	}
+	ck_assert_msg(refused == 1, "the held read was answered %u times in 2 s after "
+		      "exp_going()", refused);
+	ck_assert_int_eq(t.refused_err, EIO);
+	ck_assert_uint_eq(t.dispatched, 0);
+	ck_assert_uint_eq(atomic_load(&t.e->parked_bytes), 0);
+	/* The controller was given up: its queues are gone already. */
+	fs_loop_stop(t.loop);
+	t.loop = NULL;
+	exp_destroy(t.e);
+	nvmefs_subsys_destroy(t.head);
+	fake_assert_done();
+}
+END_TEST
+
 TCase *engine_outage_tcase(void)
 {
 	TCase *tc = engine_tcase("outages");
 
 	tcase_add_test(tc, test_held_namespace_parks);
 	tcase_add_test(tc, test_forwarded_io_on_idle_worker);
+	tcase_add_test(tc, test_going_fails_held);
 	return tc;
 }

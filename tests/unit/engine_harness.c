@@ -61,9 +61,9 @@ static void t_refuse(void *arg, const void *buf, int err)
 {
 	(void)arg;
 	(void)buf;
-	(void)err;
 	pthread_mutex_lock(&t.lock);
 	t.refused++;
+	t.refused_err = err;
 	pthread_mutex_unlock(&t.lock);
 }
 

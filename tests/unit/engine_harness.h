@@ -57,6 +57,7 @@ struct engine_harness {
 	pthread_mutex_t lock;
 	struct done done[NR_COOKIES];
 	unsigned int dispatched, refused;
+	int refused_err;	/* the last refusal's */
 	struct exp_ns ns;
 	int sock[2];
 	struct nvmefs_ctrl *ctrl;
