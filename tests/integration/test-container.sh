@@ -19,7 +19,8 @@
 # cases of a missing RDMA device node or too small a memlock limit, which are RDMA's, are left out;
 # and the TCP run adds doc/CONTAINERS.md's pod: in rootless podman, one container mounts on a
 # volume shared with a second, which has no capability and no device and runs fio verify through
-# the mount; podman stop of the first unmounts, and the second's reads fail at once.
+# the mount; podman stop of the first unmounts, and the second's reads fail at once. That pod is
+# the TCP run's rootless podman: the RDMA run's rootless discover and mount job are not repeated.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 for c in crun podman newuidmap; do
@@ -251,7 +252,7 @@ log "$(jq '.records | length' <<<"$out") records, $nqn among them"
 
 log "crun: perf --verify in the container (no capabilities)"
 bundle perf $((64 << 20)) '' "$all_devices" -- sh -c \
-	"nvmefs perf $target -n $nqn -o json --verify --queues 2 --rw randrw --bs 4k --size 16M --time 3"
+	"nvmefs perf $target -n $nqn -o json --verify --queues 2 --rw randrw --bs 4k --size 8M --time 1"
 out=$(ctr_run perf 2>/tmp/ctr-err) || fail "nvmefs perf --verify in the container failed: $(cat /tmp/ctr-err) $out"
 jq -e '.errors == 0 and .iops > 0 and .verify.mismatches == 0 and .verify.blocks_read > 0' <<<"$out" >/dev/null ||
 	fail "perf --verify in the container: errors, no I/O or mismatches: $out"
@@ -309,21 +310,26 @@ podman_run=(run --rm --cgroups=disabled --network host --read-only
 	-e "NVMEFS_TEST_TRSVCID=$NVMEFS_TEST_TRSVCID" -e "NVMEFS_TEST_SUBNQNS=$NVMEFS_TEST_SUBNQNS")
 [[ $trtype == tcp ]] || podman_run+=(--device /dev/infiniband/rdma_cm --device "$uverbs")
 
-log "podman, rootless: discover"
 grep -q "^$user:" /etc/subuid || fail "useradd gave $user no range in /etc/subuid: $(cat /etc/subuid 2>&1)"
-start=$(now_ms)
-out=$(as_user timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --rootfs "$dir/rootfs" \
-	sh -c "nvmefs discover $target -o json" 2>/tmp/ctr-err) ||
-	fail "nvmefs discover in a rootless podman container failed: $(cat /tmp/ctr-err) $out"
-jq -e --arg nqn "$nqn" 'any(.records[]; .subnqn == $nqn)' <<<"$out" >/dev/null ||
-	fail "the discovery log from the rootless podman container does not list $nqn: $out"
-log "$(jq '.records | length' <<<"$out") records, $nqn among them ($(($(now_ms) - start)) ms, the first podman run of $user's)"
+# Over TCP, rootless podman is the pod's below (a mount, and a second container's fio verify
+# through it): the discover and the mount job of the RDMA run, once more over TCP, would show
+# nothing the pod does not (issue 36 item 6: the suite's time).
+if [[ $trtype == rdma ]]; then
+	log "podman, rootless: discover"
+	start=$(now_ms)
+	out=$(as_user timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --rootfs "$dir/rootfs" \
+		sh -c "nvmefs discover $target -o json" 2>/tmp/ctr-err) ||
+		fail "nvmefs discover in a rootless podman container failed: $(cat /tmp/ctr-err) $out"
+	jq -e --arg nqn "$nqn" 'any(.records[]; .subnqn == $nqn)' <<<"$out" >/dev/null ||
+		fail "the discovery log from the rootless podman container does not list $nqn: $out"
+	log "$(jq '.records | length' <<<"$out") records, $nqn among them ($(($(now_ms) - start)) ms, the first podman run of $user's)"
 
-log "podman, rootless: mount with --cap-add SYS_ADMIN and --ulimit memlock, fio, unmount"
-out=$(as_user timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --cap-add SYS_ADMIN \
-	--ulimit memlock=$((64 << 20)):$((64 << 20)) --rootfs "$dir/rootfs" sh /shared/mount.sh 640 0 "$trtype" 2>&1) ||
-	fail "the mount job in a rootless podman container failed: $out"
-check_mount "podman, rootless" 640 "$out"
+	log "podman, rootless: mount with --cap-add SYS_ADMIN and --ulimit memlock, fio, unmount"
+	out=$(as_user timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --cap-add SYS_ADMIN \
+		--ulimit memlock=$((64 << 20)):$((64 << 20)) --rootfs "$dir/rootfs" sh /shared/mount.sh 640 0 "$trtype" 2>&1) ||
+		fail "the mount job in a rootless podman container failed: $out"
+	check_mount "podman, rootless" 640 "$out"
+fi
 
 log "podman, rootful: mount with --cap-add SYS_ADMIN and --ulimit memlock=-1, fio, unmount"
 out=$(timeout 120 podman "${podman_global[@]}" "${podman_run[@]}" --cap-add SYS_ADMIN \
@@ -457,4 +463,6 @@ log "$SECONDS s in all"
 explained="a missing device node or memlock limit is explained"
 [[ $trtype == rdma ]] || explained="no RDMA device node in any container; a rootless pod's second container, with no capability, ran fio verify through the first's mount, which podman stop unmounted"
 check_run_transport
-echo "PASS ($trtype): nvmefs discover, perf --verify and a mount under fio verify in rootless crun (no capabilities outside the container), and discover and mount in rootless and rootful podman; $explained"
+podman="discover and mount in rootless and rootful podman"
+[[ $trtype == rdma ]] || podman="a mount in rootful podman"
+echo "PASS ($trtype): nvmefs discover, perf --verify and a mount under fio verify in rootless crun (no capabilities outside the container), and $podman; $explained"

@@ -15,7 +15,8 @@ schemas=$(cd "$(dirname "$0")/../../doc/json" && pwd)
 # Not the first python3 in PATH (a pyenv one on a developer's machine lacks jsonschema): the
 # system's, which Debian's python3-jsonschema is for.
 py=/usr/bin/python3
-"$py" -c 'import jsonschema' 2>/dev/null ||
+# Found, not imported: importing it takes seconds under TCG, and check_all does it once.
+"$py" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("jsonschema") is None)' ||
 	skip "$py cannot import jsonschema: install python3-jsonschema (contrib/setup-debian does)"
 addr=$NVMEFS_TEST_TRADDR
 nqn=${subnqns[0]}
@@ -26,52 +27,23 @@ mkdir -p "$work"
 cd "$work" || fail "cannot enter $work"
 trap nvmefs_cleanup EXIT
 
-# The validator: SCHEMA FILE. FILE holds one or more JSON documents one after the other (as
-# discover prints several logs, pretty or as JSON Lines). Each must validate: it prints how many
-# there were, or each error (where, what) on stderr and exits 1. Then each alteration of the first
+# The validator: SCHEMAS NAME FILE MIN [NAME FILE MIN ...]: every document in each FILE (one or
+# more JSON documents one after the other, as discover prints several logs, pretty or as JSON Lines)
+# validates against SCHEMAS/NAME.schema.json, and there are at least MIN of them: it prints how
+# many, or each error (where, what) on stderr and exits 1. Then each alteration of the first
 # document must fail: it prints where each was caught, or exits 2 naming the one that was accepted.
-# One python3 for both: starting it and importing jsonschema takes seconds under TCG.
+# One python3 for every file of the test: starting it and importing jsonschema takes seconds under
+# TCG, and once per file that was most of the test's time.
 validator=$(
 	cat <<'PY'
 import copy, json, sys
 import jsonschema
 
-schema_path, doc_path = sys.argv[1:3]
-with open(schema_path, encoding="utf-8") as f:
-    schema = json.load(f)
-jsonschema.Draft202012Validator.check_schema(schema)
-validator = jsonschema.Draft202012Validator(schema)
-with open(doc_path, encoding="utf-8") as f:
-    text = f.read()
-docs, pos, decoder = [], 0, json.JSONDecoder()
-while True:
-    while pos < len(text) and text[pos].isspace():
-        pos += 1
-    if pos == len(text):
-        break
-    doc, pos = decoder.raw_decode(text, pos)
-    docs.append(doc)
-if not docs:
-    sys.exit(f"{doc_path}: no JSON document in it")
+schemas, jobs = sys.argv[1], sys.argv[2:]
 
 
 def where(e):
     return "/" + "/".join(str(p) for p in e.absolute_path)
-
-
-def errors(doc):
-    """The deepest first: they name the member at fault."""
-    return sorted(validator.iter_errors(doc), key=lambda e: (-len(e.absolute_path), [str(p) for p in e.absolute_path]))
-
-
-bad = 0
-for n, doc in enumerate(docs, 1):
-    for e in errors(doc):
-        print(f"{doc_path}, document {n}: {where(e)}: {e.message}", file=sys.stderr)
-        bad += 1
-if bad:
-    sys.exit(1)
-print(len(docs))
 
 
 def leaves(node, path=()):
@@ -82,63 +54,99 @@ def leaves(node, path=()):
         yield from leaves(v, path + (k,))
 
 
-def altered(path, change):
-    doc = copy.deepcopy(docs[0])
-    parent = doc
-    for k in path[:-1]:
-        parent = parent[k]
-    change(parent, path[-1])
-    return doc
-
-
-def name(path):
+def name_of(path):
     return "/" + "/".join(str(p) for p in path)
 
 
-first = docs[0]
-alterations = [("an undocumented member /undocumented", altered(("undocumented",), lambda p, k: p.__setitem__(k, 1)))]
-for path, v in leaves(first):
-    if isinstance(v, dict) and isinstance(path[-1], int):
-        alterations.append((f"an undocumented member in {name(path)}",
-                            altered(path + ("undocumented",), lambda p, k: p.__setitem__(k, 1))))
-        break
-for path, v in leaves(first):
-    if isinstance(v, int) and not isinstance(v, bool):
-        alterations.append((f"{name(path)} as a string", altered(path, lambda p, k: p.__setitem__(k, str(p[k])))))
-        break
-for path, v in leaves(first):
-    if isinstance(v, str):
-        alterations.append((f"{name(path)} as a number", altered(path, lambda p, k: p.__setitem__(k, 12345))))
-        break
-top = next(iter(first))
-alterations.append((f"/{top} left out", altered((top,), lambda p, k: p.__delitem__(k))))
-accepted = 0
-for what, doc in alterations:
-    errs = errors(doc)
-    if errs:
+def check(name, doc_path, least):
+    schema_path = f"{schemas}/{name}.schema.json"
+    with open(schema_path, encoding="utf-8") as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    with open(doc_path, encoding="utf-8") as f:
+        text = f.read()
+    docs, pos, decoder = [], 0, json.JSONDecoder()
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            break
+        doc, pos = decoder.raw_decode(text, pos)
+        docs.append(doc)
+    if not docs:
+        sys.exit(f"{name}: {doc_path}: no JSON document in it")
+
+    def errors(doc):
+        """The deepest first: they name the member at fault."""
+        return sorted(validator.iter_errors(doc), key=lambda e: (-len(e.absolute_path), [str(p) for p in e.absolute_path]))
+
+    bad = 0
+    for n, doc in enumerate(docs, 1):
+        for e in errors(doc):
+            print(f"{doc_path}, document {n}: {where(e)}: {e.message}", file=sys.stderr)
+            bad += 1
+    if bad:
+        print(f"{name}: {doc_path} does not match {schema_path} (above); it holds: {text[:3000]}", file=sys.stderr)
+        sys.exit(1)
+    if len(docs) < least:
+        sys.exit(f"{name}: {doc_path} holds {len(docs)} JSON documents, expected at least {least}")
+    print(f"{name}: {doc_path}: {len(docs)} document(s) valid against {schema['$id']}")
+
+    def altered(path, change):
+        doc = copy.deepcopy(docs[0])
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        change(parent, path[-1])
+        return doc
+
+    first = docs[0]
+    alterations = [("an undocumented member /undocumented", altered(("undocumented",), lambda p, k: p.__setitem__(k, 1)))]
+    for path, v in leaves(first):
+        if isinstance(v, dict) and isinstance(path[-1], int):
+            alterations.append((f"an undocumented member in {name_of(path)}",
+                                altered(path + ("undocumented",), lambda p, k: p.__setitem__(k, 1))))
+            break
+    for path, v in leaves(first):
+        if isinstance(v, int) and not isinstance(v, bool):
+            alterations.append((f"{name_of(path)} as a string", altered(path, lambda p, k: p.__setitem__(k, str(p[k])))))
+            break
+    for path, v in leaves(first):
+        if isinstance(v, str):
+            alterations.append((f"{name_of(path)} as a number", altered(path, lambda p, k: p.__setitem__(k, 12345))))
+            break
+    top = next(iter(first))
+    alterations.append((f"/{top} left out", altered((top,), lambda p, k: p.__delitem__(k))))
+    for what, doc in alterations:
+        errs = errors(doc)
+        if not errs:
+            print(f"{schema_path}: {what} was accepted: it cannot catch an undocumented or mistyped member", file=sys.stderr)
+            sys.exit(2)
         print(f"  {what}: rejected at {where(errs[0])}: {errs[0].message[:100]}")
-    else:
-        print(f"{schema_path}: {what} was accepted", file=sys.stderr)
-        accepted += 1
-sys.exit(2 if accepted else 0)
+
+
+for i in range(0, len(jobs), 3):
+    check(jobs[i], jobs[i + 1], int(jobs[i + 2]))
 PY
 )
 
 # check NAME FILE [MIN_DOCS]: every document in FILE validates against doc/json/NAME.schema.json
-# (at least MIN_DOCS of them, default 1), and each alteration of the first is rejected.
+# (at least MIN_DOCS of them, default 1), and each alteration of the first is rejected; check_all,
+# at the end, runs the validator once over every file checked.
+checks=()
 check() {
-	local name=$1 file=$2 min=${3:-1} schema=$schemas/$1.schema.json out rc=0 n id
-	[[ -s $file ]] || fail "$name: no output in $file"
-	out=$("$py" -c "$validator" "$schema" "$file") || rc=$?
-	((rc != 1)) || fail "$name: $file does not match $schema (above); it holds: $(head -c 3000 "$file")"
-	n=${out%%$'\n'*}
-	[[ $n =~ ^[0-9]+$ ]] || fail "$name: the validator printed '$n', not how many documents $file holds"
-	((n >= min)) || fail "$name: $file holds $n JSON documents, expected at least $min"
-	id=$(jq -r '."$id"' "$schema")
-	log "$name: $file: $n document(s) valid against $id"
-	[[ $out != *$'\n'* ]] || printf '%s\n' "${out#*$'\n'}"
-	((rc == 0)) ||
-		fail "$name: $schema accepted an altered document (above): it cannot catch an undocumented or mistyped member"
+	[[ -s $2 ]] || fail "$1: no output in $2"
+	checks+=("$1" "$2" "${3:-1}")
+}
+check_all() {
+	local out rc=0 line
+	log "the schemas: $((${#checks[@]} / 3)) files, in one validator"
+	out=$("$py" -c "$validator" "$schemas" "${checks[@]}") || rc=$?
+	while IFS= read -r line; do
+		if [[ $line == "  "* ]]; then printf '%s\n' "$line"; else log "$line"; fi
+	done <<<"$out"
+	((rc == 0)) || fail "the validator exited $rc: a document does not match its schema, or a schema accepted an altered one (above)"
 }
 
 # has FILE JQ_FILTER WHAT: the optional members a run should have printed are there.
@@ -251,6 +259,7 @@ fusermount3 -u "$mnt" || fail "fusermount3 -u of the stale mount failed"
 rm -f "$mnt.pid"
 check list list-stale.json
 has list-stale.json ".mounts[] | select(.mountpoint == \"$mnt\") | .state == \"error\" and .errno == -107" "the stale mount in error (ENOTCONN)"
+check_all
 cd / || fail "cannot leave $work"
 rm -rf "$work"
 echo "PASS: every JSON output (discover, identify, perf, list, the mount's info and stats) matches its schema in doc/json, and each schema rejects altered documents"

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 32M
-# testbed-boot: own
 # The life of a mount:
 # - daemon mode: 'nvmefs mount --pidfile' returns once the mount is live, the pidfile holds the
 #   live daemon's PID; SIGTERM (with a write in flight) unmounts and removes the pidfile, and every
@@ -19,6 +18,8 @@
 #   all of the above, the RDMA resources are back to the baseline and no nvmefs process is left.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
+# The link in /usr/local/bin and the fstab line are the guest's root file system's: taken away
+# again at the end, so the VM can take the next test (a test that fails retires its VM).
 trap 'nvmefs_cleanup; rm -f /tmp/life-* /usr/local/bin/nvmefs; sed -i "/nvmefs-fstab/d" /etc/fstab' EXIT
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-life

@@ -80,6 +80,9 @@ load_running held || fail "fio on n1 ended while n1 had no path: $(cat /tmp/fio-
 writes=$(nvmefs_stats "$mnt" .total.writes)
 
 for f in "${grp1[@]}"; do echo optimized >"$NVMEFS_TEST_NVMET/$f"; done
+# n1's I/O goes on, 2 s more of it, and the load has done its part (its 40 s are a bound).
+wait_writes "$mnt" $((writes + 64)) held
+load_stop_after held 2000
 fio_load_check held 150
 [[ $(nvmefs_stats "$mnt" .total.errors) == 0 ]] || fail "the mount counts failed requests: $(jq -c .total "$mnt/stats")"
 (($(nvmefs_stats "$mnt" .total.writes) > writes + 64)) || fail "n1's I/O did not go on once its group was back: $(jq -c .total "$mnt/stats")"
@@ -102,6 +105,10 @@ answers "with n1's I/O in flight held, ls $mnt" 5 ls "$mnt"
 answers "with n1's I/O in flight held, stat $mnt/n2" 5 stat "$mnt/n2"
 sleep_until "$start" 10000
 for f in "${grp1[@]}"; do echo optimized >"$NVMEFS_TEST_NVMET/$f"; done
+# The held I/O goes on: 3 s more of both loads, then they stop (fio waits for what it has in
+# flight, so a request still held fails the check below).
+load_stop_after busy 3000
+load_stop other
 fio_load_check busy 150
 fio_load_check other 150
 [[ $(nvmefs_stats "$mnt" .total.errors) == 0 ]] || fail "the mount counts failed requests: $(jq -c .total "$mnt/stats")"

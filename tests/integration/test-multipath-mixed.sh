@@ -48,6 +48,8 @@ path_stat() { nvmefs_stats "$mnt" ".paths[$(($1 - 1))].$2"; }
 path_ios_above() { (($(path_stat "$1" ios) > $2)); }
 path_ana_is() { [[ $(path_stat "$1" 'ana[0].state') == "$2" ]]; }
 path_is_live() { [[ $(path_stat "$1" state) == live ]]; }
+# path_back K: path K is live again after a reconnect.
+path_back() { path_is_live "$1" && (($(path_stat "$1" reconnects) >= 1)); }
 paths_now() { jq -c '[.paths[] | {state, ios, failovers, ana}]' "$mnt/stats"; }
 step=50
 
@@ -66,9 +68,10 @@ rdma_qps=$(rdma_res_count qp "$pid")
 log "the daemon: $rdma_qps RDMA queue pairs, $tcp_conns TCP connections"
 
 log "ANA: port 1's group (RDMA) inaccessible under fio, then optimized; then port 2's (TCP)"
-# The load outlasts the six ANA steps below: on a host running two guests they took 70 s, and a
-# 60-second load ended before the last one could see I/O move.
-fio_load_start ana "$mnt/n1" 90
+# The load outlasts the six ANA steps below: on a host running two guests they took 70 s (a
+# 60-second load ended before the last one could see I/O move), on one with a load of 15, 120 s.
+# Once they are through, it stops.
+fio_load_start ana "$mnt/n1" 180
 a0=$(path_stat 1 ios)
 wait_until 10000 path_ios_above 1 $((a0 + step)) || fail "path 1 (RDMA) carries no I/O under numa: $(paths_now)"
 b1=$(path_stat 2 ios)
@@ -90,15 +93,16 @@ wait_until 10000 path_ios_above 1 $((a4 + step)) || fail "path 1 (RDMA) stopped 
 (($(path_stat 2 ios) == b4)) || fail "path 2 (TCP), inaccessible, went $b4 -> $(path_stat 2 ios) I/Os"
 echo optimized >"$(ana_of "$tcp_port")"
 wait_until 10000 path_ana_is 2 optimized || fail "path 2 is not optimized in stats 10 s after its group was: $(paths_now)"
+load_stop_after ana 2000
 fio_load_check ana 120
 log "ANA followed both ways over both transports: $(paths_now)"
 
 # drop K NVMET_PORT NAME: path K's port unlinked for 8 s under fio verify: no error, the other
-# path carries the I/O meanwhile, path K live again after.
+# path carries the I/O meanwhile, path K live again after (and fio on for 2 s more, then stopped).
 drop() {
 	local k=$1 port=$2 name=$3 other=$((3 - $1)) before start
 	log "path $k ($name) dropped for 8 s under fio verify"
-	fio_load_start "drop-$name" "$mnt/n1" 25
+	fio_load_start "drop-$name" "$mnt/n1" 90
 	sleep 3
 	load_running "drop-$name" || fail "fio ended early: $(cat "/tmp/fio-drop-$name.err")"
 	before=$(path_stat "$other" ios)
@@ -108,9 +112,10 @@ drop() {
 		fail "no I/O went through path $other after path $k ($name) went: $(paths_now)"
 	sleep_until "$start" 8000
 	port_link "$nqn" "$port"
+	wait_until 20000 path_back "$k" || fail "path $k ($name) did not come back within 20 s: $(paths_now)"
+	load_stop_after "drop-$name" 2000
 	fio_load_check "drop-$name" 120
 	[[ $(nvmefs_stats "$mnt" .total.errors) == 0 ]] || fail "the mount counts failed requests: $(jq -c .total "$mnt/stats")"
-	wait_until 20000 path_is_live "$k" || fail "path $k ($name) did not come back within 20 s: $(paths_now)"
 	(($(path_stat "$k" reconnects) >= 1)) || fail "path $k ($name) counts no reconnect: $(jq -c .paths "$mnt/stats")"
 	log "path $k ($name) back: $(paths_now)"
 }

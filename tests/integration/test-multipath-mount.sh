@@ -54,8 +54,10 @@ log "path 1 rejoined after $(($(now_ms) - t)) ms"
 # Each step waits for the I/O counts to show it (bounded), not a fixed time: on a loaded emulated
 # guest 1 s was once not enough for path 1 to be seen taking I/O again (issue 24 item 14).
 log "ANA: port ${ports[0]}'s group inaccessible under fio, then optimized again"
-# Long enough for every step below on a loaded guest, where one read of stats can take a second.
-fio_load_start ana "$mnt/n1" 45
+# Long enough for every step below on a loaded guest, where one read of stats can take a second
+# (they took 110 s on a host with a load of 15, where a read took 5 s); once they are through, it
+# stops.
+fio_load_start ana "$mnt/n1" 180
 t=$(now_ms)
 a0=$(path_stat "$mnt" 1 ios)
 log "ANA: reading stats took $(($(now_ms) - t)) ms"
@@ -92,11 +94,12 @@ wait_until 15000 path_1_back ||
 a5=$(path_stat "$mnt" 1 ios)
 log "ANA: path 1 carries I/O again $(($(now_ms) - t)) ms after its group was optimized"
 [[ -z $syslog_file ]] || log "ANA: the daemon said: $(grep -h 'ANA group' "$syslog_file" | tail -n 4 | tr '\n' '|')"
+load_stop_after ana 2000
 fio_load_check ana 120
 log "ANA: path 1 $a1 -> $a3 (inaccessible) -> $a5 (optimized), path 2 $b1 -> $b3"
 
 log "both ports down for 8 s under fio"
-fio_load_start both "$mnt/n1" 25
+fio_load_start both "$mnt/n1" 90
 sleep 3
 start=$(now_ms)
 port_unlink "$nqn" 1
@@ -104,6 +107,10 @@ port_unlink "$nqn" 2
 sleep_until "$start" 8000
 port_link "$nqn" 1
 port_link "$nqn" 2
+# Both paths back, 2 s more of fio through them, and the load has done its part.
+both_back() { jq -e '[.paths[] | .reconnects >= 1 and .state == "live"] | all' "$mnt/stats" >/dev/null; }
+wait_until 20000 both_back || fail "not every path is live again after a reconnect 20 s after both came back: $(jq -c .paths "$mnt/stats")"
+load_stop_after both 2000
 fio_load_check both 120
 jq -e '[.paths[] | .reconnects >= 1] | all' "$mnt/stats" >/dev/null || fail "not every path reconnected: $(jq -c .paths "$mnt/stats")"
 [[ $(nvmefs_stats "$mnt" .total.errors) == 0 ]] || fail "the mount counts failed requests: $(jq -c .total "$mnt/stats")"

@@ -43,7 +43,7 @@ worker_ios() { jq -r '.queues[] | .reads + .writes' "$1/stats"; }
 log "fio through the mount (2 workers) while the target grants 1 I/O queue, then 2 again"
 nvmefs_mount "$nqn" "$mnt" -c 1 -i 2
 wait_io_queues "$mnt" 2
-fio_load_start mount "$mnt/n1" 25
+fio_load_start mount "$mnt/n1" 90
 sleep 4
 set_qid_max 1
 wait_io_queues "$mnt" 1
@@ -60,6 +60,8 @@ log "each worker's I/O over 5 s with one queue: $((after[0] - before[0])), $((af
 load_running mount || fail "fio ended with one queue: $(cat /tmp/fio-mount.err)"
 set_qid_max "$orig"
 wait_io_queues "$mnt" 2
+# Back on 2 queues: 2 s more of fio through them, and the load has done its part.
+load_stop_after mount 2000
 fio_load_check mount 120
 errors=$(nvmefs_stats "$mnt" .total.errors)
 [[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests: $(jq -c 'del(.queues)' "$mnt/stats")"
@@ -126,6 +128,11 @@ wait_until 20000 kernel_live_with_1 ||
 log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queue"
 sleep 3
 set_qid_max "$orig"
+# The kernel back on 2 queues: 2 s more of fio, then the load ends (else it runs its time).
+kernel_live_with_2() { [[ $(kernel_ctrl_state "$nqn") == live && $(kernel_queues) == 2 ]]; }
+if wait_until 20000 kernel_live_with_2; then
+	load_stop_after kernel 2000
+fi
 fio_load_check kernel 120
 log "kernel: $(kernel_ctrl_state "$nqn") with $(kernel_queues) I/O queues at the end"
 kernel_disconnect "$nqn"

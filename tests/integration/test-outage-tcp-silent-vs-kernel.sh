@@ -98,6 +98,9 @@ printf '# %-34s %-20s %s\n' "" "${n_ms:-not in 60 s} ms (${n_state})" "${k_ms:-n
 wait_ctrl_state "$mnt" '^live$' 20000
 wait_until 20000 output_is live cat "/sys/class/nvme/$kctrl/state" ||
 	fail "the kernel's controller is $(<"/sys/class/nvme/$kctrl/state") 20 s after the drop was lifted"
+# Both live again: 2 s more of verified I/O through each, and the loads (40 s, a bound) stop.
+load_stop_after nvmefs 2000
+load_stop kernel
 fio_load_check nvmefs 60
 fio_load_check kernel 60
 check_run_transport
