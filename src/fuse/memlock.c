@@ -63,11 +63,11 @@ static unsigned int ring_cpus(const struct nvmefs_fs_opts *opts)
 int nvmefs_fs_check_memlock(const struct nvmefs_fs_opts *opts, unsigned int rdma_paths)
 {
 	unsigned int cpus = ring_cpus(opts);
-	char sum[256], ring[96] = "", paths[64] = "";
+	char sum[320], ring[128] = "", paths[64] = "";
 
 	if (cpus)
 		snprintf(ring, sizeof(ring), ", and FUSE over io_uring's payloads (%u CPUs' rings x "
-			 "max_io for each request)", cpus);
+			 "(max_io + 4 KiB) for each request)", cpus);
 	if (rdma_paths > 1)
 		snprintf(paths, sizeof(paths), " on each of %u RDMA paths", rdma_paths);
 	snprintf(sum, sizeof(sum), "%u queues x --iodepth %u x (max_io %zu KiB + 16 KiB)%s%s",
