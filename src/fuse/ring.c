@@ -482,11 +482,18 @@ static void register_all(struct ring_thread *t)
 	submit_now(t);
 }
 
-static void refused(struct ring_thread *t, int err)
+/* The kernel failed @e's command: an entry it would not register leaves the
+ * ring to /dev/fuse; a reply it would not take (its request gone, as after
+ * an abort) loses that entry only. */
+static void refused(struct ring_thread *t, struct ring_ent *e, int err)
 {
 	struct fs *fs = t->fs;
 
-	/* The kernel then serves through /dev/fuse. */
+	if (e->cmd == FUSE_IO_URING_CMD_COMMIT_AND_FETCH) {
+		exp_log("FUSE over io_uring: the kernel did not take a reply to request %llu (%s)",
+			(unsigned long long)e->hdr->ring_ent_in_out.commit_id, strerror(err));
+		return;
+	}
 	exp_set_io_uring(fs->exp, false);
 	if (!atomic_exchange(&fs->ring->refused_told, true))
 		exp_log("FUSE over io_uring: the kernel refused the ring's entries (%s): requests "
@@ -541,7 +548,7 @@ bool fs_ring_run(struct fs *fs, unsigned int i)
 		else if (res == -EAGAIN || res == -EINTR)
 			queue_cmd(e, e->cmd);
 		else if (res != -ENOTCONN && res != -ECANCELED && res != -ECONNABORTED)
-			refused(t, -res);
+			refused(t, e, -res);
 	}
 	t->in_cqes = false;
 	if (io_uring_sq_ready(&t->uring))
