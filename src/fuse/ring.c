@@ -20,11 +20,14 @@
  * the target from where the kernel put it, and a read that starts on a
  * block lands where the reply hands it over.  A request whose namespace is
  * held is parked without a buffer, and I/O that finds no buffer free waits
- * for one, but either keeps its entry until answered; so that they do not
- * starve their CPU's queue (stats, ls, the other namespaces), another entry
- * takes the place of each, up to what the mount parks
- * (ring_msg_spares_max()); those are not registered with the controller,
- * their I/O goes through the worker's buffer.  Without libfuse 3.18,
+ * for one, but either keeps its entry until answered, and the kernel gives
+ * a request that found no entry free only to an entry that commits (one
+ * registered later takes only requests that come after it).  So that held
+ * requests do not starve their CPU's queue (stats, ls, the other
+ * namespaces), each queue also has spare entries from the start, as many
+ * as the mount parks (ring_msg_spares_max()), registered with the kernel
+ * but not with the controller: their pages are touched only once used,
+ * and their I/O goes through the worker's buffer.  Without libfuse 3.18,
  * /dev/fuse only.
  */
 #define FUSE_USE_VERSION 34
@@ -94,10 +97,9 @@ struct ring_thread {
 	struct fuse_uring_req_header *hdrs;
 	struct ring_ent *ents;
 	unsigned int nr_ents;
-	/* Entries registered in place of those held requests keep. */
+	/* Spare entries, not registered with the controller. */
 	struct ring_ent *spares;
-	unsigned int nr_spares, spares_max;
-	bool spares_told;
+	unsigned int spares_max;
 };
 
 struct fs_ring {
@@ -343,33 +345,23 @@ static void ent_init(struct ring_ent *e, struct ring_thread *t, uint16_t qid,
 	e->iov[1] = (struct iovec){ payload, t->fs->ring->payload_len };
 }
 
-/* @e's request is parked and keeps @e: another entry for its CPU's queue. */
-static void add_spare(struct ring_ent *e)
+/* A spare entry for queue @qid of @t, registered with the kernel only;
+ * false without memory. */
+static bool add_spare(struct ring_thread *t, uint16_t qid)
 {
-	struct ring_thread *t = e->t;
-	struct ring_ent *s;
-	char *slot;
+	struct ring_ent *s = calloc(1, sizeof(*s) + sizeof(*s->hdr));
+	char *slot = aligned_alloc(RING_HEAD, RING_HEAD + t->fs->ring->payload_len);
 
-	if (t->nr_spares >= t->spares_max) {
-		if (!t->spares_told)
-			exp_log("FUSE over io_uring: held requests keep %u more ring entries, the "
-				"most the mount parks: more held I/O waits for an entry",
-				t->nr_spares);
-		t->spares_told = true;
-		return;
-	}
-	s = calloc(1, sizeof(*s) + sizeof(*s->hdr));
-	slot = aligned_alloc(RING_HEAD, RING_HEAD + t->fs->ring->payload_len);
 	if (!s || !slot) {
 		free(s);
 		free(slot);
-		return;
+		return false;
 	}
-	ent_init(s, t, e->qid, (struct fuse_uring_req_header *)(s + 1), slot + RING_HEAD, false);
+	ent_init(s, t, qid, (struct fuse_uring_req_header *)(s + 1), slot + RING_HEAD, false);
 	s->next = t->spares;
 	t->spares = s;
-	t->nr_spares++;
 	queue_cmd(s, FUSE_IO_URING_CMD_REGISTER);
+	return true;
 }
 
 /* @e's request, laid out, handed to libfuse. */
@@ -408,7 +400,6 @@ static void serve(struct ring_ent *e)
 		else
 			t->wait_head = e;
 		t->wait_tail = e;
-		add_spare(e);
 		return;
 	}
 	process(e);
@@ -447,8 +438,7 @@ bool fs_ring_io(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off,
 		.start_ns = hist_now_ns(),
 	};
 	cur_ent = NULL;
-	if (exp_worker_post(e->t->w, &e->post) == 0)
-		add_spare(e);
+	exp_worker_post(e->t->w, &e->post);
 	return true;
 }
 
@@ -467,10 +457,19 @@ static void register_all(struct ring_thread *t)
 {
 	unsigned int queues = (unsigned int)get_nprocs_conf(), n = t->fs->ring->nr_threads;
 	unsigned int idx = (unsigned int)(t - t->fs->ring->th), k = 0;
-	unsigned int per = t->nr_ents / (queues / n + (idx < queues % n));
+	unsigned int nq = queues / n + (idx < queues % n), per = t->nr_ents / nq;
 	size_t slot = RING_HEAD + t->fs->ring->payload_len;
+	bool spares = true;
 
 	t->in_cqes = true;
+	/* The spares first: the kernel hands a request to the entry made
+	 * available last, so that the registered ones take them while free. */
+	for (unsigned int q = idx; q < queues; q += n)
+		for (unsigned int j = 0; spares && j < t->spares_max / nq; j++)
+			spares = add_spare(t, (uint16_t)q);
+	if (!spares)
+		exp_log("FUSE over io_uring: out of memory for spare ring entries: held I/O may "
+			"hold up other requests");
 	for (unsigned int q = idx; q < queues; q += n)
 		for (unsigned int j = 0; j < per && k < t->nr_ents; j++, k++) {
 			struct ring_ent *e = &t->ents[k];

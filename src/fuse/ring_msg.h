@@ -4,7 +4,7 @@
  * back, with no ring, no libfuse and no threads (tests/unit/check_fuse_ring.c
  * drives them): a request the kernel put in an entry laid out as /dev/fuse
  * has it, a reply libfuse wrote put into the entry it belongs to, INIT's
- * reply asking for the ring, and how many entries held requests may add.
+ * reply asking for the ring, and how many spare entries each thread has.
  */
 #ifndef NVMEFS_FUSE_RING_MSG_H
 #define NVMEFS_FUSE_RING_MSG_H
@@ -45,9 +45,10 @@ ssize_t ring_msg_reply(struct fuse_uring_req_header *hdr, char *payload, size_t 
  */
 int ring_msg_init_reply(const struct iovec *iov, int count, struct fuse_out_header *out,
 			struct fuse_init_out *arg, struct iovec v[2]);
-/* How many entries, with payloads of @payload bytes, each of @threads
- * threads may register in place of those held requests keep: together no
- * more than the requests the mount parks (PARK_MAX_BYTES). */
+/* How many spare entries, with payloads of @payload bytes, each of
+ * @threads threads registers for held requests and those waiting for a
+ * buffer to keep no other request out: together no more than the requests
+ * the mount parks (PARK_MAX_BYTES). */
 unsigned int ring_msg_spares_max(size_t payload, unsigned int threads);
 
 #endif /* NVMEFS_FUSE_RING_MSG_H */

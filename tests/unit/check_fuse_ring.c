@@ -3,7 +3,7 @@
  * (src/fuse/ring_msg.c): a request the kernel put in an entry laid out as
  * /dev/fuse has it, with the kernel's sizes checked before libfuse sees
  * it; a reply put into its entry; INIT's reply asking for the ring; and
- * the bound on entries that held requests add.
+ * the bound on the spare entries held requests may take.
  */
 #include "config.h"
 
@@ -255,8 +255,8 @@ START_TEST(test_init_not_patched)
 }
 END_TEST
 
-/* Entries held requests add are bounded by what the mount parks, shared
- * among the threads. */
+/* Spare entries, which held requests may take, are bounded by what the
+ * mount parks, shared among the threads. */
 START_TEST(test_spares_bounded)
 {
 	ck_assert_uint_eq(ring_msg_spares_max(128 << 10, 2), PARK_MAX_BYTES / (128 << 10) / 2);
