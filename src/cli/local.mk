@@ -69,6 +69,9 @@ src_cli_nvmefs_SOURCES = \
 	src/fuse/loop.c \
 	src/fuse/loop.h \
 	src/fuse/ring.c \
+	src/fuse/ring_msg.c \
+	src/fuse/ring_msg.h \
+	src/fuse/ring_uapi.h \
 	src/export/engine.h \
 	src/export/export_priv.h \
 	src/export/requests.c \

@@ -232,6 +232,14 @@ struct exp_post {
  * /dev/fuse answers once the mount is gone.
  */
 void exp_post(struct exp *e, struct exp_post *p);
+/* On the thread serving @w, whose own request @p is: whether @w has a
+ * buffer free to start one now. */
+bool exp_worker_can_post(const struct exp_worker *w);
+/* On the thread serving @w, when exp_worker_can_post(): starts @p in a
+ * buffer of @w's (1), or parks it while its namespace is held (0: it keeps
+ * no buffer, and is completed once its namespace has a path or the held
+ * I/O fails); -ENOMEM when the parking is full (completed with ENOMEM). */
+int exp_worker_post(struct exp_worker *w, struct exp_post *p);
 /* The front end takes requests from an io_uring (the stats say so). */
 void exp_set_io_uring(struct exp *e, bool on);
 

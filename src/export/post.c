@@ -4,7 +4,10 @@
  * over io_uring hands requests to libfuse's ring threads, not to the
  * workers that read /dev/fuse.  A worker owns its queue, so a ring thread
  * only puts the request in a worker's inbox and wakes it; the worker
- * starts it on its queue as one it read itself, and completes it.
+ * starts it on its queue as one it read itself, and completes it.  A
+ * front end whose requests come in on the worker's own thread (FUSE over
+ * io_uring served by the worker) starts them with exp_worker_post(), with
+ * no inbox.
  */
 #include "config.h"
 
@@ -91,6 +94,24 @@ void exp_post_start(struct exp_worker *w, struct exp_post *p)
 		      read_in_place(p) ? p->read_buf : NULL);
 }
 
+bool exp_worker_can_post(const struct exp_worker *w)
+{
+	return w->free != NULL;
+}
+
+int exp_worker_post(struct exp_worker *w, struct exp_post *p)
+{
+	if (!exp_parks(w, p->ns->nsid)) {
+		exp_post_start(w, p);
+		return 1;
+	}
+	if (park_add_post(&w->held, &w->e->parked_bytes, p->ns->nsid, p) < 0) {
+		w->e->ops->complete(p->cookie, p->op, ENOMEM, 0);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 bool exp_inbox_run(struct exp_worker *w)
 {
 	bool any = false;
@@ -101,12 +122,7 @@ bool exp_inbox_run(struct exp_worker *w)
 		return false;
 	while (w->free && (p = inbox_pop(w))) {
 		any = true;
-		if (exp_parks(w, p->ns->nsid)) {
-			if (park_add_post(&w->held, &w->e->parked_bytes, p->ns->nsid, p) < 0)
-				w->e->ops->complete(p->cookie, p->op, ENOMEM, 0);
-			continue;
-		}
-		exp_post_start(w, p);
+		exp_worker_post(w, p);
 	}
 	return any;
 }

@@ -100,12 +100,8 @@ static void handle(void *arg, struct exp_req *r, void *buf, size_t n)
 void fs_io(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
 	   const void *data)
 {
-#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
-	if (fuse_req_is_uring(req)) {
-		fs_ring_submit(req, ns, op, off, size, data);
+	if (fs_ring_io(req, ns, op, off, size, data))
 		return;
-	}
-#endif
 	exp_submit(handling, req, ns, op, off, size, data);
 }
 
@@ -123,21 +119,35 @@ static void refuse(void *arg, const void *buf, int err)
 
 static void complete_read(void *cookie, const void *data, size_t len)
 {
-	fuse_reply_buf(cookie, data, len);
+	fuse_reply_buf(fs_ring_replying(cookie), data, len);
 }
 
 static void complete(void *cookie, enum exp_op op, int err, size_t len)
 {
+	fuse_req_t req = fs_ring_replying(cookie);
+
 	if (!err && op == EXP_WRITE)
-		fuse_reply_write(cookie, len);
+		fuse_reply_write(req, len);
 	else
-		fuse_reply_err(cookie, err);
+		fuse_reply_err(req, err);
+}
+
+static int ring_watch(void *arg, unsigned int i, int epfd)
+{
+	return fs_ring_watch(arg, i, epfd);
+}
+
+static bool ring_run(void *arg, unsigned int i)
+{
+	return fs_ring_run(arg, i);
 }
 
 const struct fs_loop_ops fs_loop_ops = {
 	.read = read_request,
 	.io_nsid = io_nsid,
 	.handle = handle,
+	.watch = ring_watch,
+	.run = ring_run,
 };
 
 const struct exp_ops fs_exp_ops = {

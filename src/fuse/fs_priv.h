@@ -49,9 +49,8 @@ struct fs {
 	atomic_bool init_called;
 	atomic_bool ready_told;
 	int init_error;
-	/* FUSE over io_uring: asked of libfuse at INIT, and whether libfuse
-	 * said starting it failed; ring.c's registrations. */
-	atomic_bool ring_asked, ring_failed;
+	/* FUSE over io_uring: asked for in INIT's reply; ring.c's threads. */
+	atomic_bool ring_asked;
 	struct fs_ring *ring;
 	/* Room for NVMEFS_MAX_NAMESPACES: a namespace added on the target gets
 	 * its file at the end while the workers read the array. */
@@ -75,31 +74,49 @@ int fs_build_info(struct fs *fs);
 extern const struct exp_ops fs_exp_ops;
 extern const struct fs_loop_ops fs_loop_ops;
 /* The I/O of @req, from fs_ops.c: exp_submit() of the request being handed
- * to libfuse on this thread (/dev/fuse), or to the ring (fs_ring_submit()). */
+ * to libfuse on this thread (/dev/fuse), or of the ring (fs_ring_io()). */
 void fs_io(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
 	   const void *data);
 
-/* ring.c: FUSE over io_uring, with libfuse >= 3.18. */
-/* Asks libfuse for the ring (unless -o io_uring=off), sized to the mount's
- * depth: -errno with exp_error() when it cannot be had and must. */
-int fs_ring_args(struct fs *fs, struct fuse_args *args);
-/* From fs_init(): whether the kernel offers it (-o io_uring=on fails the
- * mount when not). */
+/* memlock.c: what each request the mount keeps in flight takes of a CPU's
+ * FUSE ring: an entry's payload and the room for its headers in front. */
+size_t fs_ring_slot_bytes(const struct nvmefs_fs_opts *opts);
+
+/* ring.c: FUSE over io_uring served by the workers, with libfuse >= 3.18. */
+/* Before mounting: the workers' rings and their payloads, registered with
+ * the controller, unless -o io_uring=off or the kernel does not offer it
+ * (-o io_uring=on then fails: -errno with exp_error()). */
+int fs_ring_setup(struct fs *fs);
+/* Once mounted, before the workers start: libfuse's replies go through
+ * ring.c (fuse_session_custom_io()), which puts those of the ring's
+ * requests into their entries; without custom io in libfuse, -o
+ * io_uring=on fails (-errno with exp_error()) and the default is /dev/fuse. */
+int fs_ring_attach(struct fs *fs);
+/* From fs_init(): whether the kernel offers it at INIT; INIT's reply then
+ * asks for it (libfuse's own ring threads stay off). */
 void fs_ring_init(struct fs *fs, struct fuse_conn_info *conn);
-/* Once INIT is answered: tells the engine whether requests come from the
- * ring; -errno with exp_error() when -o io_uring=on did not get it. */
+/* Once INIT is answered: tells the engine whether requests come from the ring. */
 int fs_ring_started(struct fs *fs);
-#if FUSE_VERSION >= FUSE_MAKE_VERSION(3, 18)
-/* The I/O of @req, which came in on a ring thread: posted to a worker
- * (exp_post()), from the ring entry's registered payload. */
-void fs_ring_submit(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
-		    const void *data);
-#endif
-/* After the workers stopped, before the session goes (it frees the
- * rings' buffers): their registrations are released. */
+/* The I/O of @req when it came in a ring entry and libfuse is handling it
+ * on this thread: started on the thread's worker from the entry's payload,
+ * or parked (true); else false. */
+bool fs_ring_io(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off, size_t size,
+		const void *data);
+/* The request of an engine's @cookie, about to be replied to on this thread
+ * (a ring entry's reply then goes into the entry). */
+fuse_req_t fs_ring_replying(void *cookie);
+/* loop.c's hooks for thread @i: its ring in @epfd, and its requests served. */
+int fs_ring_watch(struct fs *fs, unsigned int i, int epfd);
+bool fs_ring_run(struct fs *fs, unsigned int i);
+/* After the session was unmounted: the rings closed, the payloads'
+ * registrations released. */
 void fs_ring_close(struct fs *fs);
-/* After the session went: no ring thread is left to look at the slots. */
+/* Then the rest freed. */
 void fs_ring_destroy(struct fs *fs);
+
+/* serve.c: a libfuse log function that says nothing, while nvmefs says it
+ * in its own words. */
+void fs_quiet_log(enum fuse_log_level level, const char *fmt, va_list ap);
 
 /* memlock.c: the engine's options for a mount with @opts (its workers,
  * their depth, the largest request), for the engine and its rules alike. */

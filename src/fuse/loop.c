@@ -134,6 +134,8 @@ static void *loop_main(void *arg)
 
 		if (serve_resumed(th))
 			busy = true;
+		if (l->ops->run && l->ops->run(l->arg, (unsigned int)(th - l->th)))
+			busy = true;
 		/* Take what has queued up. */
 		while (!atomic_load(&l->ended) && may_be_readable(th) && (r = exp_worker_req(w)) &&
 		       receive(th, r))
@@ -171,6 +173,8 @@ static int setup_thread(struct fs_loop *l, unsigned int i)
 		return exp_error(-errno, "setting up epoll for worker %u failed: %s", i,
 				 strerror(errno));
 	ret = exp_worker_watch(th->w, th->epfd);
+	if (ret == 0 && l->ops->watch)
+		ret = l->ops->watch(l->arg, i, th->epfd);
 	if (ret < 0)
 		return ret;
 	ret = pthread_create(&th->thread, NULL, loop_main, th);

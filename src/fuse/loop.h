@@ -10,6 +10,7 @@
 #ifndef NVMEFS_FUSE_LOOP_H
 #define NVMEFS_FUSE_LOOP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -28,6 +29,12 @@ struct fs_loop_ops {
 	/* Serves the request of @len bytes at @buf, in @r (admitted): answers
 	 * it, or starts its I/O with exp_submit(@r, ...) before returning. */
 	void (*handle)(void *arg, struct exp_req *r, void *buf, size_t len);
+	/* Optional, a second source of requests that thread @i serves itself
+	 * (FUSE over io_uring): its descriptors added to the thread's @epfd
+	 * before it starts (0, or -errno with exp_error()), and on each pass of
+	 * the thread, its requests served: whether any came. */
+	int (*watch)(void *arg, unsigned int i, int epfd);
+	bool (*run)(void *arg, unsigned int i);
 };
 
 struct fs_loop;

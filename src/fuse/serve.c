@@ -88,7 +88,7 @@ void nvmefs_fs_io_opts(const struct nvmefs_fs_opts *opts, struct nvmefs_io_opts 
 
 /* libfuse's own line about an option it refuses: nvmefs_fs_fuse_option_ok()
  * says it in the command's words instead. */
-static void quiet_log(enum fuse_log_level level, const char *fmt, va_list ap)
+void fs_quiet_log(enum fuse_log_level level, const char *fmt, va_list ap)
 {
 	(void)level;
 	(void)fmt;
@@ -104,7 +104,7 @@ bool nvmefs_fs_fuse_option_ok(const char *opt)
 	/* The session parses the options as the mount will, and mounts nothing. */
 	if (!fuse_opt_add_arg(&args, "nvmefs") && !fuse_opt_add_arg(&args, "-o") &&
 	    !fuse_opt_add_arg(&args, opt)) {
-		fuse_set_log_func(quiet_log);
+		fuse_set_log_func(fs_quiet_log);
 		se = fuse_session_new(&args, &no_ops, sizeof(no_ops), NULL);
 		fuse_set_log_func(NULL);
 	}
@@ -162,7 +162,7 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		ret = exp_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	ret = fs_ring_args(fs, &args);
+	ret = fs_ring_setup(fs);
 	if (ret < 0)
 		goto out;
 	fs->se = fuse_session_new(&args, &fs_lowlevel_ops, sizeof(fs_lowlevel_ops), fs);
@@ -178,6 +178,11 @@ int nvmefs_fs_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		goto out;
 	}
 	fcntl(fuse_session_fd(fs->se), F_SETFL, fcntl(fuse_session_fd(fs->se), F_GETFL) | O_NONBLOCK);
+	ret = fs_ring_attach(fs);
+	if (ret < 0) {
+		fuse_session_unmount(fs->se);
+		goto out;
+	}
 	/* Files follow the target's namespaces while the mount is live: with
 	 * several paths, as the first one sees them (one callback at a time, and
 	 * the sizes come from its cache; it reports what changed while it was

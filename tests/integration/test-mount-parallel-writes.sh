@@ -8,9 +8,11 @@
 # time, which the test then expects, so that it shows the difference either way.
 # Also FUSE over io_uring: the default is /dev/fuse, faster on every kernel measured so far
 # (doc/PERFORMANCE.md), also where the kernel offers the ring and nvmefs has libfuse >= 3.18: a
-# mount without -o io_uring says "io_uring": false in its stats and runs no fuse-ring-N thread.
-# There -o io_uring=on takes the ring (the stats say true, libfuse's fuse-ring-N threads run);
-# where the kernel does not offer it, -o io_uring=on fails with one line.
+# mount without -o io_uring says "io_uring": false in its stats. There -o io_uring=on takes the
+# ring (the stats say true), served by the workers: libfuse's own fuse-ring-N threads never run;
+# where the kernel does not offer it, -o io_uring=on fails with one line. Over RDMA the ring's
+# payloads are registered from the start (issue 34 item 7): right after mounting, before any I/O,
+# pinned_bytes is the daemon's VmPin and more than the /dev/fuse mount's, and I/O leaves it as it is.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 trap nvmefs_cleanup EXIT
@@ -40,7 +42,8 @@ if ! ring_kernel; then
 	log "it failed (exit $rc): $(grep 'io_uring=on' /tmp/pw-on.out | head -n 1)"
 fi
 
-# ring_threads DIR: libfuse's ring threads in the daemon of the mount on DIR (0: grep finds none).
+# ring_threads DIR: libfuse's own ring threads in the daemon of the mount on DIR (0: grep finds
+# none), which the workers serving the ring leave off.
 ring_threads() { { grep -l '^fuse-ring-' /proc/"$(nvmefs_pid "$1")"/task/*/comm 2>/dev/null || true; } | wc -l; }
 
 if ring_kernel && ((minor >= 18)); then
@@ -50,14 +53,21 @@ if ring_kernel && ((minor >= 18)); then
 	[[ $ring == false ]] || fail "a mount without -o io_uring takes FUSE over io_uring (the stats say io_uring $ring), not /dev/fuse, the faster default"
 	rings=$(ring_threads "$mnt.default")
 	((rings == 0)) || fail "a mount without -o io_uring runs $rings fuse-ring-N threads"
+	pinned_fuse=$(nvmefs_stats "$mnt.default" .memory.pinned_bytes)
 	nvmefs_unmount "$mnt.default"
 	nvmefs_mount "${subnqns[0]}" "$mnt" -o io_uring=on
 	ring=$(nvmefs_stats "$mnt" .io_uring)
 	[[ $ring == true ]] || fail "-o io_uring=on where the kernel and libfuse offer FUSE over io_uring: the stats say io_uring $ring"
-	# libfuse's ring threads, which take the requests now.
+	pinned_ring=$(nvmefs_stats "$mnt" .memory.pinned_bytes)
+	if [[ $trtype == rdma ]]; then
+		vmpin=$(awk '/^VmPin:/ { print $2 * 1024 }' "/proc/$(nvmefs_pid "$mnt")/status")
+		((pinned_ring > pinned_fuse)) || fail "right after mounting with the ring, pinned_bytes is $pinned_ring, not more than /dev/fuse's $pinned_fuse: the ring's payloads are not registered from the start"
+		((pinned_ring == vmpin)) || fail "right after mounting with the ring, pinned_bytes is $pinned_ring but the daemon's VmPin is $vmpin"
+		log "pinned_bytes right after mounting: $pinned_ring with the ring, $pinned_fuse over /dev/fuse (VmPin $vmpin)"
+	fi
 	rings=$(ring_threads "$mnt")
-	((rings > 0)) || fail "the stats say io_uring true but the daemon has no fuse-ring-N thread"
-	log "-o io_uring=on: FUSE over io_uring, $rings ring threads"
+	((rings == 0)) || fail "-o io_uring=on runs $rings of libfuse's fuse-ring-N threads: the workers serve the ring, not libfuse"
+	log "-o io_uring=on: FUSE over io_uring, served by the workers"
 else
 	nvmefs_mount "${subnqns[0]}" "$mnt"
 	ring=$(nvmefs_stats "$mnt" .io_uring)
@@ -75,6 +85,13 @@ jq -e '[.jobs[].error] | all(. == 0)' /tmp/pw.json >/dev/null || fail "fio repor
 jq -e '[.jobs[].write.io_bytes] == [4194304, 4194304, 4194304, 4194304]' /tmp/pw.json >/dev/null ||
 	fail "fio's jobs wrote $(jq -c '[.jobs[].write.io_bytes]' /tmp/pw.json) bytes, not 4 MiB each"
 most=$(nvmefs_stats "$mnt" .writes_inflight_max)
+if [[ -n ${pinned_ring:-} ]]; then
+	# The kernel took the ring's entries (a refusal turns it back to /dev/fuse and false).
+	ring=$(nvmefs_stats "$mnt" .io_uring)
+	[[ $ring == true ]] || fail "after I/O over the ring, the stats say io_uring $ring: the kernel refused the ring's entries (see the daemon's log)"
+	pinned=$(nvmefs_stats "$mnt" .memory.pinned_bytes)
+	((pinned == pinned_ring)) || fail "pinned_bytes went from $pinned_ring right after mounting with the ring to $pinned after I/O"
+fi
 errors=$(nvmefs_stats "$mnt" .total.errors)
 [[ $errors == 0 ]] || fail "the mount's stats count $errors failed requests"
 if ((minor >= 15)); then

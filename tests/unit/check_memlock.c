@@ -45,8 +45,9 @@ START_TEST(test_rdma_buffers_per_path)
 END_TEST
 
 /* Each CPU's ring has an entry for every request the mount keeps in flight
- * (2 x 16), its payload max_io (rounded up to pages), registered on each
- * RDMA path like the buffers. */
+ * (2 x 16), its payload max_io (rounded up to pages, 8 KiB at least, which
+ * the kernel asks) after a page for the request's headers, all registered
+ * on each RDMA path like the buffers when the mount starts. */
 START_TEST(test_ring_payloads)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
@@ -54,12 +55,14 @@ START_TEST(test_ring_payloads)
 	size_t odd = (100 << 10) + 1;
 
 	ck_assert_uint_eq(nvmefs_fs_pinned_need(&o, 1, 4),
-			  2 * 16 * (REQ_128K + 4 * ((size_t)128 << 10)));
+			  2 * 16 * (REQ_128K + 4 * (((size_t)128 << 10) + 4096)));
 	ck_assert_uint_eq(nvmefs_fs_pinned_need(&o, 2, 4),
-			  2 * 2 * 16 * (REQ_128K + 4 * ((size_t)128 << 10)));
+			  2 * 2 * 16 * (REQ_128K + 4 * (((size_t)128 << 10) + 4096)));
 	o = opts(1, 1, odd);
 	ck_assert_uint_eq(nvmefs_fs_pinned_need(&o, 1, 1),
-			  odd + ((size_t)16 << 10) + (odd + page - 1) / page * page);
+			  odd + ((size_t)16 << 10) + (odd + page - 1) / page * page + 4096);
+	o = opts(1, 1, 512);
+	ck_assert_uint_eq(nvmefs_fs_pinned_need(&o, 1, 1), 512 + ((size_t)16 << 10) + 8192 + 4096);
 }
 END_TEST
 

@@ -545,6 +545,7 @@ tests_unit_san_check_tcp_errors_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 check_PROGRAMS += tests/unit/check_memlock tests/unit/san/check_memlock
 UNIT_TESTS += tests/unit/check_memlock tests/unit/san/check_memlock
 tests_unit_check_memlock_SOURCES = tests/unit/check_memlock.c src/fuse/memlock.c src/fuse/fs.h \
+	src/fuse/ring_msg.h src/fuse/ring_uapi.h \
 	src/export/limits.c src/export/log.c src/export/engine.h
 tests_unit_check_memlock_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(CHECK_CFLAGS) \
 	$(TESTS_LIB_CFLAGS)
@@ -564,3 +565,17 @@ tests_unit_san_check_ublk_iod_SOURCES = $(tests_unit_check_ublk_iod_SOURCES)
 tests_unit_san_check_ublk_iod_CFLAGS = $(tests_unit_check_ublk_iod_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_ublk_iod_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_ublk_iod_LDADD = $(CHECK_LIBS)
+
+# FUSE over io_uring's messages as the workers serve the ring (src/fuse/ring_msg.c, issue 37
+# item 0): requests laid out for libfuse after their sizes are checked, replies committed into
+# their entries, INIT's reply asking for the ring, the bound on entries held requests add.
+check_PROGRAMS += tests/unit/check_fuse_ring tests/unit/san/check_fuse_ring
+UNIT_TESTS += tests/unit/check_fuse_ring tests/unit/san/check_fuse_ring
+tests_unit_check_fuse_ring_SOURCES = tests/unit/check_fuse_ring.c src/fuse/ring_msg.c \
+	src/fuse/ring_msg.h src/fuse/ring_uapi.h src/export/parking.h
+tests_unit_check_fuse_ring_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
+tests_unit_check_fuse_ring_LDADD = $(CHECK_LIBS)
+tests_unit_san_check_fuse_ring_SOURCES = $(tests_unit_check_fuse_ring_SOURCES)
+tests_unit_san_check_fuse_ring_CFLAGS = $(tests_unit_check_fuse_ring_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_fuse_ring_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_fuse_ring_LDADD = $(CHECK_LIBS)
