@@ -9,11 +9,14 @@
  * disconnect.  The one header programs include; its parts, each of one
  * layer of the library and each compiling alone:
  *
- *   <nvmefs/ctrl.h>      connect options, transports, errors, the controller handle
- *   <nvmefs/identify.h>  Identify, log pages, ANA states, discovery
- *   <nvmefs/state.h>     the controller's state, its transition and change callbacks
- *   <nvmefs/io.h>        I/O queues, namespaces, registered memory, I/O on a queue
- *   <nvmefs/subsys.h>    multipath: the subsystem head and its queues
+ *   <nvmefs/error.h>         the calling thread's failure message
+ *   <nvmefs/transport.h>     the transports, their ports and the options each takes
+ *   <nvmefs/connect_opts.h>  connect options, their defaults and checks
+ *   <nvmefs/ctrl.h>          the controller handle: connect, disconnect, what it has
+ *   <nvmefs/identify.h>      Identify, log pages, ANA states, discovery
+ *   <nvmefs/state.h>         the controller's state, its transition and change callbacks
+ *   <nvmefs/io.h>            I/O queues, namespaces, registered memory, I/O on a queue
+ *   <nvmefs/subsys.h>        multipath: the subsystem head and its queues
  *
  * Every function that can fail returns 0 or a negative errno.  It also
  * leaves a one-line message for the calling thread, readable with
@@ -37,6 +40,9 @@
 #define NVMEFS_VERSION_NUMBER \
 	((NVMEFS_VERSION_MAJOR << 16) | (NVMEFS_VERSION_MINOR << 8))
 
+#include <nvmefs/error.h>
+#include <nvmefs/transport.h>
+#include <nvmefs/connect_opts.h>
 #include <nvmefs/ctrl.h>
 #include <nvmefs/identify.h>
 #include <nvmefs/state.h>

@@ -40,6 +40,7 @@ int cmd_identify(int argc, char **argv);
 int cmd_perf(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_list(int argc, char **argv);
+int cmd_ublk(int argc, char **argv);
 
 /*
  * Print "nvmefs CMD: <message>; see 'nvmefs CMD --help'" on stderr and
@@ -172,7 +173,8 @@ enum {
 #define CONNECT_SHORTOPTS "t:a:s:w:q:I:k:o:vf:" RECONNECT_SHORTOPTS DHCHAP_SHORTOPTS \
 	DIGEST_SHORTOPTS LINK_SHORTOPTS
 
-#define CONNECT_LONGOPTS						\
+/* Where to connect, as whom, and how long to wait: every command's. */
+#define TARGET_LONGOPTS							\
 	{ "transport", required_argument, NULL, 't' },			\
 	{ "traddr", required_argument, NULL, 'a' },			\
 	{ "trsvcid", required_argument, NULL, 's' },			\
@@ -180,7 +182,10 @@ enum {
 	{ "hostnqn", required_argument, NULL, 'q' },			\
 	{ "hostid", required_argument, NULL, 'I' },			\
 	{ "keep-alive-tmo", required_argument, NULL, 'k' },		\
-	{ "timeout", required_argument, NULL, OPT_TIMEOUT },		\
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT }
+
+#define CONNECT_LONGOPTS						\
+	TARGET_LONGOPTS,						\
 	{ "output-format", required_argument, NULL, 'o' },		\
 	{ "verbose", no_argument, NULL, 'v' },				\
 	RECONNECT_LONGOPTS,						\

@@ -45,10 +45,19 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/perf_types.h \
 	src/cli/perf_layout.c \
 	src/cli/perf_layout.h \
+	src/cli/daemon.c \
+	src/cli/daemon.h \
 	src/cli/mount.c \
 	src/cli/mount.h \
 	src/cli/mount_opts.c \
 	src/cli/list.c \
+	src/cli/ublk.c \
+	src/ublk/devices.h \
+	src/ublk/ublk_priv.h \
+	src/ublk/uapi.h \
+	src/ublk/ctrl.c \
+	src/ublk/queue.c \
+	src/ublk/serve.c \
 	$(LIST_SOURCES) \
 	src/fuse/fs_ops.c \
 	src/fuse/adapter.c \
@@ -60,6 +69,7 @@ src_cli_nvmefs_SOURCES = \
 	src/export/requests.c \
 	src/export/limits.c \
 	src/export/log.c \
+	src/export/ns_info.c \
 	src/export/stats.c \
 	src/export/worker.c \
 	src/export/post.c \
@@ -70,9 +80,11 @@ src_cli_nvmefs_SOURCES = \
 	src/fuse/fs.h \
 	src/fuse/fs_priv.h \
 	src/fuse/namespaces.c
-src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(JSONC_CFLAGS)
+src_cli_nvmefs_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(FUSE3_CFLAGS) $(JSONC_CFLAGS) \
+	$(LIBURING_CFLAGS)
 # The command is a user of the shared library like any other.
-src_cli_nvmefs_LDADD = src/lib/libnvmefs.la $(LIBNVME_LIBS) $(FUSE3_LIBS) $(JSONC_LIBS) -lm
+src_cli_nvmefs_LDADD = src/lib/libnvmefs.la $(LIBNVME_LIBS) $(FUSE3_LIBS) $(JSONC_LIBS) \
+	$(LIBURING_LIBS) -lm
 
 dist_man_MANS += \
 	man/nvmefs.1 \
@@ -80,7 +92,8 @@ dist_man_MANS += \
 	man/nvmefs-identify.1 \
 	man/nvmefs-perf.1 \
 	man/nvmefs-mount.1 \
-	man/nvmefs-list.1
+	man/nvmefs-list.1 \
+	man/nvmefs-ublk.1
 
 # What nvmefs list reads: the command's, and check_list's (tests/unit/local.mk).
 LIST_SOURCES = src/cli/list_mounts.c src/cli/list.h

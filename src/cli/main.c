@@ -21,6 +21,7 @@ const struct command commands[] = {
 	{ "perf", "measure a namespace's IOPS, bandwidth and latency", cmd_perf },
 	{ "mount", "serve a subsystem's namespaces as files through FUSE", cmd_mount },
 	{ "list", "list this host's nvmefs mounts, as nvme list does devices", cmd_list },
+	{ "ublk", "serve a subsystem's namespaces as ublk block devices", cmd_ublk },
 	{ "version", "print the version", cmd_version },
 	{ "help", "show the help of nvmefs or of a command", cmd_help },
 	{ NULL, NULL, NULL },

@@ -7,23 +7,17 @@
  * fuse.nvmefs: `nvmefs SUBNQN MOUNTPOINT -o OPTIONS`, with the connect
  * parameters among the options.
  *
- * The daemon forks before it connects: memory registered with an RDMA
- * device does not survive fork() (the child would write to copies the
- * device never sees).  The parent waits on a pipe for the child to say the
- * mount is live, or why it failed, and exits with that.
+ * The daemon and its connection are daemon.c's, shared with ublk add.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -73,119 +67,18 @@ static void help(void)
 	       "                            dhchap_ctrl_secret_file=, rkey_per_io=,\n"
 	       "                            hdr_digest, data_digest, path= (repeatable),\n"
 	       "                            all_paths, iopolicy=\n"
-	       "  -t, --transport=TRTYPE    transport type: %s\n"
-	       "  -a, --traddr=TRADDR       target address (IPv4, IPv6 or host name); required\n"
-	       "  -s, --trsvcid=TRSVCID     target port (default %s)\n"
-	       "  -w, --host-traddr=ADDR    local address to connect from\n"
-	       "      --host-iface=IFACE    NVMe/TCP: connect through the network interface IFACE\n"
-	       "  -q, --hostnqn=HOSTNQN     host NQN (default: /etc/nvme/hostnqn, else generated)\n"
-	       "  -I, --hostid=HOSTID       host ID, a UUID (default: /etc/nvme/hostid, else derived)\n"
-	       "  -k, --keep-alive-tmo=SEC  keep-alive timeout in seconds (default 5)\n"
-	       "      --timeout=MS          connect and admin command timeout in milliseconds\n"
-	       "                            (default 5000)\n"
-	       RECONNECT_HELP
-	       DHCHAP_HELP
-	       RKEY_HELP
-	       DIGEST_HELP
-	       LINK_HELP
-	       PATHS_HELP
-	       "  -v, --verbose             tell on stderr what is done, as whom\n"
-	       HELP_HELP, transports_text(true), transports_text(false),
-	       ports_text("with --all-paths, the discovery log"));
-}
-
-/*
- * --pidfile, opened before anything connects: a file that cannot be
- * written fails the mount with a line, not a log entry once it is live.
- * One that was there (a previous run's) is reused, and left if the mount
- * fails; one made here goes with the mount.
- */
-static int open_pidfile(struct mount_args *m)
-{
-	m->pidfile_fd = open(m->pidfile, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
-	if (m->pidfile_fd >= 0)
-		m->pidfile_written = true;
-	else if (errno == EEXIST)
-		m->pidfile_fd = open(m->pidfile, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	if (m->pidfile_fd < 0) {
-		fprintf(stderr, "nvmefs %s: --pidfile %s cannot be written: %s: give a file in a "
-			"directory this user may write to\n", cmd, m->pidfile, strerror(errno));
-		return EXIT_FAIL;
-	}
-	return EXIT_OK;
-}
-
-static void write_pidfile(struct mount_args *m)
-{
-	char line[32];
-	int len = snprintf(line, sizeof(line), "%ld\n", (long)getpid());
-
-	if (ftruncate(m->pidfile_fd, 0) || pwrite(m->pidfile_fd, line, (size_t)len, 0) != len)
-		exp_log("writing the pidfile %s failed: %m", m->pidfile);
-	close(m->pidfile_fd);
-	m->pidfile_fd = -1;
-	m->pidfile_written = true;
+	       DAEMON_CONNECT_HELP, DAEMON_CONNECT_HELP_ARGS);
 }
 
 /* The mount is live: say so, with the PID, to whoever waits. */
 static void on_ready(void *arg)
 {
 	struct mount_args *m = arg;
-	int null;
 
-	if (m->pidfile_fd >= 0)
-		write_pidfile(m);
 	exp_logp(LOG_INFO, "serving %s at %s", m->conn.opts.subnqn, m->mountpoint);
-	if (m->ready_fd < 0)
-		return;
-	if (write(m->ready_fd, "", 1) != 1)
-		exp_log("telling the parent that the mount is live failed: %m");
-	close(m->ready_fd);
-	m->ready_fd = -1;
-	null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, STDIN_FILENO);
-		dup2(null, STDOUT_FILENO);
-		dup2(null, STDERR_FILENO);
-		if (null > STDERR_FILENO)
-			close(null);
-	}
+	daemon_ready(&m->d, NULL);
 }
 
-/*
- * Each controller state transition, logged once, from the library's
- * thread (exp_logp() is thread-safe; in the foreground the line goes to
- * stderr too).  Losing the controller is a warning (I/O is held
- * and may yet succeed), giving it up an error, being live again news.
- */
-static void on_ctrl_event(void *arg, const struct nvmefs_ctrl_status *st, const char *msg)
-{
-	int prio = st->state == NVMEFS_CTRL_LIVE ? LOG_INFO
-		   : st->state == NVMEFS_CTRL_DELETED ? LOG_ERR : LOG_WARNING;
-
-	(void)arg;
-	exp_logp(prio, "%s", msg);
-}
-
-/* Why no path could be connected, for the daemon's parent and syslog. */
-static const char *no_path_subnqn;
-
-static const char *no_path_msg(void)
-{
-	static char msg[400];
-
-	snprintf(msg, sizeof(msg), "no path to %s could be connected (each one's reason is above, "
-		 "or in the foreground's output)", no_path_subnqn);
-	return msg;
-}
-
-/* Each path's transitions are logged as the single controller's are. */
-static void setup_path(struct nvmefs_ctrl *ctrl, void *arg)
-{
-	nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, arg);
-}
-
-/* Connects and serves; returns the exit status. */
 /* Without -i: one queue and worker per CPU this process may use, as the
  * kernel initiator opens one queue per CPU, but no more than
  * MOUNT_AUTO_MAX_WORKERS, as each worker pins its buffers in memory. */
@@ -203,12 +96,13 @@ static void choose_workers(struct mount_args *m)
 }
 
 
-static int serve(struct mount_args *m)
+/* Connects and serves; returns the exit status. */
+static int serve(void *arg)
 {
+	struct mount_args *m = arg;
 	struct nvmefs_subsys *subsys = NULL;
 	struct nvmefs_ctrl *ctrl = NULL;
 	struct nvmefs_io_opts io;
-	char addr[300];
 	int ret;
 	const char *(*why)(void) = nvmefs_errmsg;
 
@@ -216,41 +110,14 @@ static int serve(struct mount_args *m)
 	m->fs.ready_arg = m;
 	/* Before connecting: the admin queue's registration would fail first,
 	 * with a smaller sum than the mount needs. */
-	ret = nvmefs_fs_check_memlock(&m->fs, mount_pinning_paths(m));
+	ret = nvmefs_fs_check_memlock(&m->fs, daemon_pinning_paths(&m->conn, &m->paths));
 	if (ret < 0) {
 		why = nvmefs_fs_errmsg;
 		goto done;
 	}
-	if (path_args_multipath(&m->paths)) {
-		/* The paths' queues are made here, as the mount would make them. */
-		nvmefs_fs_io_opts(&m->fs, &io);
-		ret = paths_connect(&m->conn, &m->paths, &io, cmd, setup_path, NULL, &subsys) ? -EIO
-		      : 0;
-		if (ret == 0) {
-			ctrl = nvmefs_subsys_path(subsys, 0);
-			why = nvmefs_fs_errmsg;
-			ret = nvmefs_fs_run(ctrl, subsys, &m->fs);
-		} else {
-			/* paths_connect() told why on stderr; the daemon's parent
-			 * and syslog get the gist. */
-			why = no_path_msg;
-			no_path_subnqn = m->conn.opts.subnqn;
-		}
-		goto done;
-	}
-	verbose(&m->conn, cmd, "connecting to %s at %s, timeout %u ms", m->conn.opts.subnqn,
-		connect_args_where(&m->conn.opts, addr, sizeof(addr)), m->conn.opts.timeout_ms);
-	ret = nvmefs_ctrl_connect(&m->conn.opts, &ctrl);
-	connect_args_forget_secrets(&m->conn);
-	if (ret == 0) {
-		verbose_connected(&m->conn, cmd, ctrl);
-		nvmefs_ctrl_set_event_cb(ctrl, on_ctrl_event, NULL);
-		/* A head of this one path, which all I/O goes through. */
-		nvmefs_fs_io_opts(&m->fs, &io);
-		ret = nvmefs_ctrl_create_io_queues(ctrl, &io);
-		if (ret == 0)
-			ret = nvmefs_subsys_create_single(ctrl, &subsys);
-	}
+	/* The paths' queues are made here, as the mount would make them. */
+	nvmefs_fs_io_opts(&m->fs, &io);
+	ret = daemon_connect(&m->conn, &m->paths, &io, cmd, &ctrl, &subsys, &why);
 	if (ret == 0) {
 		why = nvmefs_fs_errmsg;
 		ret = nvmefs_fs_run(ctrl, subsys, &m->fs);
@@ -260,105 +127,17 @@ done:
 		char msg[1100];
 
 		snprintf(msg, sizeof(msg), "nvmefs %s: %s\n", cmd, why());
-		/* The daemon's parent prints it; in the foreground, we do. */
-		if (m->ready_fd >= 0 && write(m->ready_fd, msg, strlen(msg)) < 0)
-			m->ready_fd = -1;
-		if (m->foreground)
-			fputs(msg, stderr);
-		syslog(LOG_ERR, "%.*s", (int)strlen(msg) - 1, msg);
+		daemon_fail(&m->d, msg);
 	}
-	/* Tearing the controllers down on the way out is no outage to log. */
-	if (subsys) {
-		for (unsigned int i = 0; i < nvmefs_subsys_path_count(subsys); i++)
-			nvmefs_ctrl_set_event_cb(nvmefs_subsys_path(subsys, i), NULL, NULL);
-		nvmefs_subsys_destroy(subsys);
-	} else {
-		if (ctrl)
-			nvmefs_ctrl_set_event_cb(ctrl, NULL, NULL);
-		nvmefs_ctrl_disconnect(ctrl);
-	}
-	if (m->pidfile_written)
-		unlink(m->pidfile);
+	daemon_disconnect(ctrl, subsys);
 	return ret < 0 ? EXIT_FAIL : EXIT_OK;
-}
-
-static int daemonize_and_serve(struct mount_args *m)
-{
-	int fds[2], status;
-	char buf[1100];
-	ssize_t n, len = 0;
-	pid_t pid;
-
-	/* Close-on-exec: a helper the daemon runs (fusermount3 for auto_unmount
-	 * stays for the life of the mount) must not hold the parent's EOF back. */
-	if (pipe2(fds, O_CLOEXEC) < 0) {
-		fprintf(stderr, "nvmefs %s: creating a pipe failed: %s\n", cmd, strerror(errno));
-		return EXIT_FAIL;
-	}
-	pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "nvmefs %s: fork failed: %s\n", cmd, strerror(errno));
-		return EXIT_FAIL;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		m->ready_fd = fds[1];
-		setsid();
-		if (chdir("/") < 0)
-			exp_logp(LOG_WARNING, "chdir / failed: %m");
-		exit(serve(m));
-	}
-	close(fds[1]);
-	/* One byte: live.  A line: why not.  Nothing: the child died.  Either
-	 * answer is whole at its first byte or its newline, EOF or not. */
-	while ((n = read(fds[0], buf + len, sizeof(buf) - 1 - (size_t)len)) > 0) {
-		len += n;
-		if (buf[0] == '\0' || memchr(buf, '\n', (size_t)len))
-			break;
-	}
-	close(fds[0]);
-	if (len == 1 && buf[0] == '\0')
-		return EXIT_OK;
-	if (len > 0) {
-		buf[len] = '\0';
-		fputs(buf, stderr);
-		waitpid(pid, &status, 0);
-		return EXIT_FAIL;
-	}
-	waitpid(pid, &status, 0);
-	fprintf(stderr, "nvmefs %s: the daemon ended before the mount was live (%s %d): see the "
-		"system log, or run with -f\n", cmd, WIFSIGNALED(status) ? "signal" : "exit status",
-		WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-	return EXIT_FAIL;
 }
 
 int cmd_mount(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "transport", required_argument, NULL, 't' },
-		{ "traddr", required_argument, NULL, 'a' },
-		{ "trsvcid", required_argument, NULL, 's' },
-		{ "host-traddr", required_argument, NULL, 'w' },
-		{ "hostnqn", required_argument, NULL, 'q' },
-		{ "hostid", required_argument, NULL, 'I' },
-		{ "keep-alive-tmo", required_argument, NULL, 'k' },
-		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "nqn", required_argument, NULL, 'n' },
-		{ "nr-io-queues", required_argument, NULL, 'i' },
-		{ "queue-size", required_argument, NULL, 'Q' },
-		{ "iodepth", required_argument, NULL, OPT_IODEPTH },
+		DAEMON_LONGOPTS,
 		{ "depth", required_argument, NULL, OPT_IODEPTH },
-		{ "io-timeout", required_argument, NULL, OPT_IO_TIMEOUT },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "pidfile", required_argument, NULL, OPT_PIDFILE },
-		RECONNECT_LONGOPTS,
-		DHCHAP_LONGOPTS,
-		RKEY_LONGOPTS,
-		DIGEST_LONGOPTS,
-		LINK_LONGOPTS,
-		PATHS_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mount_args *m;
@@ -380,8 +159,7 @@ int cmd_mount(int argc, char **argv)
 	m->fs.io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS;
 	m->fs.uid = -1;
 	m->fs.gid = -1;
-	m->ready_fd = -1;
-	m->pidfile_fd = -1;
+	daemon_args_init(&m->d, cmd);
 	/* The form mount.fuse3 uses: SUBNQN MOUNTPOINT first, options after. */
 	if (argc >= 3 && !strncmp(argv[1], "nqn.", 4)) {
 		m->conn.opts.subnqn = argv[1];
@@ -393,9 +171,7 @@ int cmd_mount(int argc, char **argv)
 	opterr = 0;
 	optind = 1;
 	for (;;) {
-		opt = getopt_long(argc, argv, ":t:a:s:w:q:I:k:vhn:i:Q:fo:" RECONNECT_SHORTOPTS
-				  DHCHAP_SHORTOPTS DIGEST_SHORTOPTS LINK_SHORTOPTS,
-				  longopts, NULL);
+		opt = getopt_long(argc, argv, DAEMON_SHORTOPTS "o:", longopts, NULL);
 		if (opt == -1)
 			break;
 		if (opt == '?' || opt == ':') {
@@ -431,10 +207,10 @@ int cmd_mount(int argc, char **argv)
 				goto out;
 			break;
 		case 'f':
-			m->foreground = true;
+			m->d.foreground = true;
 			break;
 		case OPT_PIDFILE:
-			m->pidfile = optarg;
+			m->d.pidfile = optarg;
 			break;
 		case 'h':
 			help();
@@ -469,30 +245,11 @@ int cmd_mount(int argc, char **argv)
 	m->fs.fuse_options = m->fuse_options[0] ? m->fuse_options : NULL;
 	if (!m->fs.workers)
 		choose_workers(m);
-	if (m->pidfile && m->pidfile[0] != '/') {
-		char *abs = realpath(".", NULL);
-
-		if (abs && m->nr_owned < sizeof(m->owned) / sizeof(m->owned[0]) &&
-		    asprintf(&m->owned[m->nr_owned], "%s/%s", abs, m->pidfile) > 0)
-			m->pidfile = m->owned[m->nr_owned++];
-		free(abs);
-	}
-	if (m->pidfile) {
-		ret = open_pidfile(m);
-		if (ret)
-			goto out;
-	}
-	/* In the foreground, lines on stderr as every command prints them,
-	 * without the system log's "nvmefs[PID]: ". */
-	openlog("nvmefs", LOG_PID, LOG_DAEMON);
-	exp_log_stderr(m->foreground ? "nvmefs mount" : NULL);
-	ret = m->foreground ? serve(m) : daemonize_and_serve(m);
-	/* A daemon that failed removed what it made; one never started did not. */
-	if (ret != EXIT_OK && m->pidfile_written)
-		unlink(m->pidfile);
+	ret = daemon_prepare(&m->d, "nvmefs mount");
+	if (ret == EXIT_OK)
+		ret = daemon_run(&m->d, serve, m);
 out:
-	if (m->pidfile_fd >= 0)
-		close(m->pidfile_fd);
+	daemon_done(&m->d);
 	for (unsigned int i = 0; i < m->nr_owned; i++)
 		free(m->owned[i]);
 	free(m);

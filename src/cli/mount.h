@@ -10,25 +10,15 @@
 #include <stdbool.h>
 
 #include "cli.h"
+#include "daemon.h"
 #include "paths.h"
 #include "../fuse/fs.h"
-
-enum {
-	OPT_PIDFILE = OPT_FIRST_COMMAND_OPTION,
-	OPT_IODEPTH,
-	OPT_IO_TIMEOUT,
-};
 
 struct mount_args {
 	struct connect_args conn;
 	struct path_args paths;
 	struct nvmefs_fs_opts fs;
-	bool foreground;
-	const char *pidfile;
-	/* --pidfile, opened before connecting (-1: none), and whether this
-	 * mount made it: removed on the way out, whatever the outcome. */
-	int pidfile_fd;
-	bool pidfile_written;
+	struct daemon_args d;
 	char mountpoint[PATH_MAX];
 	/* -o cached or -o direct, whichever came first, or NULL. */
 	const char *cache_opt;
@@ -37,8 +27,6 @@ struct mount_args {
 	/* Strings taken from -o (traddr=... and the like) live here. */
 	char *owned[16];
 	unsigned int nr_owned;
-	/* The daemon's channel to its waiting parent, or -1. */
-	int ready_fd;
 };
 
 /* -o LIST: ours, the connect options by their -o names, and FUSE's.
@@ -47,9 +35,6 @@ int mount_options(struct mount_args *m, char *list);
 
 /* -i, -Q, --iodepth or --io-timeout (@opt) with @value.  EXIT_OK or EXIT_USAGE. */
 int mount_number_option(struct mount_args *m, int opt, const char *value);
-
-/* How many of the mount's paths pin its buffers, each its own registration. */
-unsigned int mount_pinning_paths(const struct mount_args *m);
 
 /*
  * After parsing, before anything connects or registers memory: options

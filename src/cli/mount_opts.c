@@ -230,27 +230,6 @@ int mount_number_option(struct mount_args *m, int opt, const char *value)
 	return mount_number_set(m, mount_number_find(opt, NULL), false, value);
 }
 
-/* Whether a path over @trtype (NULL: the library's default) pins what it
- * registers: RDMA does, NVMe/TCP registers nothing. */
-static bool trtype_pins(const char *trtype)
-{
-	return !strcmp(trtype ? trtype : nvmefs_transport_name(0), "rdma");
-}
-
-/* --all-paths learns its paths from discovery, after this is asked: they
- * are taken to be one, over -t's transport, as the memlock check always
- * took them. */
-unsigned int mount_pinning_paths(const struct mount_args *m)
-{
-	unsigned int n = trtype_pins(m->conn.opts.trtype);
-
-	if (m->paths.all_paths)
-		return n;
-	for (unsigned int i = 0; i < m->paths.nr; i++)
-		n += trtype_pins(m->paths.trtype[i] ? m->paths.trtype[i] : m->conn.opts.trtype);
-	return n;
-}
-
 int mount_args_check(struct mount_args *m, const char *mountpoint)
 {
 	struct stat st;

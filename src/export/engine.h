@@ -67,6 +67,11 @@ struct exp_ns {
 	char uuid[37];
 };
 
+/* Fills @ns with namespace @nsid of @ctrl: -errno with exp_errmsg(), and
+ * -EOPNOTSUPP for a block size the engine does not serve (@face, the
+ * command's name, says who). */
+int exp_ns_init(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint32_t nsid, const char *face);
+
 enum exp_op { EXP_READ, EXP_WRITE, EXP_FLUSH, EXP_ZERO, EXP_PUNCH };
 
 /* A worker's counters, which exp_stats_json() reports. */

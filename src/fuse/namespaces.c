@@ -19,91 +19,21 @@
 #include <syslog.h>
 
 #include <fuse_lowlevel.h>
-#include <nvme/types.h>
-#include <nvme/util.h>
 
 #include "fs_priv.h"
-
-static void hex(char *dst, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		sprintf(dst + 2 * i, "%02x", p[i]);
-}
-
-/* Identify scratch, two pages: Identify Namespace and its descriptors. */
-struct scratch {
-	struct nvme_id_ns *id;
-	uint8_t *descs;
-};
-
-/* Fills @ns, the file of namespace @nsid.  -EOPNOTSUPP (with a message)
- * for a block size the mount does not serve. */
-static int ns_file_init(struct fs *fs, struct exp_ns *ns, uint32_t nsid, struct scratch *sc)
-{
-	struct nvmefs_ns_info info;
-	int ret;
-
-	ret = nvmefs_ns_info(fs->ctrl, nsid, &info);
-	if (ret == 0)
-		ret = nvmefs_identify_ns(fs->ctrl, nsid, sc->id);
-	if (ret < 0)
-		return exp_lib_error(ret);
-	if (info.lba_size > EXP_MAX_LBA_SIZE || info.lba_size < 512)
-		return exp_error(-EOPNOTSUPP, "namespace %u has %u-byte blocks; nvmefs mount serves "
-				 "512 to %d", nsid, info.lba_size, EXP_MAX_LBA_SIZE);
-	memset(ns, 0, sizeof(*ns));
-	ns->nsid = info.nsid;
-	ns->lba_size = info.lba_size;
-	ns->lba_shift = (uint8_t)__builtin_ctz(info.lba_size);
-	ns->max_zeroes_nlb = info.max_zeroes_nlb;
-	atomic_init(&ns->size, info.nlb * info.lba_size);
-	atomic_init(&ns->gone, false);
-	snprintf(ns->name, sizeof(ns->name), "n%u", ns->nsid);
-	hex(ns->nguid, sc->id->nguid, sizeof(sc->id->nguid));
-	hex(ns->eui64, sc->id->eui64, sizeof(sc->id->eui64));
-	/* The UUID lives in the identification descriptors (NIDT 3). */
-	if (nvmefs_identify_ns_descs(fs->ctrl, nsid, sc->descs) == 0) {
-		for (size_t off = 0; off + 4 <= NVMEFS_IDENTIFY_DATA_SIZE;) {
-			uint8_t nidt = sc->descs[off], nidl = sc->descs[off + 1];
-
-			if (!nidt || off + 4 + nidl > NVMEFS_IDENTIFY_DATA_SIZE)
-				break;
-			if (nidt == NVME_NIDT_UUID && nidl == 16)
-				nvme_uuid_to_string(sc->descs + off + 4, ns->uuid);
-			off += 4 + nidl;
-		}
-	}
-	return 0;
-}
-
-static int scratch_get(struct scratch *sc)
-{
-	sc->id = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
-	sc->descs = malloc(NVMEFS_IDENTIFY_DATA_SIZE);
-	return sc->id && sc->descs ? 0 : -ENOMEM;
-}
-
-static void scratch_put(struct scratch *sc)
-{
-	free(sc->id);
-	free(sc->descs);
-}
 
 int fs_scan_namespaces(struct fs *fs)
 {
 	const uint32_t *nsids;
 	unsigned int n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
-	struct scratch sc;
 	unsigned int nr = 0;
 	int ret = 0;
 
 	fs->ns = calloc(NVMEFS_MAX_NAMESPACES, sizeof(*fs->ns));
-	if (scratch_get(&sc) || !fs->ns) {
-		ret = exp_error(-ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!fs->ns)
+		return exp_error(-ENOMEM, "out of memory");
 	for (unsigned int i = 0; i < n && ret == 0; i++) {
-		ret = ns_file_init(fs, &fs->ns[nr], nsids[i], &sc);
+		ret = exp_ns_init(fs->ctrl, &fs->ns[nr], nsids[i], "nvmefs mount");
 		if (ret == 0) {
 			nr++;
 		} else if (ret == -EPROTO || ret == -EOPNOTSUPP || ret == -ENODEV) {
@@ -116,8 +46,6 @@ int fs_scan_namespaces(struct fs *fs)
 	}
 	if (ret == 0)
 		atomic_store(&fs->nr_ns, nr);
-out:
-	scratch_put(&sc);
 	return ret;
 }
 
@@ -158,24 +86,20 @@ void fs_namespaces_changed(void *arg, enum nvmefs_ctrl_change what)
 	struct fs *fs = arg;
 	const uint32_t *nsids;
 	unsigned int n, nr = atomic_load(&fs->nr_ns), i, k;
-	struct scratch sc;
 
 	if (what != NVMEFS_CHANGE_NAMESPACES)
 		return;
 	for (k = 0; k < nr; k++)
 		ns_file_update(fs, k);
-	if (scratch_get(&sc) == 0) {
-		n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
-		for (i = 0; i < n && nr < NVMEFS_MAX_NAMESPACES; i++) {
-			for (k = 0; k < nr && fs->ns[k].nsid != nsids[i]; k++)
-				;
-			if (k < nr || ns_file_init(fs, &fs->ns[nr], nsids[i], &sc) < 0)
-				continue;
-			exp_logp(LOG_NOTICE, "%s: namespace %u added on the target (%" PRIu64 " bytes)",
-			         fs->ns[nr].name, nsids[i], (uint64_t)atomic_load(&fs->ns[nr].size));
-			/* Whole before it is counted: the workers look it up by index. */
-			atomic_store(&fs->nr_ns, ++nr);
-		}
+	n = nvmefs_ctrl_ns_list(fs->ctrl, &nsids);
+	for (i = 0; i < n && nr < NVMEFS_MAX_NAMESPACES; i++) {
+		for (k = 0; k < nr && fs->ns[k].nsid != nsids[i]; k++)
+			;
+		if (k < nr || exp_ns_init(fs->ctrl, &fs->ns[nr], nsids[i], "nvmefs mount") < 0)
+			continue;
+		exp_logp(LOG_NOTICE, "%s: namespace %u added on the target (%" PRIu64 " bytes)",
+		         fs->ns[nr].name, nsids[i], (uint64_t)atomic_load(&fs->ns[nr].size));
+		/* Whole before it is counted: the workers look it up by index. */
+		atomic_store(&fs->nr_ns, ++nr);
 	}
-	scratch_put(&sc);
 }

@@ -44,7 +44,7 @@ tests/fuzz/fuzz_tcp: tests/fuzz/fuzz_tcp.c $(FUZZ_LIB_C)
 tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c src/fuse/fs_ops.c src/fuse/adapter.c src/fuse/ring.c src/export/log.c src/export/stats.c src/export/requests.c \
 		src/export/limits.c src/export/worker.c src/export/post.c \
 		src/export/parking.c \
-		src/fuse/namespaces.c src/common/histogram.c src/common/json.c src/common/status.c src/common/rkeys_json.c $(FUZZ_LIB_C)
+		src/fuse/namespaces.c src/export/ns_info.c src/common/histogram.c src/common/json.c src/common/status.c src/common/rkeys_json.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUSE3_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS) -lm
 

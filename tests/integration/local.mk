@@ -26,6 +26,10 @@ INTEGRATION_TESTS += \
 	tests/integration/test-connect-cycles.sh \
 	tests/integration/test-discover-persistent.sh
 
+# Issue #37 item 1: namespaces as ublk block devices.
+INTEGRATION_TESTS += \
+	tests/integration/test-ublk.sh
+
 # Hardening (issue #12): what a 32-bit count would cut short, on a namespace of over 2^32 blocks.
 INTEGRATION_TESTS += \
 	tests/integration/test-mount-zero-huge.sh

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 64M
+# testbed-boot: own
 # nvmefs in real OCI containers. First rootless crun: an ordinary user, with no capabilities, runs
 # crun; the container is a user namespace in which that user is root (uid 0 inside, the user
 # outside), in the host's network namespace (where the soft-RoCE netdev is: rdma_cm resolves the

@@ -124,6 +124,7 @@ expect_failure "perf: output not written" "writing the output failed: No space l
 	to_full "$NVMEFS" perf "${good[@]}" --time 1 -o json
 
 # Last: it takes the target's RDMA device away.
+testbed_retire
 rdma link delete rxe0 || fail "cannot remove the rxe0 link"
 expect_failure "no RDMA device" 'no RDMA device.*rdma_rxe' 6000 1 -- \
 	"$NVMEFS" discover -t rdma -a "$addr" -s "$port" "${to[@]}"

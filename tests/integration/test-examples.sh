@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # testbed: --subsystems 2 --ns-size 16M
+# testbed-boot: own
 # The API examples of contrib/examples: discover prints every record of the discovery log, as
 # nvme-cli finds them; readwrite writes and reads back through a buffer it registered itself, and
 # the kernel initiator reads the same bytes. The library as a user installs it is

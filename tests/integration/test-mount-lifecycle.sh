@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 32M
+# testbed-boot: own
 # The life of a mount:
 # - daemon mode: 'nvmefs mount --pidfile' returns once the mount is live, the pidfile holds the
 #   live daemon's PID; SIGTERM (with a write in flight) unmounts and removes the pidfile, and every

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 32M
+# testbed-boot: own
 # An ordinary user mounts a namespace, uses the file and unmounts it: nvmefs mount runs as that
 # user (no capabilities), mounts through the setuid fusermount3, and the user unmounts with
 # fusermount3 -u. The user needs read-write access to /dev/fuse and /dev/infiniband/* (given here

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 32M
+# testbed-boot: own
 # The Debian packages (deb/, from tests/check-dist) as an admin gets them: dpkg -i of nvmefs,
 # libnvmefs0 and libnvmefs-dev in the guest (its root is a throwaway overlay), then everything
 # from the installed paths only: /usr/bin/nvmefs linking /usr/lib/<multiarch>/libnvmefs.so.0,

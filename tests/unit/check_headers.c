@@ -16,6 +16,9 @@ size_t headers_wire_rdma_cm_size(void);
 size_t headers_wire_tcp_pdu_size(void);
 size_t headers_wire_auth_size(void);
 size_t headers_all_wire_size(void);
+size_t headers_error_size(void);
+size_t headers_transport_size(void);
+size_t headers_connect_opts_size(void);
 size_t headers_ctrl_size(void);
 size_t headers_identify_size(void);
 size_t headers_state_size(void);
@@ -46,7 +49,12 @@ int main(void)
 		return 1;
 	}
 	/* Each part of <nvmefs/nvmefs.h> alone declares what the whole does. */
-	if (headers_ctrl_size() != sizeof(struct nvmefs_connect_opts) + sizeof(struct nvmefs_rkey_stats) ||
+	if (headers_error_size() != sizeof(&nvmefs_errmsg) ||
+	    headers_transport_size() != sizeof(struct nvmefs_transport_info) +
+					sizeof(NVMEFS_TCP_DISCOVERY_TRSVCID) ||
+	    headers_connect_opts_size() != sizeof(struct nvmefs_connect_opts) +
+					   NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE ||
+	    headers_ctrl_size() != sizeof(struct nvmefs_connect_opts) + sizeof(struct nvmefs_rkey_stats) ||
 	    headers_identify_size() != sizeof(nvmefs_discovery_cb) + NVMEFS_NS_LIST_LEN * sizeof(uint32_t) ||
 	    headers_state_size() != sizeof(struct nvmefs_ctrl_status) + sizeof(nvmefs_ctrl_change_cb) ||
 	    headers_io_size() != sizeof(struct nvmefs_io_opts) + sizeof(struct nvmefs_ns_info) ||

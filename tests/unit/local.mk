@@ -44,6 +44,9 @@ HEADER_CHECK_SOURCES = \
 	tests/unit/check_headers.c \
 	tests/unit/headers_all.c \
 	tests/unit/headers_nvmefs.c \
+	tests/unit/headers_error.c \
+	tests/unit/headers_transport.c \
+	tests/unit/headers_connect_opts.c \
 	tests/unit/headers_ctrl.c \
 	tests/unit/headers_identify.c \
 	tests/unit/headers_state.c \
@@ -449,6 +452,20 @@ tests_unit_san_check_paths_SOURCES = $(tests_unit_check_paths_SOURCES)
 tests_unit_san_check_paths_CFLAGS = $(tests_unit_check_paths_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_paths_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
+
+# The daemon of mount and ublk add (src/cli/daemon.c): what the waiting parent says.
+check_PROGRAMS += tests/unit/check_daemon tests/unit/san/check_daemon
+UNIT_TESTS += tests/unit/check_daemon tests/unit/san/check_daemon
+tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c src/cli/daemon.c src/cli/daemon.h \
+	src/cli/paths_log.c src/cli/paths.c src/cli/cli.c src/cli/opts_connect.c \
+	src/cli/opts_config.c src/cli/util_parse.c src/cli/output.c src/common/json.c \
+	src/export/log.c
+tests_unit_check_daemon_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_check_daemon_LDADD = $(LIBNVMEFS_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
+tests_unit_san_check_daemon_SOURCES = $(tests_unit_check_daemon_SOURCES)
+tests_unit_san_check_daemon_CFLAGS = $(tests_unit_check_daemon_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_daemon_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_daemon_LDADD = $(LIBNVMEFS_SAN_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 # The NVMe/TCP transport against a scripted target on a loopback socket.
 TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp \

@@ -220,6 +220,18 @@ int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl)
 	return ctrl->rkey_per_io;
 }
 
+void nvmefs_ctrl_rkey_stats(const struct nvmefs_ctrl *ctrl, struct nvmefs_rkey_stats *st)
+{
+	struct nvmefs_ctrl *c = (struct nvmefs_ctrl *)ctrl;
+
+	st->per_io = ctrl->rkey_per_io;
+	st->bound = atomic_load_explicit(&c->rkeys.bound, memory_order_relaxed);
+	st->invalidated_by_target = atomic_load_explicit(&c->rkeys.invalidated_by_target,
+							 memory_order_relaxed);
+	st->invalidated_locally = atomic_load_explicit(&c->rkeys.invalidated_locally,
+						       memory_order_relaxed);
+}
+
 int nvmefs_ctrl_is_discovery(const struct nvmefs_ctrl *ctrl) { return ctrl->discovery; }
 const struct nvme_id_ctrl *nvmefs_ctrl_id(const struct nvmefs_ctrl *ctrl) { return &ctrl->id; }
 

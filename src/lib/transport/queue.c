@@ -165,18 +165,6 @@ void nvmefs_queue_key_bound(struct nvmefs_queue *q)
 	count_key(&q->ctrl->rkeys.bound);
 }
 
-void nvmefs_ctrl_rkey_stats(const struct nvmefs_ctrl *ctrl, struct nvmefs_rkey_stats *st)
-{
-	struct nvmefs_ctrl *c = (struct nvmefs_ctrl *)ctrl;
-
-	st->per_io = ctrl->rkey_per_io;
-	st->bound = atomic_load_explicit(&c->rkeys.bound, memory_order_relaxed);
-	st->invalidated_by_target = atomic_load_explicit(&c->rkeys.invalidated_by_target,
-							 memory_order_relaxed);
-	st->invalidated_locally = atomic_load_explicit(&c->rkeys.invalidated_locally,
-						       memory_order_relaxed);
-}
-
 int nvmefs_queue_response_inv(struct nvmefs_queue *q, const struct nvmefs_cqe *cqe,
 			      const uint32_t *invalidated)
 {

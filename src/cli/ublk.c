@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nvmefs ublk add|list|del: a subsystem's namespaces as ublk block devices
+ * (src/ublk/), served by a daemon as a mount is (daemon.c), listed and
+ * deleted as the ublk utilities do.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "../common/json.h"
+#include "../export/engine.h"
+#include "../ublk/devices.h"
+
+/* -i's default stops here, as mount's: each worker pins its buffers. */
+#define UBLK_AUTO_MAX_WORKERS 4
+
+struct add_args {
+	struct connect_args conn;
+	struct path_args paths;
+	struct nvmefs_ublk_opts ublk;
+	struct daemon_args d;
+};
+
+static void help(void)
+{
+	printf("Usage: nvmefs ublk add [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN [OPTIONS]\n"
+	       "       nvmefs ublk list [-o json]\n"
+	       "       nvmefs ublk del /dev/ublkbN|N|SUBNQN\n"
+	       "\n"
+	       "add: connect to the NVM subsystem SUBNQN and serve each of its active namespaces\n"
+	       "as a block device /dev/ublkbN through the kernel's ublk driver (ublk_drv; root),\n"
+	       "printing each device once it exists.  Runs as a daemon unless -f; it ends, and its\n"
+	       "devices go, on SIGTERM, SIGINT or SIGHUP or once 'del' removed them.\n"
+	       "list: the devices nvmefs serves.  del: remove a device, or every device of SUBNQN.\n"
+	       "\n"
+	       "Options of add:\n"
+	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
+	       "  -i, --nr-io-queues=N      I/O queues, one worker thread and ublk queue each\n"
+	       "                            (default: one per CPU this process may use, at most 4)\n"
+	       "  -Q, --queue-size=N        entries per I/O queue (default: enough for --iodepth)\n"
+	       "      --iodepth=N           requests each worker keeps in flight, shared by the\n"
+	       "                            devices (default 32)\n"
+	       "      --max-io=SIZE         largest request, a multiple of 4k from 4k to 1M\n"
+	       "                            (default 128k)\n"
+	       "      --io-timeout=MS       fail the controller when an I/O takes longer\n"
+	       "                            (default 30000)\n"
+	       "  -f, --foreground          stay in the foreground, log to stderr\n"
+	       "      --pidfile=FILE        write the daemon's PID to FILE once the devices exist\n"
+	       "  -o, --output-format=FMT   output format: normal (a device a line) or json\n"
+	       DAEMON_CONNECT_HELP, DAEMON_CONNECT_HELP_ARGS);
+}
+
+static void on_ready(void *arg, const char *out)
+{
+	struct add_args *a = arg;
+
+	daemon_ready(&a->d, out);
+}
+
+static int serve_devices(void *arg)
+{
+	struct add_args *a = arg;
+	struct nvmefs_subsys *subsys = NULL;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct nvmefs_io_opts io;
+	const char *(*why)(void) = nvmefs_ublk_errmsg;
+	int ret;
+
+	a->ublk.ready = on_ready;
+	a->ublk.ready_arg = a;
+	ret = nvmefs_ublk_check_memlock(&a->ublk, daemon_pinning_paths(&a->conn, &a->paths));
+	if (ret == 0) {
+		nvmefs_ublk_io_opts(&a->ublk, &io);
+		ret = daemon_connect(&a->conn, &a->paths, &io, "ublk add", &ctrl, &subsys, &why);
+	}
+	if (ret == 0) {
+		why = nvmefs_ublk_errmsg;
+		ret = nvmefs_ublk_run(ctrl, subsys, &a->ublk);
+	}
+	if (ret < 0) {
+		char msg[1100];
+
+		snprintf(msg, sizeof(msg), "nvmefs ublk add: %s\n", why());
+		daemon_fail(&a->d, msg);
+	}
+	daemon_disconnect(ctrl, subsys);
+	return ret < 0 ? EXIT_FAIL : EXIT_OK;
+}
+
+static int number(const char *cmd, const char *name, const char *value, unsigned int min,
+		  unsigned int max, unsigned int *out)
+{
+	uint64_t v;
+
+	if (parse_uint(value, min, max, &v))
+		return usage_error(cmd, "%s '%s' is not a number from %u to %u", name, value, min,
+				   max);
+	*out = (unsigned int)v;
+	return EXIT_OK;
+}
+
+static int add_option(struct add_args *a, int opt, const char *value)
+{
+	static const char *const cmd = "ublk add";
+	uint64_t v;
+
+	switch (opt) {
+	case 'n':
+		if (!*value)
+			return usage_error(cmd, "-n/--nqn needs a value, got an empty one");
+		a->conn.opts.subnqn = value;
+		return EXIT_OK;
+	case 'i':
+		return number(cmd, "-i/--nr-io-queues", value, 1, 64, &a->ublk.workers);
+	case 'Q':
+		return number(cmd, "-Q/--queue-size", value, 2, 4096, &a->ublk.queue_size);
+	case OPT_IODEPTH:
+		return number(cmd, "--iodepth", value, 1, NVMEFS_UBLK_MAX_DEPTH, &a->ublk.depth);
+	case OPT_IO_TIMEOUT:
+		return number(cmd, "--io-timeout", value, 1, NVMEFS_MAX_TIMEOUT_MS,
+			      &a->ublk.io_timeout_ms);
+	case OPT_MAX_IO:
+		if (parse_size(value, 4096, 1u << 20, &v) || v % 4096)
+			return usage_error(cmd, "--max-io %s: give a multiple of 4k from 4k to 1M",
+					   value);
+		a->ublk.max_io = v;
+		return EXIT_OK;
+	case 'f':
+		a->d.foreground = true;
+		return EXIT_OK;
+	case OPT_PIDFILE:
+		a->d.pidfile = value;
+		return EXIT_OK;
+	}
+	return EXIT_USAGE;
+}
+
+/* Without -i: one queue and worker per CPU, at most UBLK_AUTO_MAX_WORKERS. */
+static void choose_workers(struct add_args *a)
+{
+	cpu_set_t allowed;
+	int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) ? 1 : CPU_COUNT(&allowed);
+
+	a->ublk.workers = cpus < 1 ? 1 : cpus > UBLK_AUTO_MAX_WORKERS ? UBLK_AUTO_MAX_WORKERS
+									: (unsigned int)cpus;
+}
+
+static int ublk_add(int argc, char **argv)
+{
+	static const char *const cmd = "ublk add";
+	static const struct option longopts[] = {
+		DAEMON_LONGOPTS,
+		{ "output-format", required_argument, NULL, 'o' },
+		{ "max-io", required_argument, NULL, OPT_MAX_IO },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct add_args *a = calloc(1, sizeof(*a));
+	bool handled;
+	int opt, ret = EXIT_USAGE;
+
+	if (!a) {
+		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
+		return EXIT_FAIL;
+	}
+	connect_args_init(&a->conn);
+	path_args_init(&a->paths);
+	daemon_args_init(&a->d, cmd);
+	a->ublk.depth = 32;
+	a->ublk.max_io = 128u << 10;
+	a->ublk.io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS;
+	while ((opt = next_option(argc, argv, DAEMON_SHORTOPTS "o:", longopts)) != -1) {
+		if (opt == '?')
+			goto out;
+		ret = connect_args_option(&a->conn, cmd, opt, optarg, &handled);
+		if (!ret && !handled)
+			ret = path_args_option(&a->paths, cmd, opt, optarg, &handled);
+		if (!ret && !handled && opt == 'h') {
+			help();
+			ret = finish_output(cmd, EXIT_OK);
+			goto out;
+		}
+		if (!ret && !handled)
+			ret = add_option(a, opt, optarg);
+		if (ret)
+			goto out;
+	}
+	ret = EXIT_USAGE;
+	a->conn.multipath = path_args_multipath(&a->paths);
+	if (connect_args_check(&a->conn, cmd) || path_args_check(&a->paths, &a->conn, cmd))
+		goto out;
+	if (!a->conn.opts.subnqn) {
+		usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn ('nvmefs "
+			    "discover' lists them)");
+		goto out;
+	}
+	a->ublk.subnqn = a->conn.opts.subnqn;
+	a->ublk.json = a->conn.fmt == OUTPUT_JSON;
+	if (!a->ublk.workers)
+		choose_workers(a);
+	ret = daemon_prepare(&a->d, "nvmefs ublk add");
+	if (ret == EXIT_OK)
+		ret = daemon_run(&a->d, serve_devices, a);
+out:
+	daemon_done(&a->d);
+	free(a);
+	return ret;
+}
+
+/* A device a daemon recorded (serve.c), still served by it. */
+struct rec {
+	int id;
+	char nqn[256];
+	unsigned int nsid;
+	long pid;
+};
+
+/* Device @id's record, if the device exists and the daemon that recorded
+ * it still serves it: 0, else -ENOENT. */
+static int rec_read(int id, struct rec *r)
+{
+	struct nvmefs_ublk_info info;
+	char path[64];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", id);
+	f = fopen(path, "re");
+	if (!f)
+		return -ENOENT;
+	n = fscanf(f, "%255s %u %ld", r->nqn, &r->nsid, &r->pid);
+	fclose(f);
+	r->id = id;
+	if (n != 3 || nvmefs_ublk_dev_info(id, &info) < 0 || info.pid != r->pid)
+		return -ENOENT;
+	return 0;
+}
+
+/* Every recorded device, by id; *@nr of them. */
+static struct rec *rec_all(unsigned int *nr)
+{
+	DIR *dir = opendir(NVMEFS_UBLK_RUN_DIR);
+	struct rec *all = NULL, *grown;
+	struct dirent *de;
+	unsigned int n = 0;
+	int64_t id;
+
+	*nr = 0;
+	while (dir && (de = readdir(dir))) {
+		if (parse_int(de->d_name, 0, INT32_MAX, &id))
+			continue;
+		grown = realloc(all, (n + 1) * sizeof(*all));
+		if (!grown)
+			break;
+		all = grown;
+		if (rec_read((int)id, &all[n]) == 0)
+			n++;
+	}
+	if (dir)
+		closedir(dir);
+	*nr = n;
+	return all;
+}
+
+static int ublk_list(int argc, char **argv)
+{
+	static const char *const cmd = "ublk list";
+	static const struct option longopts[] = {
+		{ "output-format", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum output_format fmt = OUTPUT_NORMAL;
+	struct rec *all;
+	unsigned int n;
+	struct json j;
+	char path[32];
+	int opt;
+
+	while ((opt = next_option(argc, argv, ":o:h", longopts)) != -1) {
+		if (opt == '?')
+			return EXIT_USAGE;
+		if (opt == 'h') {
+			help();
+			return finish_output(cmd, EXIT_OK);
+		}
+		if (output_format_parse(optarg, &fmt))
+			return usage_error(cmd, "-o/--output-format '%s' is not a format: use "
+					   "'normal' or 'json'", optarg);
+	}
+	all = rec_all(&n);
+	if (fmt == OUTPUT_JSON) {
+		json_init(&j, stdout);
+		json_object_begin(&j, NULL);
+		json_array_begin(&j, "Devices");
+	} else {
+		printf("%-16s %-8s %-10s %s\n", "Node", "Namespace", "PID", "SubsystemNQN");
+		printf("%-16s %-8s %-10s %s\n", "----------------", "---------", "----------",
+		       "------------------------------------");
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "/dev/ublkb%d", all[i].id);
+		if (fmt != OUTPUT_JSON) {
+			printf("%-16s %-9u %-10ld %s\n", path, all[i].nsid, all[i].pid, all[i].nqn);
+			continue;
+		}
+		json_object_begin(&j, NULL);
+		json_string(&j, "DevicePath", path);
+		json_string(&j, "SubsystemNQN", all[i].nqn);
+		json_uint(&j, "NameSpace", all[i].nsid);
+		json_int(&j, "PID", all[i].pid);
+		json_object_end(&j);
+	}
+	if (fmt == OUTPUT_JSON) {
+		json_array_end(&j);
+		json_object_end(&j);
+		putchar('\n');
+	}
+	free(all);
+	return finish_output(cmd, EXIT_OK);
+}
+
+/* Device @id goes: STOP_DEV and DEL_DEV, which its daemon answers by
+ * letting go of it (and ending once it serves no other). */
+static int del_one(int id)
+{
+	int ret = nvmefs_ublk_dev_del(id);
+
+	if (ret < 0) {
+		fprintf(stderr, "nvmefs ublk del: deleting /dev/ublkb%d failed: %s%s\n", id,
+			strerror(-ret), ret == -EPERM || ret == -EACCES ? ": run as root" : "");
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int ublk_del(int argc, char **argv)
+{
+	static const char *const cmd = "ublk del";
+	const char *what, *num;
+	struct rec *all, r;
+	unsigned int n, found = 0;
+	int64_t id;
+	int ret = EXIT_OK;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		help();
+		return finish_output(cmd, EXIT_OK);
+	}
+	if (argc != 2 || argv[1][0] == '-')
+		return usage_error(cmd, "give one device (/dev/ublkbN or N) or one subsystem NQN");
+	what = argv[1];
+	num = !strncmp(what, "/dev/ublkb", 10) ? what + 10 : what;
+	if (strncmp(what, "nqn.", 4)) {
+		if (parse_int(num, 0, INT32_MAX, &id))
+			return usage_error(cmd, "'%s' is neither a ublk device (/dev/ublkbN or N) nor "
+					   "an NQN", what);
+		if (rec_read((int)id, &r) < 0) {
+			fprintf(stderr, "nvmefs %s: /dev/ublkb%d is not a device nvmefs serves: "
+				"'nvmefs ublk list' lists them\n", cmd, (int)id);
+			return EXIT_FAIL;
+		}
+		return del_one((int)id);
+	}
+	all = rec_all(&n);
+	for (unsigned int i = 0; i < n; i++) {
+		if (strcmp(all[i].nqn, what))
+			continue;
+		found++;
+		if (del_one(all[i].id))
+			ret = EXIT_FAIL;
+	}
+	free(all);
+	if (!found) {
+		fprintf(stderr, "nvmefs %s: no device nvmefs serves is of %s: 'nvmefs ublk list' "
+			"lists them\n", cmd, what);
+		return EXIT_FAIL;
+	}
+	return ret;
+}
+
+int cmd_ublk(int argc, char **argv)
+{
+	/* Each named as its messages name it. */
+	static const struct command subs[] = {
+		{ "add", "ublk add", ublk_add },
+		{ "list", "ublk list", ublk_list },
+		{ "del", "ublk del", ublk_del },
+	};
+
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		help();
+		return finish_output("ublk", EXIT_OK);
+	}
+	for (size_t i = 0; argc >= 2 && i < sizeof(subs) / sizeof(subs[0]); i++)
+		if (!strcmp(argv[1], subs[i].name)) {
+			argv[1] = (char *)subs[i].summary;
+			optind = 1;
+			return subs[i].fn(argc - 1, argv + 1);
+		}
+	return usage_error("ublk", argc < 2 ? "give add, list or del"
+				   : "'%s' is not add, list or del", argc < 2 ? "" : argv[1]);
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * nvmefs_ublk_run(): the namespaces' block devices added, their queues'
+ * threads started, the devices started once every tag is fetched, and on
+ * the way out stopped (which ends the queues once their I/O is done) and
+ * deleted.  Each device is recorded under NVMEFS_UBLK_RUN_DIR for list
+ * and del.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "ublk_priv.h"
+#include "../common/json.h"
+
+const char *nvmefs_ublk_errmsg(void)
+{
+	return exp_errmsg();
+}
+
+/* Written by a SIGINT, SIGTERM or SIGHUP, whichever thread takes it. */
+static int sig_fd = -1;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	eventfd_write(sig_fd, 1);
+}
+
+static struct exp_opts engine_opts(const struct nvmefs_ublk_opts *opts)
+{
+	return (struct exp_opts){ .workers = opts->workers, .depth = opts->depth,
+				  .max_io = opts->max_io };
+}
+
+void nvmefs_ublk_io_opts(const struct nvmefs_ublk_opts *opts, struct nvmefs_io_opts *io)
+{
+	struct exp_opts eo = engine_opts(opts);
+
+	exp_io_opts(&eo, opts->queue_size, opts->io_timeout_ms, io);
+}
+
+int nvmefs_ublk_check_memlock(const struct nvmefs_ublk_opts *opts, unsigned int rdma_paths)
+{
+	struct exp_opts eo = engine_opts(opts);
+	char sum[200], paths[64] = "";
+
+	if (rdma_paths > 1)
+		snprintf(paths, sizeof(paths), " on each of %u RDMA paths", rdma_paths);
+	snprintf(sum, sizeof(sum), "%u queues x --iodepth %u x (--max-io %zu KiB + 16 KiB)%s",
+		 opts->workers, opts->depth, opts->max_io >> 10, paths);
+	return exp_check_memlock(exp_pinned_need(&eo, rdma_paths, 0, 0), sum,
+				 "-i, --iodepth, --max-io");
+}
+
+/* The namespaces the devices serve: those with a block size the engine
+ * serves (the others are told and left out). */
+static int scan(struct ublk_server *s, struct nvmefs_ctrl *ctrl)
+{
+	const uint32_t *nsids;
+	unsigned int n = nvmefs_ctrl_ns_list(ctrl, &nsids);
+	int ret;
+
+	s->dev = calloc(n ? n : 1, sizeof(*s->dev));
+	if (!s->dev)
+		return exp_error(-ENOMEM, "out of memory");
+	for (unsigned int i = 0; i < n; i++) {
+		struct ublk_dev *d = &s->dev[s->nr_dev];
+
+		ret = exp_ns_init(ctrl, &d->ns, nsids[i], "nvmefs ublk");
+		if (ret == -EPROTO || ret == -EOPNOTSUPP || ret == -ENODEV) {
+			exp_logp(LOG_WARNING, "namespace %u is not served: %s", nsids[i],
+				 exp_errmsg());
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		d->id = -1;
+		d->cdev = -1;
+		s->nr_dev++;
+	}
+	if (!s->nr_dev)
+		return exp_error(-ENODEV, "%s has no active namespace nvmefs ublk can serve: attach "
+				 "one on the target, or check the NQN ('nvmefs identify' lists "
+				 "them)", s->opts->subnqn);
+	if (s->nr_dev > s->opts->depth)
+		return exp_error(-EINVAL, "%u namespaces need --iodepth %u at least (each device's "
+				 "queue takes a share of it): raise --iodepth", s->nr_dev,
+				 s->nr_dev);
+	s->depth = s->opts->depth / s->nr_dev;
+	return 0;
+}
+
+static int ctrl_error(int ret, const char *what)
+{
+	if (ret == -ENOENT)
+		return exp_error(ret, "%s failed: /dev/ublk-control does not exist: load the ublk "
+				 "driver (modprobe ublk_drv) and run as root", what);
+	if (ret == -EPERM || ret == -EACCES)
+		return exp_error(ret, "%s failed: %s: ublk devices need root (CAP_SYS_ADMIN)", what,
+				 strerror(-ret));
+	return exp_error(ret, "%s failed: %s", what, strerror(-ret));
+}
+
+/* The char device appears once ADD_DEV returns (devtmpfs), or a moment
+ * later where udev makes it. */
+static int open_cdev(struct ublk_dev *d)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/dev/ublkc%d", d->id);
+	for (int i = 0; i < 100; i++) {
+		d->cdev = open(path, O_RDWR | O_CLOEXEC);
+		if (d->cdev >= 0 || errno != ENOENT)
+			break;
+		usleep(10000);
+	}
+	if (d->cdev < 0)
+		return exp_error(-errno, "opening %s failed: %s", path, strerror(errno));
+	return 0;
+}
+
+static int add_dev(struct ublk_server *s, struct ublk_dev *d)
+{
+	struct ublksrv_ctrl_dev_info info = {
+		.nr_hw_queues = (uint16_t)s->nr_q,
+		.queue_depth = (uint16_t)s->depth,
+		.max_io_buf_bytes = (uint32_t)s->opts->max_io,
+		.dev_id = (uint32_t)-1,
+		.ublksrv_pid = getpid(),
+		.flags = UBLK_F_USER_COPY | UBLK_F_CMD_IOCTL_ENCODE,
+	};
+	uint64_t size = atomic_load(&d->ns.size);
+	struct ublk_params p = {
+		.len = sizeof(p),
+		.types = UBLK_PARAM_TYPE_BASIC | UBLK_PARAM_TYPE_DISCARD,
+		.basic = {
+			/* Writes are acknowledged before they are durable: the
+			 * block layer sends flushes, which go to the target. */
+			.attrs = UBLK_ATTR_VOLATILE_CACHE,
+			.logical_bs_shift = d->ns.lba_shift,
+			.physical_bs_shift = d->ns.lba_shift,
+			.io_min_shift = d->ns.lba_shift,
+			.io_opt_shift = d->ns.lba_shift,
+			.max_sectors = (uint32_t)(s->opts->max_io >> 9),
+			.dev_sectors = size >> 9,
+		},
+		.discard = {
+			.discard_granularity = d->ns.lba_size,
+			.max_discard_sectors = UINT32_MAX >> 9,
+			.max_write_zeroes_sectors = UINT32_MAX >> 9,
+			.max_discard_segments = 1,
+		},
+	};
+	int ret;
+
+	ret = ublk_ctrl_cmd(UBLK_U_CMD_ADD_DEV, -1, &info, sizeof(info), 0);
+	if (ret < 0)
+		return ctrl_error(ret, "adding a ublk device");
+	d->id = (int)info.dev_id;
+	ret = ublk_ctrl_cmd(UBLK_U_CMD_SET_PARAMS, d->id, &p, sizeof(p), 0);
+	if (ret < 0)
+		return ctrl_error(ret, "setting the ublk device's size and limits");
+	return open_cdev(d);
+}
+
+/* What list and del read of device @d: the subsystem, namespace and daemon. */
+static void record(struct ublk_server *s, const struct ublk_dev *d)
+{
+	char path[64];
+	FILE *f;
+
+	mkdir("/run/nvmefs", 0755);
+	mkdir(NVMEFS_UBLK_RUN_DIR, 0755);
+	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
+	f = fopen(path, "we");
+	if (!f || fprintf(f, "%s\n%u\n%ld\n", s->opts->subnqn, d->ns.nsid, (long)getpid()) < 0 ||
+	    fclose(f))
+		exp_logp(LOG_WARNING, "recording ublkb%d in %s failed: %m: nvmefs ublk list will "
+			 "not show it", d->id, path);
+}
+
+static void unrecord(const struct ublk_dev *d)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
+	unlink(path);
+}
+
+/* What `ublk add` prints: the devices, a line each, or as JSON (nvme
+ * list's keys where they mean the same). */
+static char *devices_text(const struct ublk_server *s)
+{
+	char *out = NULL, path[32];
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	struct json j;
+
+	if (!f)
+		return NULL;
+	json_init(&j, f);
+	if (s->opts->json) {
+		json_object_begin(&j, NULL);
+		json_array_begin(&j, "Devices");
+	}
+	for (unsigned int i = 0; i < s->nr_dev; i++) {
+		const struct ublk_dev *d = &s->dev[i];
+
+		snprintf(path, sizeof(path), "/dev/ublkb%d", d->id);
+		if (!s->opts->json) {
+			fprintf(f, "%s\n", path);
+			continue;
+		}
+		json_object_begin(&j, NULL);
+		json_string(&j, "DevicePath", path);
+		json_string(&j, "SubsystemNQN", s->opts->subnqn);
+		json_uint(&j, "NameSpace", d->ns.nsid);
+		json_uint(&j, "PhysicalSize", atomic_load(&d->ns.size));
+		json_uint(&j, "SectorSize", d->ns.lba_size);
+		json_object_end(&j);
+	}
+	if (s->opts->json) {
+		json_array_end(&j);
+		json_object_end(&j);
+		fputc('\n', f);
+	}
+	if (fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static int start(struct ublk_server *s)
+{
+	int ret;
+
+	for (unsigned int i = 0; i < s->nr_dev; i++) {
+		ret = add_dev(s, &s->dev[i]);
+		if (ret < 0)
+			return ret;
+	}
+	for (unsigned int i = 0; i < s->nr_q; i++) {
+		ret = ublk_queue_start(s, i);
+		if (ret < 0)
+			return ret;
+	}
+	/* START_DEV waits until every tag is fetched: a queue that could not
+	 * fetch would hold it forever. */
+	for (unsigned int i = 0; i < s->nr_q; i++) {
+		while (!atomic_load(&s->q[i].fetching))
+			usleep(1000);
+		if (s->q[i].error)
+			return s->q[i].error;
+	}
+	for (unsigned int i = 0; i < s->nr_dev; i++) {
+		ret = ublk_ctrl_cmd(UBLK_U_CMD_START_DEV, s->dev[i].id, NULL, 0,
+				    (uint64_t)getpid());
+		if (ret < 0)
+			return ctrl_error(ret, "starting the ublk device");
+		s->dev[i].started = true;
+		record(s, &s->dev[i]);
+	}
+	return 0;
+}
+
+/* Until a signal, or until every queue ended (every device deleted). */
+static void wait_end(struct ublk_server *s)
+{
+	struct pollfd pfd[2] = { { .fd = sig_fd, .events = POLLIN },
+				 { .fd = s->ended_fd, .events = POLLIN } };
+	unsigned int ended = 0;
+	eventfd_t n;
+
+	while (ended < s->nr_q) {
+		if (poll(pfd, 2, -1) < 0)
+			continue;
+		if (pfd[0].revents)
+			return;
+		if (pfd[1].revents && eventfd_read(s->ended_fd, &n) == 0)
+			ended += (unsigned int)n;
+	}
+}
+
+static void stop(struct ublk_server *s)
+{
+	/* Workers whose thread never started: the others' drain does not
+	 * wait for them. */
+	for (unsigned int i = 0; i < s->nr_q; i++)
+		if (!s->q[i].running)
+			exp_worker_abandon(exp_worker(s->e, i));
+	/* STOP_DEV lets the I/O in flight end, then aborts the queues'
+	 * commands, which ends their threads. */
+	for (unsigned int i = 0; i < s->nr_dev; i++)
+		if (s->dev[i].id >= 0)
+			ublk_ctrl_cmd(UBLK_U_CMD_STOP_DEV, s->dev[i].id, NULL, 0, 0);
+	for (unsigned int i = 0; i < s->nr_q; i++)
+		ublk_queue_join(&s->q[i]);
+	for (unsigned int i = 0; i < s->nr_dev; i++) {
+		struct ublk_dev *d = &s->dev[i];
+
+		if (d->cdev >= 0)
+			close(d->cdev);
+		if (d->id < 0)
+			continue;
+		ublk_ctrl_cmd(UBLK_U_CMD_DEL_DEV, d->id, NULL, 0, 0);
+		unrecord(d);
+		if (d->started)
+			exp_logp(LOG_INFO, "/dev/ublkb%d removed", d->id);
+	}
+}
+
+int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
+		    const struct nvmefs_ublk_opts *opts)
+{
+	struct ublk_server s = { .opts = opts, .ended_fd = -1 };
+	struct exp_opts eo = engine_opts(opts);
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t sigs, old;
+	char *out;
+	int ret;
+
+	sig_fd = eventfd(0, EFD_CLOEXEC);
+	s.ended_fd = eventfd(0, EFD_CLOEXEC);
+	if (sig_fd < 0 || s.ended_fd < 0) {
+		ret = exp_error(-errno, "setting up the daemon's events failed: %s", strerror(errno));
+		goto out;
+	}
+	ret = scan(&s, ctrl);
+	if (ret == 0)
+		ret = exp_create(subsys, &eo, &ublk_exp_ops, &s, &s.e);
+	if (ret < 0)
+		goto out;
+	s.nr_q = exp_nr_workers(s.e);
+	s.q = calloc(s.nr_q, sizeof(*s.q));
+	if (!s.q) {
+		ret = exp_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (unsigned int i = 0; i < s.nr_q; i++)
+		s.q[i].epfd = -1;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* The queues' threads take no signal, which would only interrupt their waits. */
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	sigaddset(&sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	s.iod_len = ((size_t)s.depth * sizeof(struct ublksrv_io_desc) +
+		     (size_t)sysconf(_SC_PAGESIZE) - 1) & ~((size_t)sysconf(_SC_PAGESIZE) - 1);
+	ret = start(&s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret == 0) {
+		out = devices_text(&s);
+		for (unsigned int i = 0; i < s.nr_dev; i++)
+			exp_logp(LOG_INFO, "serving namespace %u of %s as /dev/ublkb%d",
+				 s.dev[i].ns.nsid, opts->subnqn, s.dev[i].id);
+		if (opts->ready)
+			opts->ready(opts->ready_arg, out ? out : "");
+		free(out);
+		wait_end(&s);
+	}
+	stop(&s);
+	if (ret == 0)
+		ret = exp_failed(s.e);
+out:
+	if (s.e) {
+		for (unsigned int i = 0; !s.q && i < exp_nr_workers(s.e); i++)
+			exp_worker_abandon(exp_worker(s.e, i));
+		exp_destroy(s.e);
+	}
+	free(s.q);
+	free(s.dev);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (sig_fd >= 0)
+		close(sig_fd);
+	sig_fd = -1;
+	if (s.ended_fd >= 0)
+		close(s.ended_fd);
+	return ret;
+}

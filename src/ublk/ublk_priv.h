@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Shared by the ublk front end's files: serve.c (the devices' life),
+ * queue.c (a worker's thread serving its queue of every device) and
+ * ctrl.c (the control device).
+ */
+#ifndef NVMEFS_UBLK_PRIV_H
+#define NVMEFS_UBLK_PRIV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "uapi.h"
+#include "devices.h"
+#include "../export/engine.h"
+
+/* One control command on device @dev_id (-1: a new one) with @len bytes at
+ * @buf and data[0] @data0: 0 or -errno. */
+int ublk_ctrl_cmd(unsigned int op, int dev_id, void *buf, size_t len, uint64_t data0);
+
+struct ublk_queue;
+
+/* A request slot of one device's queue: the cookie of its I/O. */
+struct ublk_tag {
+	struct ublk_queue *q;
+	struct ublk_dev *d;
+	uint16_t tag;
+	/* Its fetch ended with UBLK_IO_RES_ABORT: the queue is going. */
+	bool aborted;
+};
+
+/* A namespace's block device. */
+struct ublk_dev {
+	struct exp_ns ns;
+	int id;			/* /dev/ublkbN; -1 before ADD_DEV */
+	int cdev;		/* /dev/ublkcN */
+	bool started;
+	/* Worker threads still holding its queues' mappings: the last to let
+	 * go closes cdev, which lets DEL_DEV finish. */
+	atomic_uint queues_live;
+};
+
+/* A worker's queue of every device, served on its own thread. */
+struct ublk_queue {
+	struct ublk_server *s;
+	unsigned int idx;
+	struct exp_worker *w;
+	pthread_t thread;
+	bool running;		/* its thread was started */
+	int epfd;
+	/* Per device: its descriptors of this queue's requests (mmapped), its
+	 * tags, how many of them are aborted. */
+	struct ublksrv_io_desc **iod;
+	struct ublk_tag **tags;
+	unsigned int *nr_aborted;
+	unsigned int devs_left;
+	/* Set once the thread's FETCH_REQs are in: START_DEV may go. */
+	atomic_bool fetching;
+	int error;
+};
+
+struct ublk_server {
+	struct exp *e;
+	const struct nvmefs_ublk_opts *opts;
+	struct ublk_dev *dev;
+	unsigned int nr_dev;
+	unsigned int depth;	/* per device and queue */
+	size_t iod_len;		/* the mmapped descriptors of one queue */
+	/* Written by each queue's thread as it ends. */
+	int ended_fd;
+	struct ublk_queue *q;
+	unsigned int nr_q;
+};
+
+/* Starts queue @i's thread; 0 or -errno with exp_error(). */
+int ublk_queue_start(struct ublk_server *s, unsigned int i);
+/* Waits for it to end (every device's queue aborted, or a stop). */
+void ublk_queue_join(struct ublk_queue *q);
+
+extern const struct exp_ops ublk_exp_ops;
+
+#endif /* NVMEFS_UBLK_PRIV_H */
