@@ -12,10 +12,13 @@
  * --with-fio=DIR); fio checks FIO_IOOPS_VERSION when it loads the engine.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fio.h>
 #include <optgroup.h>
@@ -96,7 +99,6 @@ static int engine_queue(struct thread_data *td, struct nvmefs_ctrl *ctrl, unsign
 {
 	const struct engine_opts *o = td->eo;
 	struct nvmefs_io_opts io;
-	const char *what = "creating the I/O queue";
 	int ret;
 
 	nvmefs_io_opts_init(&io);
@@ -106,19 +108,24 @@ static int engine_queue(struct thread_data *td, struct nvmefs_ctrl *ctrl, unsign
 	if (depth + 1 > io.queue_size)
 		io.queue_size = depth + 1;
 	ret = nvmefs_ctrl_create_io_queues(ctrl, &io);
-	if (!ret) {
-		what = "namespace";
-		ret = nvmefs_ns_info(ctrl, o->nsid, ns);
+	if (ret) {
+		log_err(ENGINE ": job %s: creating an I/O queue of %u entries: %s\n", td->o.name,
+			io.queue_size, nvmefs_errmsg());
+		return ret;
 	}
-	if (!ret && (ns->lba_size < 512 || (ns->lba_size & (ns->lba_size - 1)))) {
+	/* The library's message names the namespace and says why it cannot serve. */
+	ret = nvmefs_ns_info(ctrl, o->nsid, ns);
+	if (ret) {
+		log_err(ENGINE ": job %s: %s\n", td->o.name, nvmefs_errmsg());
+		return ret;
+	}
+	if (ns->lba_size < 512 || (ns->lba_size & (ns->lba_size - 1))) {
 		log_err(ENGINE ": job %s: namespace %u has %u-byte blocks: only a power of two"
-			" from 512 is served\n", td->o.name, o->nsid, ns->lba_size);
+			" from 512 is served: give another namespace\n", td->o.name, o->nsid,
+			ns->lba_size);
 		return -EINVAL;
 	}
-	if (ret)
-		log_err(ENGINE ": job %s: %s %u: %s\n", td->o.name, what, o->nsid,
-			nvmefs_errmsg());
-	return ret;
+	return 0;
 }
 
 static void engine_free(struct engine *e)
@@ -132,36 +139,125 @@ static void engine_free(struct engine *e)
 }
 
 /*
- * fio asks for the files' sizes before the job starts, in fio's main process
- * when the job runs as a process: this connection only reads the namespace's
- * size and goes, and the job connects its own in init.
+ * Reads the namespace's geometry over a connection of a child process's own.
+ * fio asks for the files' sizes in its main process, then forks each job that
+ * runs as a process; an RDMA device opened before the fork is not usable in
+ * the job (the verbs descriptor it inherits refuses a process with other
+ * credentials than its opener's, EACCES) and librdmacm, which keeps its
+ * devices open for the life of the process, would hand it that one.  So the
+ * main process never touches RDMA: the child connects, reads, and goes.
  */
+static int engine_probe(struct thread_data *td, struct nvmefs_ns_info *ns)
+{
+	struct nvmefs_ctrl *ctrl = NULL;
+	size_t got = 0;
+	int fds[2], status = 0, ret;
+	pid_t pid = -1;
+
+	if (!pipe(fds)) {
+		pid = fork();
+		if (pid < 0) {
+			ret = errno;
+			close(fds[0]);
+			close(fds[1]);
+			errno = ret;
+		}
+	}
+	if (pid < 0) {
+		ret = -errno;
+		log_err(ENGINE ": job %s: starting the process that reads the namespace's size: %s:"
+			" free memory or processes and run the job again\n", td->o.name, strerror(-ret));
+		return ret;
+	}
+	if (!pid) {
+		close(fds[0]);
+		ret = engine_connect(td, &ctrl);
+		if (!ret)
+			ret = engine_queue(td, ctrl, 1, ns);
+		nvmefs_ctrl_disconnect(ctrl);
+		/* _exit: what fio's stdio holds is the main process's to print. */
+		_exit(ret || write(fds[1], ns, sizeof(*ns)) != (ssize_t)sizeof(*ns));
+	}
+	close(fds[1]);
+	while (got < sizeof(*ns)) {
+		ssize_t n = read(fds[0], (char *)ns + got, sizeof(*ns) - got);
+
+		if (n > 0)
+			got += (size_t)n;
+		else if (!n || errno != EINTR)
+			break;
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (got == sizeof(*ns))
+		return 0;
+	/* A child that exited 1 said why; one that a signal ended could not. */
+	if (WIFSIGNALED(status))
+		log_err(ENGINE ": job %s: the process that reads the namespace's size was killed by"
+			" signal %d\n", td->o.name, WTERMSIG(status));
+	return -EIO;
+}
+
+/* fio asks for the files' sizes before the job starts: in fio's main process
+ * (engine_probe), or after init when the job sets create_serialize=0. */
 static int engine_setup(struct thread_data *td)
 {
 	struct engine *e = td->io_ops_data;
-	struct nvmefs_ctrl *ctrl = e ? e->ctrl : NULL;
 	struct nvmefs_ns_info ns;
 	struct fio_file *f;
 	unsigned int i;
-	int ret = 0;
+	int ret;
 
-	if (!e) {
-		ret = engine_connect(td, &ctrl);
-		if (!ret)
-			ret = engine_queue(td, ctrl, 1, &ns);
+	if (e) {
+		ret = nvmefs_ns_info(e->ctrl, e->nsid, &ns);
+		if (ret)
+			log_err(ENGINE ": job %s: %s\n", td->o.name, nvmefs_errmsg());
 	} else {
-		ret = nvmefs_ns_info(ctrl, e->nsid, &ns);
+		ret = engine_probe(td, &ns);
 	}
-	if (!ret) {
-		for_each_file(td, f, i) {
-			f->filetype = FIO_TYPE_BLOCK;
-			f->real_file_size = ns.nlb * ns.lba_size;
-			fio_file_set_size_known(f);
-		}
+	/* The target's block count, times a block size that engine_queue bounded to 2^31. */
+	if (!ret && ns.nlb > UINT64_MAX / ns.lba_size) {
+		log_err(ENGINE ": job %s: namespace %u claims %llu blocks of %u bytes, more than"
+			" 2^64 bytes: the target is wrong\n", td->o.name, ns.nsid,
+			(unsigned long long)ns.nlb, ns.lba_size);
+		ret = -EINVAL;
 	}
-	if (!e)
-		nvmefs_ctrl_disconnect(ctrl);
-	return ret ? 1 : 0;
+	if (ret)
+		return 1;
+	for_each_file(td, f, i) {
+		f->filetype = FIO_TYPE_BLOCK;
+		f->real_file_size = ns.nlb * ns.lba_size;
+		fio_file_set_size_known(f);
+	}
+	return 0;
+}
+
+/* Refuses at the start, in one line, the sizes and offsets the namespace cannot take, rather
+ * than failing the job's first I/O that has one. */
+static int engine_check_sizes(struct thread_data *td, uint32_t nsid, uint32_t lba_size)
+{
+	static const char *const names[] = { "read", "write", "trim" };
+	const struct thread_options *t = &td->o;
+	const bool used[] = { td_read(td), td_write(td), td_trim(td) };
+	unsigned int d;
+
+	for (d = DDIR_READ; d <= DDIR_TRIM; d++) {
+		if (!used[d] || !((t->min_bs[d] | t->max_bs[d] | t->ba[d]) & (lba_size - 1)))
+			continue;
+		log_err(ENGINE ": job %s: %s sizes %llu to %llu (blockalign %llu) are not whole"
+			" %u-byte blocks of namespace %u: give bs and blockalign in multiples of %u\n",
+			t->name, names[d], t->min_bs[d], t->max_bs[d], t->ba[d], lba_size, nsid,
+			lba_size);
+		return -EINVAL;
+	}
+	if ((t->start_offset | t->offset_increment) & (lba_size - 1)) {
+		log_err(ENGINE ": job %s: offset %llu (increment %llu) is not on a %u-byte block of"
+			" namespace %u: give offsets in multiples of %u\n", t->name, t->start_offset,
+			t->offset_increment, lba_size, nsid, lba_size);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 static int engine_init(struct thread_data *td)
@@ -178,7 +274,8 @@ static int engine_init(struct thread_data *td)
 			td->o.iodepth);
 		goto fail;
 	}
-	if (engine_connect(td, &e->ctrl) || engine_queue(td, e->ctrl, td->o.iodepth, &ns))
+	if (engine_connect(td, &e->ctrl) || engine_queue(td, e->ctrl, td->o.iodepth, &ns) ||
+	    engine_check_sizes(td, o->nsid, ns.lba_size))
 		goto fail;
 	e->ioq = nvmefs_ctrl_io_queue(e->ctrl, 0);
 	e->nsid = o->nsid;
@@ -289,6 +386,10 @@ static int engine_getevents(struct thread_data *td, unsigned int min, unsigned i
 		ret = nvmefs_ioq_poll(e->ioq, e->poll || !limit_ms ? 0 : EVENT_WAIT_MS);
 		if (ret < 0)
 			break;
+		/* A poller that found nothing lets runnable work have the CPU, as
+		 * nvmefs perf's does: with soft-RoCE that is the very I/O it waits for. */
+		if (!ret && e->poll)
+			sched_yield();
 		if (limit_ms > 0 && mtime_since_now(&start) >= (unsigned long long)limit_ms)
 			break;
 	} while (e->nr_done < min && limit_ms);
