@@ -2,7 +2,7 @@
 # ./configure --with-fio=DIR (contrib/fetch-fio-source), against that fio's headers.
 # Paths are from the top.
 
-EXTRA_DIST += src/fio/engine.c
+EXTRA_DIST += src/fio/engine.c man/nvmefs-fio.7
 
 if FIO_ENGINE
 # A module fio dlopens by path, not a library: no lib prefix, no version.
@@ -15,6 +15,8 @@ src_fio_fio_nvmefs_la_CPPFLAGS = $(AM_CPPFLAGS) -isystem $(FIO_SRC) \
 # fio's own symbols (log_err, fio_gettime) come from the fio that loads it.
 src_fio_fio_nvmefs_la_LDFLAGS = -module -avoid-version -shared
 src_fio_fio_nvmefs_la_LIBADD = src/lib/libnvmefs.la
+# Its page is installed with it.
+dist_man_MANS += man/nvmefs-fio.7
 endif
 
 # libtool's archive is of no use to fio (and, without the engine, not there).
