@@ -19,6 +19,9 @@ src_fio_fio_nvmefs_la_LIBADD = src/lib/libnvmefs.la
 dist_man_MANS += man/nvmefs-fio.7
 endif
 
-# libtool's archive is of no use to fio (and, without the engine, not there).
+# libtool's archive is of no use to fio (and, without the engine, not there); without it,
+# libtool's uninstall does not know the module, which goes by name.
 install-exec-hook:
 	rm -f $(DESTDIR)$(pkglibdir)/fio-nvmefs.la
+uninstall-hook:
+	rm -f $(DESTDIR)$(pkglibdir)/fio-nvmefs.so
