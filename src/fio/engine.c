@@ -3,8 +3,8 @@
  * fio-nvmefs.so: an fio external ioengine that runs a job's I/O straight on
  * libnvmefs (ioengine=external:/usr/lib/.../nvmefs/fio-nvmefs.so).  Each fio
  * job (thread or process) connects a controller of its own with one I/O
- * queue, so jobs share nothing on the I/O path, as nvmefs perf's threads
- * don't.  fio's I/O buffers are registered once and used in place: the data
+ * queue, so that jobs share nothing on the I/O path, as nvmefs perf's
+ * threads share nothing.  fio's I/O buffers are registered once and used in place: the data
  * moves between them and the target with no copy.  The job's filename only
  * names the job's file: every file is the namespace nsid= names.
  *
