@@ -10,7 +10,9 @@
 # (`make bench-mount`).  The testbed boots the kernel NVMEFS_TESTBED_KERNEL names, if set.  Where
 # that kernel offers FUSE over io_uring and nvmefs was built with libfuse 3.18 (make check-ring's
 # ring-build/), the fio job also runs on a second mount with -o io_uring=on (column ring), beside
-# the default mount's (/dev/fuse), in the same boot.
+# the default mount's (/dev/fuse), in the same boot.  Where the fio engine is built (configure
+# --with-fio), the same fio job also runs through it (column engine, issue #37 item 2), straight
+# on libnvmefs, with its ratio to the kernel and to the mounted file.
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
 #                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor] [--transport rdma|tcp]
@@ -39,7 +41,7 @@ while (($#)); do
 	--floor) floor=1; shift ;;
 	--transport) transport=$2; shift 2 ;;
 	--digests) digests=1; shift ;;
-	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -115,11 +117,15 @@ if ((floor)); then
 	[[ -e $nullmnt/n1 ]] || { echo "vs-kernel.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
 fi
 
+# The fio engine's options where it is built, the job's --ioengine last: fio takes the last one.
+engine_so=$top/src/fio/.libs/fio-nvmefs.so engine=()
+[[ -f $engine_so && $digests == 0 ]] && engine=(--ioengine="external:$engine_so" --transport="$transport"
+	--traddr="$addr" --trsvcid="$NVMEFS_TEST_TRSVCID" --nqn="$nqn" --nsid=1)
 # fio JSON: .jobs[0].read|write: iops, bw (KiB/s), lat_ns.mean
 fio_run() { # file rw bs qd [fio options] -> "iops mibs lat_us"
-	fio "${@:5}" --name=b --filename="$1" --ioengine=libaio --direct=1 --rw="$2" --bs="$3" --iodepth="$4" \
+	fio --name=b --filename="$1" --ioengine=libaio --direct=1 --rw="$2" --bs="$3" --iodepth="$4" \
 		--time_based --runtime="$time_s" --ramp_time=1 --output-format=json --norandommap \
-		--randrepeat=0 | jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end)
+		--randrepeat=0 "${@:5}" | jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end)
 			| "\(.iops) \(.bw / 1024) \(.lat_ns.mean / 1000)"'
 }
 pin=()
@@ -155,7 +161,7 @@ better() { printf '%s\n%s\n' "$1" "$2" | sort -n -k1,1 | tail -n 1; }
 declare -A res
 for w in "${workloads[@]}"; do
 	read -r name rw bs qd <<<"$w"
-	k= kp= p1= pn= pd= f= z= u=
+	k= kp= p1= pn= pd= f= z= u= e=
 	spreads=$((qd >= spread && qd % spread == 0))
 	for ((r = 0; r < runs; r++)); do
 		k+=$(fio_run "$dev" "$rw" "$bs" "$qd")$'\n'
@@ -166,6 +172,7 @@ for w in "${workloads[@]}"; do
 		f+=$(fio_run "$mnt/n1" "$rw" "$bs" "$qd")$'\n'
 		((floor)) && z+=$(fio_run "$nullmnt/n1" "$rw" "$bs" "$qd")$'\n'
 		((ring)) && u+=$(fio_run "$ringmnt/n1" "$rw" "$bs" "$qd")$'\n'
+		((${#engine[@]})) && e+=$(fio_run ns1 "$rw" "$bs" "$qd" "${engine[@]}")$'\n'
 	done
 	res[$name k]=$(pick <<<"$k")
 	[[ $cpu == none ]] || res[$name k]=$(better "${res[$name k]}" "$(pick <<<"$kp")")
@@ -178,6 +185,8 @@ for w in "${workloads[@]}"; do
 	((floor)) && res[$name z]=$(pick <<<"$z")
 	res[$name u]=-
 	((ring)) && res[$name u]=$(pick <<<"$u")
+	res[$name e]=-
+	((${#engine[@]})) && res[$name e]=$(pick <<<"$e")
 done
 
 # table TITLE FIELD FORMAT: FIELD 1 IOPS, 2 MiB/s, 3 mean latency (us)
@@ -186,12 +195,14 @@ table() {
 		"perf/${spread}q" ratio defaults ratio fuse ratio
 	((floor)) && printf ' | %9s %6s' null ratio
 	((ring)) && printf ' | %9s %6s' ring ratio
+	((${#engine[@]})) && printf ' | %9s %6s %7s' engine ratio "/fuse"
 	echo
 	for w in "${workloads[@]}"; do
 		read -r name _ <<<"$w"
 		awk -v name="$name" -v f="$2" -v fmt="$3" -v k="${res[$name k]}" -v p1="${res[$name p1]}" \
 			-v pn="${res[$name pn]}" -v pd="${res[$name pd]}" -v fu="${res[$name f]}" \
 			-v z="${res[$name z]}" -v floor="$floor" -v u="${res[$name u]}" -v ring="$ring" \
+			-v e="${res[$name e]}" -v engine="${#engine[@]}" \
 			'function cell(v, kv) {
 				if (v == "-") return sprintf(" %9s %6s", "-", "")
 				split(v, a, " ")
@@ -203,6 +214,11 @@ table() {
 					cell(pn, ka[f]), cell(pd, ka[f]), cell(fu, ka[f])
 				if (floor) printf " |%s", cell(z, ka[f])
 				if (ring) printf " |%s", cell(u, ka[f])
+				if (engine) {
+					split(fu, fa, " ")
+					split(e, ea, " ")
+					printf " |%s %6.2fx", cell(e, ka[f]), ea[f] / fa[f]
+				}
 				printf "\n"
 			}'
 	done
@@ -223,6 +239,7 @@ echo "sleeps on events otherwise.  Ratios are to the kernel: for IOPS and MiB/s 
 echo "for latency lower."
 ((floor)) && echo "null: the fio job on tests/bench/fuse-null's file (no backend: zeros, success)."
 ((ring)) && echo "ring: the fio job on a second mount with -o io_uring=on (FUSE over io_uring); fuse's mount takes the default, /dev/fuse."
+((${#engine[@]})) && echo "engine: the fio job (unpinned) through the fio engine fio-nvmefs.so (its defaults: polling at depth 1, events above); /fuse: its ratio to fuse."
 if [[ $transport == rdma ]]; then
 	echo "Over RDMA (the kernel's nvme-rdma); remote keys: --rkey-per-io=$rkey."
 	echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\

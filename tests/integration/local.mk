@@ -147,3 +147,11 @@ TCP_LOG_COMPILER = env NVMEFS_TEST_TRTYPE=tcp $(top_srcdir)/tests/integration/ru
 $(TCP_TESTS):
 	$(AM_V_GEN)$(MKDIR_P) $(@D) && ln -sf $(abs_top_srcdir)/tests/integration/$(@F:.tcp=.sh) $@
 CLEANFILES += $(TCP_TESTS)
+
+# Issue #37 item 2: fio jobs through the fio engine, over RDMA and TCP; run where the engine is
+# built (./configure --with-fio=DIR, as the README's test command does).
+EXTRA_DIST += tests/integration/test-fio-engine.sh
+if FIO_ENGINE
+INTEGRATION_TESTS += tests/integration/test-fio-engine.sh
+TCP_TESTS += tests/integration/tcp/test-fio-engine.tcp
+endif
