@@ -15,9 +15,10 @@
  * target from where it came in and a read is completed from where the
  * target put its data.  The front end owns the threads, their loops and
  * its descriptors; each worker is served by one thread at a time, which
- * makes every call on it and gets every completion of its requests.  A
- * request that arrives on another thread reaches a worker with exp_post(),
- * one hand-off.  src/fuse/loop.c is a front end's loop, for /dev/fuse.
+ * makes every call on it and gets every completion of its requests, with
+ * no hand-off between threads.  src/fuse/loop.c is a front end's loop, for
+ * /dev/fuse; src/fuse/ring.c serves FUSE over io_uring from the same
+ * threads (exp_worker_post()), src/ublk/ a ublk device's queues.
  *
  * The engine never calls the front end but through struct exp_ops.
  */
@@ -194,15 +195,14 @@ bool exp_worker_event(struct exp_worker *w, const struct epoll_event *ev);
  * queues.  Handle what exp_worker_resumed() gives between the steps.
  */
 bool exp_worker_drain(struct exp_worker *w);
-/* @w will never be served (its thread did not start): what is posted to
- * it is answered at once, as after the end, and the others' drain does
- * not wait for it. */
+/* @w will never be served (its thread did not start): the others' drain
+ * does not wait for it. */
 void exp_worker_abandon(struct exp_worker *w);
 
 /*
- * A request that came in on a thread that serves no worker (FUSE over
- * io_uring: libfuse's ring threads), in memory the front end owns until
- * the request is completed through ops with @cookie, as exp_submit()'s.
+ * A request the front end keeps in memory of its own (FUSE over io_uring:
+ * a ring entry) rather than reading it into a worker's buffer, until it is
+ * completed through ops with @cookie, as exp_submit()'s.
  */
 struct exp_post {
 	void *cookie;
@@ -221,17 +221,8 @@ struct exp_post {
 	/* @data is not registered: copied into the worker's buffer first. */
 	bool copy;
 	uint64_t start_ns;
-	struct exp_post *next;
 };
 
-/*
- * From any thread: hands @p to a worker and wakes the thread serving it.
- * The worker takes it as it takes a request read in, when it has a buffer
- * free, or parks it while its namespace is held.  Once the worker has
- * drained (or was abandoned), @p is completed at once, with ENOTCONN, as
- * /dev/fuse answers once the mount is gone.
- */
-void exp_post(struct exp *e, struct exp_post *p);
 /* On the thread serving @w, whose own request @p is: whether @w has a
  * buffer free to start one now. */
 bool exp_worker_can_post(const struct exp_worker *w);

@@ -3,7 +3,7 @@
  * Private to the export engine (and the harnesses that drive its parts):
  * requests.c turns a request into NVMe commands with write reservations and
  * retries; worker.c is the workers' calls, their buffers and parked
- * requests; post.c the inbox of requests from other threads.
+ * requests; post.c the requests a front end keeps in its own memory.
  */
 #ifndef NVMEFS_EXPORT_PRIV_H
 #define NVMEFS_EXPORT_PRIV_H
@@ -66,7 +66,6 @@ struct exp_worker {
 	struct exp_req *reqs;
 	struct exp_req *free;
 	unsigned int busy;
-	bool draining;		/* exp_worker_drain() began: no more requests */
 	bool drained;		/* counted out of e->workers_left */
 	/* Written when a write reservation this worker waits for is released
 	 * (by any worker); in epfd. */
@@ -84,12 +83,6 @@ struct exp_worker {
 	 * it takes no buffer until it can go. */
 	struct park_list held;
 	uint64_t held_checked_ns;
-	/* Requests posted from other threads (exp_post()), oldest first;
-	 * inbox_closed once the worker has left. */
-	pthread_mutex_t inbox_lock;
-	struct exp_post *inbox_head, *inbox_tail;
-	atomic_uint inbox_len;	/* looked at without the lock */
-	bool inbox_closed;
 	struct exp_stats stats;
 };
 
@@ -123,8 +116,6 @@ struct exp {
 	pthread_mutex_t resv_lock;
 	struct resv *resv;
 	unsigned int nr_resv;
-	/* exp_post()'s next worker. */
-	atomic_uint post_next;
 	/* The front end takes requests from an io_uring. */
 	atomic_bool io_uring;
 	/* exp_going(): held I/O fails rather than waiting for a path. */
@@ -153,13 +144,6 @@ void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_
 /* post.c */
 /* Starts the posted request @p in one of @w's free buffers. */
 void exp_post_start(struct exp_worker *w, struct exp_post *p);
-/* Starts the posted requests @w has buffers for, or parks them (exp_parks()):
- * whether any was taken. */
-bool exp_inbox_run(struct exp_worker *w);
-/* The worker leaves: what is posted from now on is answered at once. */
-void exp_inbox_close(struct exp_worker *w);
-/* Answers what is still posted to @w with @err (its queue failed). */
-void exp_inbox_fail(struct exp_worker *w, int err);
 
 /* Whether I/O to @nsid, read in (worker.c) or posted (post.c),
  * is parked rather than given a buffer: its namespace held by @w's queue,

@@ -285,8 +285,6 @@ bool exp_worker_run(struct exp_worker *w)
 		busy = true;
 	if ((w->ready.head || w->held.head) && unpark(w, false))
 		busy = true;
-	if (exp_inbox_run(w))
-		busy = true;
 	return busy;
 }
 
@@ -341,7 +339,7 @@ bool exp_worker_event(struct exp_worker *w, const struct epoll_event *ev)
 /* ---------------------------------------------------------------------- */
 
 /* Left only when the queue failed with every buffer unanswered: what is
- * still parked, resumed or posted fails. */
+ * still parked or resumed fails. */
 static void fail_left(struct exp_worker *w)
 {
 	struct exp *e = w->e;
@@ -355,7 +353,6 @@ static void fail_left(struct exp_worker *w)
 		e->ops->refuse(e->arg, f->buf, EIO);
 		exp_req_put(w, f);
 	}
-	exp_inbox_fail(w, EIO);
 	if (!w->drained) {
 		w->drained = true;
 		atomic_fetch_sub(&e->workers_left, 1);
@@ -369,18 +366,13 @@ bool exp_worker_drain(struct exp_worker *w)
 	struct exp *e = w->e;
 	int ret;
 
-	if (!w->draining) {
-		w->draining = true;
-		exp_inbox_close(w);
-	}
 	/* Resumed requests hold buffers: busy counts them. */
-	if (!(w->busy || w->ready.head || w->held.head || atomic_load(&w->inbox_len) ||
-	      worker_inflight(w) || atomic_load(&e->workers_left))) {
+	if (!(w->busy || w->ready.head || w->held.head || worker_inflight(w) ||
+	      atomic_load(&e->workers_left))) {
 		fail_left(w);
 		return true;
 	}
 	unpark(w, true);
-	exp_inbox_run(w);
 	if (!w->busy && !worker_inflight(w) && !w->drained) {
 		w->drained = true;
 		atomic_fetch_sub(&e->workers_left, 1);
@@ -403,9 +395,6 @@ bool exp_worker_drain(struct exp_worker *w)
 
 void exp_worker_abandon(struct exp_worker *w)
 {
-	exp_inbox_close(w);
-	exp_inbox_fail(w, ENOTCONN);
-	w->draining = true;
 	if (!w->drained) {
 		w->drained = true;
 		atomic_fetch_sub(&w->e->workers_left, 1);
@@ -433,7 +422,6 @@ static int setup_workers(struct exp *e)
 
 		w->e = e;
 		w->idx = i;
-		pthread_mutex_init(&w->inbox_lock, NULL);
 		w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (w->wake_fd < 0)
 			return exp_error(-errno, "creating worker %u's eventfd failed: %s", i,
@@ -509,8 +497,6 @@ void exp_destroy(struct exp *e)
 		if (w->wake_fd >= 0)
 			close(w->wake_fd);
 		nvmefs_subsys_mr_dereg(w->smr);
-		if (w->e)
-			pthread_mutex_destroy(&w->inbox_lock);
 		free(w->region);
 		free(w->reqs);
 		free(w->spare.buf);

@@ -133,8 +133,7 @@ START_TEST(test_forwarded_io_on_idle_worker)
 	ck_assert_int_eq(st.state, NVMEFS_CTRL_LIVE);
 	ck_assert_uint_eq(st.io_queues, 1);
 	/* To worker 1, whose queue has no connection of its own. */
-	atomic_store(&t.e->post_next, 1);
-	post(&p, EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
+	post(1, &p, EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
 	d = wait_done(0, 2000);
 	ck_assert_int_eq(d.err, 0);
 	ck_assert_mem_eq(d.data, image, sizeof(image));

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -95,10 +97,46 @@ static void t_complete(void *cookie, enum exp_op op, int err, size_t len)
 	pthread_mutex_unlock(&t.lock);
 }
 
+/* The test's posts, as ring.c's entries: each worker's thread watches its
+ * list's eventfd and starts what waits there while the worker has a buffer. */
+static int t_watch(void *arg, unsigned int i, int epfd)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = &t.posts[i] };
+
+	(void)arg;
+	ck_assert_uint_lt(i, MAX_WORKERS);
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, t.posts[i].fd, &ev) ? -errno : 0;
+}
+
+static bool t_run(void *arg, unsigned int i)
+{
+	struct post_list *l = &t.posts[i];
+	struct exp_worker *w = exp_worker(t.e, i);
+	bool any = false;
+	eventfd_t v;
+
+	(void)arg;
+	eventfd_read(l->fd, &v);
+	pthread_mutex_lock(&t.lock);
+	while (l->len && exp_worker_can_post(w)) {
+		struct exp_post *p = l->q[0];
+
+		memmove(l->q, l->q + 1, --l->len * sizeof(l->q[0]));
+		pthread_mutex_unlock(&t.lock);
+		exp_worker_post(w, p);
+		any = true;
+		pthread_mutex_lock(&t.lock);
+	}
+	pthread_mutex_unlock(&t.lock);
+	return any;
+}
+
 const struct fs_loop_ops t_loop_ops = {
 	.read = t_read,
 	.io_nsid = t_io_nsid,
 	.handle = t_handle,
+	.watch = t_watch,
+	.run = t_run,
 };
 
 static const struct exp_ops t_ops = {
@@ -113,6 +151,10 @@ static void setup(void)
 	memset(&t, 0, sizeof(t));
 	pthread_mutex_init(&t.lock, NULL);
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, t.sock), 0);
+	for (unsigned int i = 0; i < MAX_WORKERS; i++) {
+		t.posts[i].fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		ck_assert_int_ge(t.posts[i].fd, 0);
+	}
 	t.ns.nsid = 1;
 	t.ns.lba_size = 512;
 	t.ns.lba_shift = 9;
@@ -127,6 +169,8 @@ static void teardown(void)
 		free(t.done[i].data);
 	close(t.sock[0]);
 	close(t.sock[1]);
+	for (unsigned int i = 0; i < MAX_WORKERS; i++)
+		close(t.posts[i].fd);
 	pthread_mutex_destroy(&t.lock);
 	fake_reset();
 }
@@ -181,6 +225,7 @@ void engine_create_workers(unsigned int workers, unsigned int depth)
 	struct exp_opts o = { .workers = workers, .depth = depth, .max_io = MAX_IO };
 	int ret;
 
+	ck_assert_uint_le(workers, MAX_WORKERS);
 	ret = exp_create(t.head, &o, &t_ops, &t.sock[0], &t.e);
 	ck_assert_msg(ret == 0, "exp_create: %d: %s", ret, exp_errmsg());
 }
@@ -265,14 +310,29 @@ void fill(uint8_t *p, size_t len, uint8_t seed)
 }
 
 
-/* A request posted as FUSE over io_uring's ring threads post them. */
-void post(struct exp_post *p, enum exp_op op, uint64_t off, size_t size, unsigned int cookie,
-	  const void *data, bool copy, void *read_buf, size_t read_room)
+void post(unsigned int worker, struct exp_post *p, enum exp_op op, uint64_t off, size_t size,
+	  unsigned int cookie, const void *data, bool copy, void *read_buf, size_t read_room)
 {
+	struct post_list *l = &t.posts[worker];
+
 	*p = (struct exp_post){ .cookie = &t.done[cookie], .ns = &t.ns, .op = op, .off = off,
 				.size = size, .data = data, .copy = copy, .read_buf = read_buf,
 				.read_room = read_room };
-	exp_post(t.e, p);
+	pthread_mutex_lock(&t.lock);
+	ck_assert_uint_lt(l->len, POSTS_MAX);
+	l->q[l->len++] = p;
+	pthread_mutex_unlock(&t.lock);
+	eventfd_write(l->fd, 1);
+}
+
+unsigned int posts_waiting(unsigned int worker)
+{
+	unsigned int n;
+
+	pthread_mutex_lock(&t.lock);
+	n = t.posts[worker].len;
+	pthread_mutex_unlock(&t.lock);
+	return n;
 }
 
 /* The controller's thread reconnecting one I/O queue of 32: both queues

@@ -3,8 +3,9 @@
  * check_engine_post.c, check_engine_outage.c): a front end of the test's
  * own sends byte-range requests through a SOCK_SEQPACKET socket (one
  * request a message, as /dev/fuse gives one a read), or posts them as FUSE
- * over io_uring's ring threads do; the FUSE front end's threads
- * (src/fuse/loop.c) read them into the workers' buffers and serve them,
+ * over io_uring's entries are posted (exp_worker_post(), on the thread
+ * serving the worker); the FUSE front end's threads (src/fuse/loop.c) read
+ * them into the workers' buffers, or take the posts, and serve them,
  * and the library underneath talks to the scripted transport.  Each
  * request carries a cookie; a test checks what reached the target, the
  * bytes a read completes with, and that each cookie completes exactly once.
@@ -32,6 +33,16 @@
 #define MDTS_1M 8
 #define MAX_IO (64u << 10)
 #define NR_COOKIES 4
+/* Workers an engine of the tests may have. */
+#define MAX_WORKERS 4
+#define POSTS_MAX 4
+
+/* Requests posted to one worker, waiting for its thread to start them. */
+struct post_list {
+	int fd;			/* eventfd: written for each post */
+	struct exp_post *q[POSTS_MAX];
+	unsigned int len;	/* under t.lock */
+};
 
 extern const struct fake_ns default_ns[1];
 
@@ -66,6 +77,7 @@ struct engine_harness {
 	struct exp *e;
 	/* The threads that serve it, from sock[0]. */
 	struct fs_loop *loop;
+	struct post_list posts[MAX_WORKERS];
 };
 extern struct engine_harness t;
 /* The test's front end: the requests of sock[0] served on loop.c's threads. */
@@ -95,9 +107,12 @@ void send_req(enum exp_op op, uint64_t off, uint32_t size, unsigned int cookie,
 struct done wait_done(unsigned int i, int max_ms);
 /* A pattern of @len bytes from @seed. */
 void fill(uint8_t *p, size_t len, uint8_t seed);
-/* A request posted as FUSE over io_uring's ring threads post them. */
-void post(struct exp_post *p, enum exp_op op, uint64_t off, size_t size, unsigned int cookie,
-	  const void *data, bool copy, void *read_buf, size_t read_room);
+/* A request posted to @worker, as FUSE over io_uring's entries are: its
+ * thread starts it (exp_worker_post()) once the worker has a buffer free. */
+void post(unsigned int worker, struct exp_post *p, enum exp_op op, uint64_t off, size_t size,
+	  unsigned int cookie, const void *data, bool copy, void *read_buf, size_t read_room);
+/* Posts to @worker its thread has not started yet. */
+unsigned int posts_waiting(unsigned int worker);
 
 /* An engine with @depth buffers whose controller reconnects for 10 s when
  * it fails, one attempt refused, then back: the caller scripts the I/O
@@ -106,7 +121,7 @@ struct nvmefs_ioq *outage_engine(unsigned int depth);
 /* Starts the engine and fails the connection: @q holds namespace 1. */
 void hold_namespace(struct nvmefs_ioq *q);
 
-/* check_engine_post.c's tests: requests posted from other threads. */
+/* check_engine_post.c's tests: requests posted on the workers' threads. */
 TCase *engine_post_tcase(void);
 /* check_engine_outage.c's tests. */
 TCase *engine_outage_tcase(void);
