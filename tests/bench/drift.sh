@@ -45,7 +45,9 @@ dev=$(kernel_bdev drift.sh "$nqn")
 
 long=/tmp/nvmefs-drift-long fresh=/tmp/nvmefs-drift-fresh
 mkdir -p "$long" "$fresh"
-trap 'fusermount3 -u "$long" 2>/dev/null; fusermount3 -u "$fresh" 2>/dev/null; nvme disconnect-all >/dev/null 2>&1 || true' EXIT
+# errexit stays out of the clean-up: a mount that is not there to unmount would make a good run
+# exit 1.
+trap 'set +e; fusermount3 -u "$long" 2>/dev/null; fusermount3 -u "$fresh" 2>/dev/null; nvme disconnect-all >/dev/null 2>&1 || true' EXIT
 "$nvmefs" mount "${conn[@]}" "$long"
 
 fio_iops() { # file -> IOPS

@@ -41,7 +41,9 @@ tracing=/sys/kernel/tracing
 sys_enter=$tracing/events/raw_syscalls/sys_enter
 tck=$(getconf CLK_TCK)
 mnt=/tmp/nvmefs-cost nullmnt=/tmp/nvmefs-cost-null
-trap 'fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
+# errexit stays out of the clean-up: a mount that is not there to unmount would make a good run
+# exit 1.
+trap 'set +e; fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
 	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
 
 # The guest's CPU: user, system (with interrupts), idle (with iowait), in ticks.
