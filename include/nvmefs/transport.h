@@ -57,6 +57,11 @@ struct nvmefs_transport_info {
 	const char *discovery_trsvcid;
 	/** The NVMEFS_OPT_* it takes. */
 	unsigned int allowed_opts;
+	/** Nonzero when what a caller registers (nvmefs_mr_reg(), and each
+	 *  queue's own buffers) is pinned, counted against RLIMIT_MEMLOCK:
+	 *  RDMA; NVMe/TCP registers nothing.  For a memlock check before
+	 *  connecting. */
+	int pins_memory;
 };
 
 /**

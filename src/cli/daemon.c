@@ -294,10 +294,13 @@ void daemon_disconnect(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys)
 }
 
 /* Whether a path over @trtype (NULL: the library's default) pins what it
- * registers: RDMA does, NVMe/TCP registers nothing. */
+ * registers, as its transport says; one the library has not pins nothing,
+ * and its connect says so. */
 static bool trtype_pins(const char *trtype)
 {
-	return !strcmp(trtype ? trtype : nvmefs_transport_name(0), "rdma");
+	struct nvmefs_transport_info info = { .size = sizeof(info) };
+
+	return nvmefs_transport_info(trtype, &info) == 0 && info.pins_memory;
 }
 
 /* --all-paths learns its paths from discovery, after this is asked: they

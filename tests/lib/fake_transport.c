@@ -646,6 +646,7 @@ const struct nvmefs_transport_ops fake_keyed_ops = {
 	.trsvcid = "4420",
 	.discovery_trsvcid = "4420",
 	.allowed_opts = NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS,
+	.pins_memory = true,
 	FAKE_CALLS
 };
 

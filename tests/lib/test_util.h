@@ -43,6 +43,7 @@ static inline void assert_msg_has(const char *needle)
 struct transport_want {
 	const char *trtype, *name, *trsvcid, *disc;
 	unsigned int opts;
+	int pins;
 };
 
 static inline void assert_transport_info(const struct transport_want *w)
@@ -55,6 +56,7 @@ static inline void assert_transport_info(const struct transport_want *w)
 	ck_assert_str_eq(info.trsvcid, w->trsvcid);
 	ck_assert_str_eq(info.discovery_trsvcid, w->disc);
 	ck_assert_uint_eq(info.allowed_opts, w->opts);
+	ck_assert_int_eq(info.pins_memory, w->pins);
 }
 
 /* Compare @n bytes; on a mismatch show both in hex with the first

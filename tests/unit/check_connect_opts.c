@@ -251,16 +251,16 @@ START_TEST(test_discovery_port_from_the_table)
 END_TEST
 
 /* Each transport describes itself as its row says: name, I/O and discovery
- * ports, the options it takes; an unknown one and a struct too small are
+ * ports, the options it takes, whether it pins what is registered; an unknown one and a struct too small are
  * refused, and a caller's struct longer than ours keeps its tail. */
 START_TEST(test_transport_info)
 {
 	static const struct transport_want cases[] = {
-		{ NULL, "keyed", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
-		{ "keyed", "keyed", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
+		{ NULL, "keyed", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS, 1 },
+		{ "keyed", "keyed", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS, 1 },
 		{ "stream", "stream", FAKE_STREAM_TRSVCID, FAKE_STREAM_DISCOVERY_TRSVCID,
 		  NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
-		  NVMEFS_OPT_TOS },
+		  NVMEFS_OPT_TOS, 0 },
 	};
 	struct {
 		struct nvmefs_transport_info info;

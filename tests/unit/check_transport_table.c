@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The library's own transport table (src/lib/transport/transport_table.c):
- * RDMA, the default, and NVMe/TCP, with their ports and the options each
- * takes.  What the library decides from a table is check_connect_opts', over
+ * RDMA, the default, and NVMe/TCP, with their ports, the options each
+ * takes and whether what a caller registers is pinned.  What the library decides from a table is check_connect_opts', over
  * the scripted transports of tests/lib; this is the one program that links
  * the real transports, RDMA's libraries with them.
  */
@@ -19,10 +19,10 @@
 START_TEST(test_rdma_and_tcp)
 {
 	static const struct transport_want cases[] = {
-		{ NULL, "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
-		{ "rdma", "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS },
+		{ NULL, "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS, 1 },
+		{ "rdma", "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS, 1 },
 		{ "tcp", "tcp", "4420", "8009", NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST |
-						 NVMEFS_OPT_HOST_IFACE | NVMEFS_OPT_TOS },
+						 NVMEFS_OPT_HOST_IFACE | NVMEFS_OPT_TOS, 0 },
 	};
 
 	ck_assert_str_eq(nvmefs_transport_name(0), "rdma");

@@ -667,6 +667,7 @@ const struct nvmefs_transport_ops nvmefs_rdma_ops = {
 	.trsvcid = NVMEFS_DEFAULT_TRSVCID,
 	.discovery_trsvcid = NVMEFS_DEFAULT_TRSVCID,
 	.allowed_opts = NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS,
+	.pins_memory = true,
 	.queue_create = rdma_queue_create,
 	.queue_destroy = rdma_queue_destroy,
 	.submit = nvmefs_rdma_submit,

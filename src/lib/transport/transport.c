@@ -86,6 +86,7 @@ int nvmefs_transport_info(const char *trtype, struct nvmefs_transport_info *info
 		.trsvcid = ops->trsvcid,
 		.discovery_trsvcid = ops->discovery_trsvcid,
 		.allowed_opts = ops->allowed_opts,
+		.pins_memory = ops->pins_memory,
 	};
 	memcpy(info, &ours, ours.size);
 	return 0;

@@ -103,11 +103,13 @@ struct nvmefs_queue {
 struct nvmefs_transport_ops {
 	/* What the transport is, for nvmefs_transport_info(): its name, the
 	 * service ids of its I/O and discovery controllers when none is
-	 * given, and the NVMEFS_OPT_* connect options it takes. */
+	 * given, the NVMEFS_OPT_* connect options it takes, and whether
+	 * registering memory pins it. */
 	const char *name;
 	const char *trsvcid;
 	const char *discovery_trsvcid;
 	unsigned int allowed_opts;
+	bool pins_memory;
 	/*
 	 * Connect queue @q at the transport level and allocate and register
 	 * its buffers once: capsules, responses, and nr_reqs data slots of
