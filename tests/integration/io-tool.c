@@ -24,6 +24,9 @@
  * with nvmefs_mr_reg(): no per-I/O copy, no per-I/O registration.
  *
  * Exit status: 0 done, 1 failed (one line on stderr says why), 2 usage.
+ *
+ * One job, kept in one file past 700 lines: one program that the
+ * integration tests drive, its commands sharing one connection's setup.
  */
 #include "config.h"
 

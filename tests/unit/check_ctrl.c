@@ -3,6 +3,9 @@
  * the exact admin command sequence of connect and disconnect, the host
  * identity, how Connect failures are reported, and enabling the
  * controller (CSTS.CFS, CSTS.RDY never set).
+ *
+ * One job, kept in one file past 700 lines: the scripted admin sequence of
+ * bringing a controller up and down, whose cases share one script each.
  */
 #include "config.h"
 

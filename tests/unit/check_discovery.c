@@ -3,6 +3,9 @@
  * scripted transport: reading the discovery log consistently while it
  * changes, the bounds on what a target can make us do, how reads are cut
  * into Get Log Page commands, and walking referrals.
+ *
+ * One job, kept in one file past 700 lines: reading the discovery log,
+ * each case one scripted log.
  */
 #include "config.h"
 

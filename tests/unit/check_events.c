@@ -5,6 +5,9 @@
  * made safe for a terminal and a log; and the callbacks that tell them,
  * called from the library's own thread, free to call back into it, and
  * unable to hold up the controller's recovery.
+ *
+ * One job, kept in one file past 700 lines: what notify.c and the state
+ * owner tell the user, each case one scripted failure.
  */
 #include "config.h"
 

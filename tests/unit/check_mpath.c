@@ -10,6 +10,9 @@
  * The script does not tell the controllers apart on a command, only by
  * queue id, so a test learns which path a command took from the
  * registration its data came in (each path registers the pool apart).
+ *
+ * One job, kept in one file past 700 lines: the head's choice of path,
+ * each case two scripted controllers.
  */
 #include "config.h"
 

@@ -11,6 +11,9 @@
  *
  * The data directory is compiled in (TEST_DATA_DIR) and can be overridden
  * with NVMEFS_TEST_DATA_DIR.
+ *
+ * One job, kept in one file past 700 lines, as output.c is: every format
+ * against nvme-cli's own bytes.
  */
 #include "config.h"
 

@@ -6,6 +6,9 @@
  * The first part drives a queue by hand through a recording transport,
  * so each step is under the test's control; the second goes through a
  * connected controller and the scripted transport (fake_transport.c).
+ *
+ * One job, kept in one file past 700 lines: the life of a request on a
+ * queue, from its slot to its end.
  */
 #include "config.h"
 
