@@ -579,3 +579,20 @@ tests_unit_san_check_fuse_ring_SOURCES = $(tests_unit_check_fuse_ring_SOURCES)
 tests_unit_san_check_fuse_ring_CFLAGS = $(tests_unit_check_fuse_ring_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_fuse_ring_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_fuse_ring_LDADD = $(CHECK_LIBS)
+
+if FIO_ENGINE
+# The fio engine (src/fio/engine.c, issue 37 item 2) against stand-ins for libnvmefs and fio:
+# what it refuses before a job runs, its option table, and that getevents never sleeps while it
+# holds completions fio has not taken.  Built, as the engine, against fio's headers.
+check_PROGRAMS += tests/unit/check_fio_engine tests/unit/san/check_fio_engine
+UNIT_TESTS += tests/unit/check_fio_engine tests/unit/san/check_fio_engine
+tests_unit_check_fio_engine_SOURCES = tests/unit/check_fio_engine.c
+tests_unit_check_fio_engine_CPPFLAGS = $(src_fio_fio_nvmefs_la_CPPFLAGS)
+tests_unit_check_fio_engine_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
+tests_unit_check_fio_engine_LDADD = $(CHECK_LIBS)
+tests_unit_san_check_fio_engine_SOURCES = $(tests_unit_check_fio_engine_SOURCES)
+tests_unit_san_check_fio_engine_CPPFLAGS = $(tests_unit_check_fio_engine_CPPFLAGS)
+tests_unit_san_check_fio_engine_CFLAGS = $(tests_unit_check_fio_engine_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_fio_engine_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_fio_engine_LDADD = $(CHECK_LIBS)
+endif
