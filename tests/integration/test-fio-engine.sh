@@ -7,7 +7,8 @@
 # at depth 1 (fio --verify_only on its block device), and the engine what the kernel wrote at
 # depth 32. Jobs with no
 # traddr, an unknown NQN, a port nothing listens on, an unknown transport, a missing namespace or
-# a block size the namespace cannot take fail with one line of the engine's saying so.
+# a block size the namespace cannot take fail with one line of the engine's saying so. A job file
+# sent by fio --client to fio --server (loopback) runs through the engine too, verified.
 . "$(dirname "$0")/lib.sh"
 engine=$NVMEFS_BUILDDIR/src/fio/.libs/fio-nvmefs.so
 [[ -f $engine ]] || fail "$engine is not built: configure with --with-fio=DIR (contrib/fetch-fio-source DIR) and run make"
@@ -47,6 +48,41 @@ fio_job() {
 
 fio_job "qd32 through the engine" 2 2 "${qd32[@]}" "${target[@]}" --filename=ns1 --completions=event
 fio_job "mixed qd1 through the engine" 4 4 "${mixed[@]}" "${target[@]}" --filename=ns1 --completions=poll
+
+# fio's own way across machines: a job file sent by `fio --client` to `fio --server`, which loads
+# the engine and runs the job (here both in the guest, over loopback).
+cat >/tmp/fe-remote.fio <<JOB
+[remote]
+ioengine=external:$engine
+transport=$trtype
+traddr=$NVMEFS_TEST_TRADDR
+trsvcid=$NVMEFS_TEST_TRSVCID
+nqn=$nqn
+nsid=1
+filename=ns1
+rw=randwrite
+bs=4k
+iodepth=8
+size=2M
+offset=8M
+verify=crc32c
+verify_fatal=1
+verify_state_save=0
+JOB
+trap 'kill "$(cat /tmp/fe-server.pid 2>/dev/null)" 2>/dev/null; kernel_disconnect_all; rm -f /tmp/fe-*' EXIT
+fio --server=ip:127.0.0.1,8765 --daemonize=/tmp/fe-server.pid >/dev/null 2>&1 ||
+	fail "fio --server did not start"
+wait_until 10000 bash -c 'exec 3<>/dev/tcp/127.0.0.1/8765' 2>/dev/null ||
+	fail "fio --server does not listen on 127.0.0.1:8765 after 10 s"
+start=$(now_ms)
+fio --client=ip:127.0.0.1,8765 --output-format=json --output=/tmp/fe-remote.out /tmp/fe-remote.fio \
+	2>/tmp/fe-remote.err || fail "fio --client exited $?: $(cat /tmp/fe-remote.err /tmp/fe-remote.out)"
+sed -n '/^{/,$p' /tmp/fe-remote.out >/tmp/fe-remote.json
+jq -e '[.client_stats[] | select(.jobname == "remote")] as $j | ($j | length) == 1 and
+	$j[0].error == 0 and $j[0].read.io_bytes == 2097152 and $j[0].write.io_bytes == 2097152' \
+	/tmp/fe-remote.json >/dev/null ||
+	fail "fio --client through fio --server: not 2 MiB written and verified without error: $(cat /tmp/fe-remote.out)"
+log "fio --client through fio --server: 2 MiB written and verified in $(($(now_ms) - start)) ms"
 # Before the kernel initiator connects, so that only the engine's traffic counts.
 check_run_transport
 
@@ -85,4 +121,4 @@ bad_job "transport fc" "connecting to $NVMEFS_TEST_TRADDR: transport 'fc' is not
 bad_job "namespace 9" "namespace 9 is not active" "${target[@]}" --nsid=9
 bad_job "bs=1000" "read sizes 1000 to 1000 .*not whole" "${target[@]}" --bs=1000
 bad_jobs_check
-echo "PASS: fio verify through the engine at depth 32 (event) and 1 (poll, 2 threads, mixed sizes), over $trtype only; the kernel initiator verifies what the engine wrote and the engine what the kernel wrote; bad jobs told in one line"
+echo "PASS: fio verify through the engine at depth 32 (event) and 1 (poll, 2 threads, mixed sizes), over $trtype only; the kernel initiator verifies what the engine wrote and the engine what the kernel wrote; a job from fio --client run by fio --server; bad jobs told in one line"
