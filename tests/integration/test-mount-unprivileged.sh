@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 32M
-# testbed-boot: own
 # An ordinary user mounts a namespace, uses the file and unmounts it: nvmefs mount runs as that
 # user (no capabilities), mounts through the setuid fusermount3, and the user unmounts with
 # fusermount3 -u. The user needs read-write access to /dev/fuse and /dev/infiniband/* (given here
@@ -22,11 +21,27 @@
 require_nvmefs
 user='nvmefs-test'
 mnt=/tmp/nvmefs-user
-trap 'nvmefs_cleanup; rm -rf /tmp/nvmefs-user-bin /tmp/user-*' EXIT
+# The test runs in a kept VM (the testbed's pool), so it gives back what it changed beyond /tmp:
+# the user it added (passwd, group, shadow, subuid files, home) and the device nodes' modes; a test
+# that fails retires its VM anyway.
+added_user=''
+modes=()
+restore() {
+	nvmefs_cleanup
+	rm -rf /tmp/nvmefs-user-bin /tmp/user-*
+	local i
+	for ((i = 0; i < ${#modes[@]}; i += 2)); do chmod "${modes[i]}" "${modes[i + 1]}" 2>/dev/null || true; done
+	[[ -z $added_user ]] || userdel -r "$user" 2>/dev/null || testbed_retire
+}
+trap restore EXIT
 nvmefs_mounts+=("$mnt")
 
 log "the user, and access to /dev/fuse and the RDMA devices"
-id "$user" >/dev/null 2>&1 || useradd -m "$user" || fail "useradd $user failed"
+if ! id "$user" >/dev/null 2>&1; then
+	useradd -m "$user" || fail "useradd $user failed"
+	added_user=1
+fi
+for f in /dev/fuse /dev/infiniband/*; do modes+=("$(stat -c %a "$f")" "$f"); done
 chmod 0666 /dev/fuse
 chmod 0666 /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
 [[ -u $(command -v fusermount3) ]] || fail "fusermount3 ($(command -v fusermount3)) is not setuid root here: $(ls -l "$(command -v fusermount3)")"
