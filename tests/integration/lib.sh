@@ -275,7 +275,7 @@ wait_unmounted() { wait_until "$2" not_mounted "$1"; }
 
 # nvmefs_mount SUBNQN DIR [OPTIONS...]: mounts SUBNQN of the testbed's target on DIR (created if
 # missing) with nvmefs mount in daemon mode, pidfile DIR.pid; the test fails unless the command
-# succeeds and DIR is then an nvmefs mount. With NVMEFS_TEST_RING=1 (make check-ring) the mount
+# succeeds and DIR is then an nvmefs mount. With NVMEFS_TEST_RING=1 (the .ring tests) the mount
 # asks for FUSE over io_uring (-o io_uring=on; /dev/fuse is the default) and the test fails unless
 # its stats say it has it.
 nvmefs_mount() {
