@@ -22,28 +22,14 @@ require_nvmefs
 user='nvmefs-test'
 mnt=/tmp/nvmefs-user
 # The test runs in a kept VM (the testbed's pool), so it gives back what it changed beyond /tmp:
-# the user it added (passwd, group, shadow, subuid files, home) and the device nodes' modes; a test
-# that fails retires its VM anyway.
-added_user=''
-modes=()
-restore() {
-	nvmefs_cleanup
-	rm -rf /tmp/nvmefs-user-bin /tmp/user-*
-	local i
-	for ((i = 0; i < ${#modes[@]}; i += 2)); do chmod "${modes[i]}" "${modes[i + 1]}" 2>/dev/null || true; done
-	[[ -z $added_user ]] || userdel -r "$user" 2>/dev/null || testbed_retire
-}
-trap restore EXIT
+# the user it added and the device nodes' modes (a test that fails retires its VM anyway).
+trap 'nvmefs_cleanup; rm -rf /tmp/nvmefs-user-bin /tmp/user-*; dev_restore; test_user_remove' EXIT
 nvmefs_mounts+=("$mnt")
 
 log "the user, and access to /dev/fuse and the RDMA devices"
-if ! id "$user" >/dev/null 2>&1; then
-	useradd -m "$user" || fail "useradd $user failed"
-	added_user=1
-fi
-for f in /dev/fuse /dev/infiniband/*; do modes+=("$(stat -c %a "$f")" "$f"); done
-chmod 0666 /dev/fuse
-chmod 0666 /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
+test_user_add "$user" || fail "useradd $user failed"
+dev_open /dev/fuse || fail "chmod 0666 /dev/fuse failed"
+dev_open /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
 [[ -u $(command -v fusermount3) ]] || fail "fusermount3 ($(command -v fusermount3)) is not setuid root here: $(ls -l "$(command -v fusermount3)")"
 # The build tree is shared from the host over 9p, which need not let another user in: run a copy.
 nvmefs_copy /tmp/nvmefs-user-bin
