@@ -183,6 +183,54 @@ nvmefs_copy() {
 	chmod 0755 "$dir" "$dir/nvmefs"
 }
 
+# test_user_add USER: adds USER (useradd -m) unless it exists, for a test that runs in a kept VM:
+# the account files (and shadow's backups of them) are copied first, and test_user_remove, in the
+# test's EXIT trap, puts them back byte for byte and removes the home, so the next test meets the
+# guest's users as booted (userdel would leave the backups changed). What cannot be put back
+# retires the VM.
+test_user=''
+test_user_files=(passwd passwd- group group- shadow shadow- gshadow gshadow- subuid subuid- subgid subgid-)
+test_user_add() {
+	local f
+	id "$1" >/dev/null 2>&1 && return 0
+	mkdir -p /tmp/test-user-etc || return 1
+	for f in "${test_user_files[@]}"; do
+		[[ ! -e /etc/$f ]] || cp -p "/etc/$f" /tmp/test-user-etc/ || return 1
+	done
+	test_user=$1
+	useradd -m "$1"
+}
+test_user_remove() {
+	local f
+	[[ -n $test_user ]] || return 0
+	rm -rf "/home/${test_user:?}" "/var/mail/${test_user:?}" || testbed_retire
+	for f in "${test_user_files[@]}"; do
+		if [[ -e /tmp/test-user-etc/$f ]]; then
+			cp -p "/tmp/test-user-etc/$f" "/etc/$f" || testbed_retire
+		else
+			rm -f "/etc/$f" || testbed_retire
+		fi
+	done
+	! id "$test_user" >/dev/null 2>&1 || testbed_retire
+	test_user=''
+}
+
+# dev_open NODE...: opens device nodes to every user (chmod 0666) for a test in a kept VM, noting
+# their modes first; dev_restore, in the test's EXIT trap, gives them back.
+dev_modes=()
+dev_open() {
+	local f
+	for f in "$@"; do dev_modes+=("$(stat -c %a "$f")" "$f") || return 1; done
+	chmod 0666 "$@"
+}
+dev_restore() {
+	local i
+	for ((i = 0; i < ${#dev_modes[@]}; i += 2)); do
+		chmod "${dev_modes[i]}" "${dev_modes[i + 1]}" 2>/dev/null || testbed_retire
+	done
+	dev_modes=()
+}
+
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 # wait_until MAX_MS COMMAND...: runs COMMAND every 0.1 s until it succeeds; returns 1 if it has not
@@ -275,7 +323,7 @@ wait_unmounted() { wait_until "$2" not_mounted "$1"; }
 
 # nvmefs_mount SUBNQN DIR [OPTIONS...]: mounts SUBNQN of the testbed's target on DIR (created if
 # missing) with nvmefs mount in daemon mode, pidfile DIR.pid; the test fails unless the command
-# succeeds and DIR is then an nvmefs mount. With NVMEFS_TEST_RING=1 (make check-ring) the mount
+# succeeds and DIR is then an nvmefs mount. With NVMEFS_TEST_RING=1 (the .ring tests) the mount
 # asks for FUSE over io_uring (-o io_uring=on; /dev/fuse is the default) and the test fails unless
 # its stats say it has it.
 nvmefs_mount() {

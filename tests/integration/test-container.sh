@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 64M
-# testbed-boot: own
 # nvmefs in real OCI containers. First rootless crun: an ordinary user, with no capabilities, runs
 # crun; the container is a user namespace in which that user is root (uid 0 inside, the user
 # outside), in the host's network namespace (where the soft-RoCE netdev is: rdma_cm resolves the
@@ -32,8 +31,12 @@ backing=/dev/nullb_s1n1
 user=nvmefs-ctr
 dir=/tmp/nvmefs-ctr
 containers=() uid=
+cni_lock=$(compgen -G /etc/cni/net.d/cni.lock || true)
 # The containers crun may have left, every process of the user's (podman's rootless pause
-# process), and the files.
+# process), and the files. The test runs in a kept VM (the testbed's pool), so it also gives back
+# what it changed beyond /tmp: the user (its home holds rootless podman's storage), rootful
+# podman's storage and run state and the lock it leaves among the CNI configurations, which the
+# guest had none of, and the device nodes' modes; what it cannot remove retires the VM.
 cleanup() {
 	local c s
 	for c in "${containers[@]}"; do
@@ -46,18 +49,22 @@ cleanup() {
 	done
 	rm -rf "$dir"
 	[[ -z $cgroup_mounted ]] || umount /sys/fs/cgroup
+	dev_restore
+	test_user_remove
+	rm -rf /var/lib/containers /run/containers /run/libpod /run/crun || testbed_retire
+	[[ -n $cni_lock ]] || rm -f /etc/cni/net.d/cni.lock || testbed_retire
 }
 cgroup_mounted=
 trap cleanup EXIT
 
 log "the user, and access to /dev/fuse$([[ $trtype == tcp ]] || echo " and the RDMA devices")"
-id "$user" >/dev/null 2>&1 || useradd -m "$user" || fail "useradd $user failed"
+test_user_add "$user" || fail "useradd $user failed"
 uid=$(id -u "$user") gid=$(id -g "$user")
 log "before: $(stat -c '%A %n' /dev/fuse /dev/infiniband/* | tr '\n' ' ')"
-chmod 0666 /dev/fuse
+dev_open /dev/fuse || fail "chmod 0666 /dev/fuse failed"
 uverbs=
 if [[ $trtype == rdma ]]; then
-	chmod 0666 /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
+	dev_open /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
 	uverbs=$(compgen -G '/dev/infiniband/uverbs*' | head -n 1)
 	[[ -n $uverbs ]] || fail "no /dev/infiniband/uverbs* device"
 fi

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 32M
-# testbed-boot: own
 # An ordinary user mounts a namespace, uses the file and unmounts it: nvmefs mount runs as that
 # user (no capabilities), mounts through the setuid fusermount3, and the user unmounts with
 # fusermount3 -u. The user needs read-write access to /dev/fuse and /dev/infiniband/* (given here
@@ -22,13 +21,15 @@
 require_nvmefs
 user='nvmefs-test'
 mnt=/tmp/nvmefs-user
-trap 'nvmefs_cleanup; rm -rf /tmp/nvmefs-user-bin /tmp/user-*' EXIT
+# The test runs in a kept VM (the testbed's pool), so it gives back what it changed beyond /tmp:
+# the user it added and the device nodes' modes (a test that fails retires its VM anyway).
+trap 'nvmefs_cleanup; rm -rf /tmp/nvmefs-user-bin /tmp/user-*; dev_restore; test_user_remove' EXIT
 nvmefs_mounts+=("$mnt")
 
 log "the user, and access to /dev/fuse and the RDMA devices"
-id "$user" >/dev/null 2>&1 || useradd -m "$user" || fail "useradd $user failed"
-chmod 0666 /dev/fuse
-chmod 0666 /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
+test_user_add "$user" || fail "useradd $user failed"
+dev_open /dev/fuse || fail "chmod 0666 /dev/fuse failed"
+dev_open /dev/infiniband/* || fail "no /dev/infiniband devices to open up"
 [[ -u $(command -v fusermount3) ]] || fail "fusermount3 ($(command -v fusermount3)) is not setuid root here: $(ls -l "$(command -v fusermount3)")"
 # The build tree is shared from the host over 9p, which need not let another user in: run a copy.
 nvmefs_copy /tmp/nvmefs-user-bin

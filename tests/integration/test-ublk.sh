@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 128M
-# testbed-boot: own
 # nvmefs ublk (issue #37 item 1): an NQN with no namespace is refused with one line; ublk add
 # prints /dev/ublkbN (JSON with -o json) once it exists, of the namespace's size; fio writes at
 # random through it and verifies every block (crc32c; 4 KiB at depth 1, sizes mixed from 512
@@ -27,6 +26,9 @@ cleanup() {
 	mountpoint -q /tmp/ublk-fs 2>/dev/null && umount -l /tmp/ublk-fs
 	[[ -n $pid ]] && kill "$pid" 2>/dev/null && { wait_gone "$pid" 10000 || kill -KILL "$pid"; }
 	kernel_disconnect_all
+	# The test runs in a kept VM (the testbed's pool): a ublk device the kernel still holds is
+	# what the guest's clean-up between tests does not know of, so the VM then takes no more.
+	! compgen -G '/dev/ublk[bc]*' >/dev/null || testbed_retire
 }
 trap cleanup EXIT
 syslog_start

@@ -76,11 +76,16 @@ tests_unit_check_headers_c11_CFLAGS = $(HEADER_CHECK_CFLAGS) -std=c11
 
 # ---------------------------------------------------------------------------
 # The unit tests once more, library included, under ASan and UBSan: every
-# `make check` runs them, whatever configure was told, so memory errors in
-# the parsers of target-supplied bytes cannot slip through a plain build.
+# `make check` runs them, whatever configure was told (but
+# --disable-sanitizer-tests), so memory errors in the parsers of
+# target-supplied bytes cannot slip through a plain build.
 # ---------------------------------------------------------------------------
 SAN_FLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-check_LIBRARIES = src/lib/libnvmefs-san.a
+# Every ASan+UBSan and TSan program: built and run where configure's --enable-sanitizer-tests (the
+# default) holds, at the end of this file. make distcheck says --disable-sanitizer-tests: the same
+# sources built with other flags prove nothing more of the tarball, and this tree's make check has
+# run them.
+SAN_UNIT_TESTS =
 src_lib_libnvmefs_san_a_SOURCES = $(NVMEFS_LIB_SOURCES)
 src_lib_libnvmefs_san_a_CFLAGS = $(NVMEFS_LIB_CFLAGS) $(SAN_FLAGS)
 LIBNVMEFS_SAN_LDADD = src/lib/libnvmefs-san.a $(NVMEFS_LIB_LIBS)
@@ -93,11 +98,8 @@ UNIT_TESTS = \
 	tests/unit/check_auth_crypto \
 	tests/unit/check_headers_c99 \
 	tests/unit/check_headers_c11 \
-	tests/unit/san/check_wire \
-	tests/unit/san/check_auth_crypto \
-	tests/unit/check_tls_key \
-	tests/unit/san/check_tls_key
-check_PROGRAMS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto \
+	tests/unit/check_tls_key
+SAN_UNIT_TESTS += tests/unit/san/check_wire tests/unit/san/check_auth_crypto \
 	tests/unit/san/check_tls_key
 tests_unit_san_check_wire_SOURCES = $(tests_unit_check_wire_SOURCES)
 tests_unit_san_check_wire_CFLAGS = $(tests_unit_check_wire_CFLAGS) $(SAN_FLAGS)
@@ -138,8 +140,9 @@ EXTRA_DIST += doc/json/discover.schema.json
 OUTPUT_TEST_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS) \
 	-DTEST_DATA_DIR='"$(abs_top_srcdir)/tests/unit/data"'
 
-check_PROGRAMS += tests/unit/check_output tests/unit/san/check_output
-UNIT_TESTS += tests/unit/check_output tests/unit/san/check_output
+check_PROGRAMS += tests/unit/check_output
+UNIT_TESTS += tests/unit/check_output
+SAN_UNIT_TESTS += tests/unit/san/check_output
 
 tests_unit_check_output_SOURCES = tests/unit/check_output.c $(CLI_OUTPUT_SOURCES)
 tests_unit_check_output_CFLAGS = $(OUTPUT_TEST_CFLAGS)
@@ -153,8 +156,9 @@ tests_unit_san_check_output_LDADD = $(LIBNVME_LIBS) $(CHECK_LIBS)
 # The command-line parsers need nothing but themselves.
 # Where gen-tls-key, check-tls-key and the DH-HMAC-CHAP options take a secret from
 # (src/cli/secret_src.c): nothing left behind in argv or the environment.
-check_PROGRAMS += tests/unit/check_secret_src tests/unit/san/check_secret_src
-UNIT_TESTS += tests/unit/check_secret_src tests/unit/san/check_secret_src
+check_PROGRAMS += tests/unit/check_secret_src
+UNIT_TESTS += tests/unit/check_secret_src
+SAN_UNIT_TESTS += tests/unit/san/check_secret_src
 tests_unit_check_secret_src_SOURCES = tests/unit/check_secret_src.c src/cli/secret_src.c \
 	src/cli/secret_src.h src/cli/cli.c
 tests_unit_check_secret_src_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
@@ -164,8 +168,9 @@ tests_unit_san_check_secret_src_CFLAGS = $(tests_unit_check_secret_src_CFLAGS) $
 tests_unit_san_check_secret_src_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_secret_src_LDADD = $(CHECK_LIBS)
 
-check_PROGRAMS += tests/unit/check_parse tests/unit/san/check_parse
-UNIT_TESTS += tests/unit/check_parse tests/unit/san/check_parse
+check_PROGRAMS += tests/unit/check_parse
+UNIT_TESTS += tests/unit/check_parse
+SAN_UNIT_TESTS += tests/unit/san/check_parse
 
 tests_unit_check_parse_SOURCES = tests/unit/check_parse.c src/cli/util_parse.c src/cli/util_parse.h
 tests_unit_check_parse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
@@ -177,8 +182,9 @@ tests_unit_san_check_parse_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_parse_LDADD = $(CHECK_LIBS)
 
 # The layout perf chooses where its command line leaves it open.
-check_PROGRAMS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
-UNIT_TESTS += tests/unit/check_perf_layout tests/unit/san/check_perf_layout
+check_PROGRAMS += tests/unit/check_perf_layout
+UNIT_TESTS += tests/unit/check_perf_layout
+SAN_UNIT_TESTS += tests/unit/san/check_perf_layout
 
 tests_unit_check_perf_layout_SOURCES = tests/unit/check_perf_layout.c src/cli/perf_layout.c \
 	src/cli/perf_layout.h
@@ -191,8 +197,9 @@ tests_unit_san_check_perf_layout_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_perf_layout_LDADD = $(CHECK_LIBS)
 
 # The mount's parked requests (src/export/parking.c), without FUSE.
-check_PROGRAMS += tests/unit/check_parking tests/unit/san/check_parking
-UNIT_TESTS += tests/unit/check_parking tests/unit/san/check_parking
+check_PROGRAMS += tests/unit/check_parking
+UNIT_TESTS += tests/unit/check_parking
+SAN_UNIT_TESTS += tests/unit/san/check_parking
 
 tests_unit_check_parking_SOURCES = tests/unit/check_parking.c src/export/parking.c src/export/parking.h
 tests_unit_check_parking_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
@@ -204,8 +211,9 @@ tests_unit_san_check_parking_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_parking_LDADD = $(CHECK_LIBS)
 
 # nvmefs list's findings, from a fake mountinfo and fake mounts in a temporary directory.
-check_PROGRAMS += tests/unit/check_list tests/unit/san/check_list
-UNIT_TESTS += tests/unit/check_list tests/unit/san/check_list
+check_PROGRAMS += tests/unit/check_list
+UNIT_TESTS += tests/unit/check_list
+SAN_UNIT_TESTS += tests/unit/san/check_list
 
 tests_unit_check_list_SOURCES = tests/unit/check_list.c $(LIST_SOURCES)
 tests_unit_check_list_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
@@ -275,8 +283,7 @@ SAN_FAKE_UNIT_TESTS = \
 	tests/unit/san/check_events \
 	tests/unit/san/check_mpath \
 	tests/unit/san/check_queue
-check_PROGRAMS += $(SAN_FAKE_UNIT_TESTS)
-UNIT_TESTS += $(SAN_FAKE_UNIT_TESTS)
+SAN_UNIT_TESTS += $(SAN_FAKE_UNIT_TESTS)
 
 tests_unit_san_check_connect_opts_SOURCES = $(tests_unit_check_connect_opts_SOURCES)
 tests_unit_san_check_connect_opts_CFLAGS = $(tests_unit_check_connect_opts_CFLAGS) $(SAN_FLAGS)
@@ -314,8 +321,9 @@ tests_unit_san_check_queue_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_queue_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 # The library's own transport table, the one program here that links RDMA's libraries with it.
-check_PROGRAMS += tests/unit/check_transport_table tests/unit/san/check_transport_table
-UNIT_TESTS += tests/unit/check_transport_table tests/unit/san/check_transport_table
+check_PROGRAMS += tests/unit/check_transport_table
+UNIT_TESTS += tests/unit/check_transport_table
+SAN_UNIT_TESTS += tests/unit/san/check_transport_table
 tests_unit_check_transport_table_SOURCES = tests/unit/check_transport_table.c tests/lib/test_util.h
 tests_unit_check_transport_table_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) \
 	$(TESTS_LIB_CFLAGS)
@@ -334,13 +342,12 @@ EXTRA_DIST += tests/check-neutral-links
 # The registry of registered memory under threads: plain, ASan, and TSan,
 # which needs the library built for it too.
 TSAN_FLAGS = -fsanitize=thread -fno-omit-frame-pointer
-check_LIBRARIES += src/lib/libnvmefs-tsan.a
 # Only transport-neutral programs run under TSan: the library without its transports.
 src_lib_libnvmefs_tsan_a_SOURCES = $(NVMEFS_CORE_SOURCES)
 src_lib_libnvmefs_tsan_a_CFLAGS = $(NVMEFS_CORE_CFLAGS) $(TSAN_FLAGS)
-MR_UNIT_TESTS = tests/unit/check_mr tests/unit/san/check_mr tests/unit/tsan/check_mr
-check_PROGRAMS += $(MR_UNIT_TESTS)
-UNIT_TESTS += $(MR_UNIT_TESTS)
+check_PROGRAMS += tests/unit/check_mr
+UNIT_TESTS += tests/unit/check_mr
+SAN_UNIT_TESTS += tests/unit/san/check_mr tests/unit/tsan/check_mr
 tests_unit_check_mr_SOURCES = tests/unit/check_mr.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_mr_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_mr_LDADD = $(UNIT_FAKE_LDADD)
@@ -360,18 +367,29 @@ tests_unit_tsan_check_mr_LDADD = $(TSAN_LDADD)
 # share (io_fixture.c); plain and ASan+UBSan.
 IO_FIXTURE_SOURCES = tests/unit/io_fixture.c tests/unit/io_fixture.h $(FAKE_TRANSPORT_SOURCES)
 IO_UNIT_TESTS = \
-	tests/unit/check_io tests/unit/san/check_io \
-	tests/unit/check_io_cmd tests/unit/san/check_io_cmd \
-	tests/unit/check_io_queues tests/unit/san/check_io_queues \
-	tests/unit/check_io_limits tests/unit/san/check_io_limits \
-	tests/unit/check_io_poll tests/unit/san/check_io_poll \
-	tests/unit/check_io_outage tests/unit/san/check_io_outage \
-	tests/unit/check_io_forward tests/unit/san/check_io_forward \
-	tests/unit/check_io_retry tests/unit/san/check_io_retry \
-	tests/unit/check_namespaces tests/unit/san/check_namespaces \
-	tests/unit/check_rdma_sgl tests/unit/san/check_rdma_sgl
+	tests/unit/check_io \
+	tests/unit/check_io_cmd \
+	tests/unit/check_io_queues \
+	tests/unit/check_io_limits \
+	tests/unit/check_io_poll \
+	tests/unit/check_io_outage \
+	tests/unit/check_io_forward \
+	tests/unit/check_io_retry \
+	tests/unit/check_namespaces \
+	tests/unit/check_rdma_sgl
 check_PROGRAMS += $(IO_UNIT_TESTS)
 UNIT_TESTS += $(IO_UNIT_TESTS)
+SAN_UNIT_TESTS += \
+	tests/unit/san/check_io \
+	tests/unit/san/check_io_cmd \
+	tests/unit/san/check_io_queues \
+	tests/unit/san/check_io_limits \
+	tests/unit/san/check_io_poll \
+	tests/unit/san/check_io_outage \
+	tests/unit/san/check_io_forward \
+	tests/unit/san/check_io_retry \
+	tests/unit/san/check_namespaces \
+	tests/unit/san/check_rdma_sgl
 
 tests_unit_check_io_SOURCES = tests/unit/check_io.c $(IO_FIXTURE_SOURCES)
 tests_unit_check_io_CFLAGS = $(UNIT_FAKE_CFLAGS)
@@ -454,8 +472,7 @@ tests_unit_san_check_rdma_sgl_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_rdma_sgl_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 # check_namespaces' cases of threads sharing a controller's state (its "races"), under TSan.
-check_PROGRAMS += tests/unit/tsan/check_namespaces
-UNIT_TESTS += tests/unit/tsan/check_namespaces
+SAN_UNIT_TESTS += tests/unit/tsan/check_namespaces
 tests_unit_tsan_check_namespaces_SOURCES = $(tests_unit_check_namespaces_SOURCES)
 tests_unit_tsan_check_namespaces_CFLAGS = $(UNIT_FAKE_CFLAGS) $(TSAN_FLAGS)
 tests_unit_tsan_check_namespaces_LDFLAGS = $(TSAN_FLAGS)
@@ -471,10 +488,9 @@ ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_post.c \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
 	src/common/histogram.c src/common/histogram.h src/common/json.c src/common/json.h \
 	src/common/status.c src/common/status.h src/common/rkeys_json.c src/common/rkeys_json.h
-ENGINE_UNIT_TESTS = tests/unit/check_engine tests/unit/san/check_engine \
-	tests/unit/tsan/check_engine
-check_PROGRAMS += $(ENGINE_UNIT_TESTS)
-UNIT_TESTS += $(ENGINE_UNIT_TESTS)
+check_PROGRAMS += tests/unit/check_engine
+UNIT_TESTS += tests/unit/check_engine
+SAN_UNIT_TESTS += tests/unit/san/check_engine tests/unit/tsan/check_engine
 tests_unit_check_engine_SOURCES = $(ENGINE_UNIT_SOURCES)
 tests_unit_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_engine_LDADD = $(UNIT_FAKE_LDADD) -lm
@@ -489,8 +505,9 @@ tests_unit_tsan_check_engine_LDADD = $(TSAN_LDADD) -lm
 
 # Which discovery log records --all-paths connects (src/cli/paths_log.c, issue #27), and
 # how --path is read (src/cli/paths.c, with the CLI's option helpers it uses).
-check_PROGRAMS += tests/unit/check_paths tests/unit/san/check_paths
-UNIT_TESTS += tests/unit/check_paths tests/unit/san/check_paths
+check_PROGRAMS += tests/unit/check_paths
+UNIT_TESTS += tests/unit/check_paths
+SAN_UNIT_TESTS += tests/unit/san/check_paths
 
 tests_unit_check_paths_SOURCES = tests/unit/check_paths.c src/cli/paths_log.c src/cli/paths_log.h \
 	src/cli/paths.c src/cli/paths.h src/cli/cli.c src/cli/opts_connect.c src/cli/secret_src.c \
@@ -504,8 +521,9 @@ tests_unit_san_check_paths_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_paths_LDADD = $(LIBNVMEFS_SAN_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 # The daemon of mount and ublk add (src/cli/daemon.c): what the waiting parent says.
-check_PROGRAMS += tests/unit/check_daemon tests/unit/san/check_daemon
-UNIT_TESTS += tests/unit/check_daemon tests/unit/san/check_daemon
+check_PROGRAMS += tests/unit/check_daemon
+UNIT_TESTS += tests/unit/check_daemon
+SAN_UNIT_TESTS += tests/unit/san/check_daemon
 tests_unit_check_daemon_SOURCES = tests/unit/check_daemon.c src/cli/daemon.c src/cli/daemon.h \
 	src/cli/paths_log.c src/cli/paths.c src/cli/cli.c src/cli/opts_connect.c src/cli/secret_src.c \
 	src/cli/opts_config.c src/cli/util_parse.c src/cli/output.c src/common/json.c \
@@ -518,10 +536,9 @@ tests_unit_san_check_daemon_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_daemon_LDADD = $(LIBNVMEFS_SAN_LDADD) $(LIBNVME_LIBS) $(CHECK_LIBS)
 
 # The NVMe/TCP transport against a scripted target on a loopback socket.
-TCP_UNIT_TESTS = tests/unit/check_tcp tests/unit/san/check_tcp \
-	tests/unit/check_tcp_errors tests/unit/san/check_tcp_errors
-check_PROGRAMS += $(TCP_UNIT_TESTS)
-UNIT_TESTS += $(TCP_UNIT_TESTS)
+check_PROGRAMS += tests/unit/check_tcp tests/unit/check_tcp_errors
+UNIT_TESTS += tests/unit/check_tcp tests/unit/check_tcp_errors
+SAN_UNIT_TESTS += tests/unit/san/check_tcp tests/unit/san/check_tcp_errors
 TCP_PEER_SOURCES = tests/unit/tcp_peer.c tests/unit/tcp_peer.h tests/lib/test_util.h
 TCP_UNIT_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_tcp_SOURCES = tests/unit/check_tcp.c tests/unit/arm_contract.h $(TCP_PEER_SOURCES)
@@ -542,8 +559,9 @@ tests_unit_san_check_tcp_errors_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 # What a mount pins, which its locked-memory check counts (src/fuse/memlock.c, issue 34): RDMA's
 # registrations and FUSE over io_uring's payloads, nothing over TCP.
-check_PROGRAMS += tests/unit/check_memlock tests/unit/san/check_memlock
-UNIT_TESTS += tests/unit/check_memlock tests/unit/san/check_memlock
+check_PROGRAMS += tests/unit/check_memlock
+UNIT_TESTS += tests/unit/check_memlock
+SAN_UNIT_TESTS += tests/unit/san/check_memlock
 tests_unit_check_memlock_SOURCES = tests/unit/check_memlock.c src/fuse/memlock.c src/fuse/fs.h \
 	src/fuse/ring_msg.h src/fuse/ring_uapi.h \
 	src/export/limits.c src/export/log.c src/export/engine.h
@@ -556,8 +574,9 @@ tests_unit_san_check_memlock_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_memlock_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 # ublk request descriptors, checked before their sectors become offsets (src/ublk/iod.c).
-check_PROGRAMS += tests/unit/check_ublk_iod tests/unit/san/check_ublk_iod
-UNIT_TESTS += tests/unit/check_ublk_iod tests/unit/san/check_ublk_iod
+check_PROGRAMS += tests/unit/check_ublk_iod
+UNIT_TESTS += tests/unit/check_ublk_iod
+SAN_UNIT_TESTS += tests/unit/san/check_ublk_iod
 tests_unit_check_ublk_iod_SOURCES = tests/unit/check_ublk_iod.c src/ublk/iod.c src/ublk/iod.h
 tests_unit_check_ublk_iod_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
 tests_unit_check_ublk_iod_LDADD = $(CHECK_LIBS)
@@ -569,8 +588,9 @@ tests_unit_san_check_ublk_iod_LDADD = $(CHECK_LIBS)
 # FUSE over io_uring's messages as the workers serve the ring (src/fuse/ring_msg.c, issue 37
 # item 0): requests laid out for libfuse after their sizes are checked, replies committed into
 # their entries, INIT's reply asking for the ring, the bound on entries held requests add.
-check_PROGRAMS += tests/unit/check_fuse_ring tests/unit/san/check_fuse_ring
-UNIT_TESTS += tests/unit/check_fuse_ring tests/unit/san/check_fuse_ring
+check_PROGRAMS += tests/unit/check_fuse_ring
+UNIT_TESTS += tests/unit/check_fuse_ring
+SAN_UNIT_TESTS += tests/unit/san/check_fuse_ring
 tests_unit_check_fuse_ring_SOURCES = tests/unit/check_fuse_ring.c src/fuse/ring_msg.c \
 	src/fuse/ring_msg.h src/fuse/ring_uapi.h src/export/parking.h
 tests_unit_check_fuse_ring_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
@@ -584,8 +604,9 @@ if FIO_ENGINE
 # The fio engine (src/fio/engine.c, issue 37 item 2) against stand-ins for libnvmefs and fio:
 # what it refuses before a job runs, its option table, and that getevents never sleeps while it
 # holds completions fio has not taken.  Built, as the engine, against fio's headers.
-check_PROGRAMS += tests/unit/check_fio_engine tests/unit/san/check_fio_engine
-UNIT_TESTS += tests/unit/check_fio_engine tests/unit/san/check_fio_engine
+check_PROGRAMS += tests/unit/check_fio_engine
+UNIT_TESTS += tests/unit/check_fio_engine
+SAN_UNIT_TESTS += tests/unit/san/check_fio_engine
 tests_unit_check_fio_engine_SOURCES = tests/unit/check_fio_engine.c
 tests_unit_check_fio_engine_CPPFLAGS = $(src_fio_fio_nvmefs_la_CPPFLAGS)
 tests_unit_check_fio_engine_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
@@ -595,4 +616,10 @@ tests_unit_san_check_fio_engine_CPPFLAGS = $(tests_unit_check_fio_engine_CPPFLAG
 tests_unit_san_check_fio_engine_CFLAGS = $(tests_unit_check_fio_engine_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_fio_engine_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_fio_engine_LDADD = $(CHECK_LIBS)
+endif
+
+if SANITIZER_TESTS
+check_LIBRARIES = src/lib/libnvmefs-san.a src/lib/libnvmefs-tsan.a
+check_PROGRAMS += $(SAN_UNIT_TESTS)
+UNIT_TESTS += $(SAN_UNIT_TESTS)
 endif
