@@ -8,6 +8,28 @@
 
 #include "fake_transport.h"
 
+/* A broken expectation ends the test with its message: Check's failure in
+ * the unit tests; where Check is not linked (the fuzzers, built with
+ * FAKE_NO_CHECK), the message on stderr and abort(), which libFuzzer
+ * reports with the input. */
+#ifdef FAKE_NO_CHECK
+#include <stdio.h>
+#include <stdlib.h>
+#define fake_abort(...) \
+	(fprintf(stderr, "%s:%d: ", __FILE__, __LINE__), fprintf(stderr, __VA_ARGS__), \
+	 fputc('\n', stderr), abort())
+#else
+#include <check.h>
+#define fake_abort(...) ck_abort_msg(__VA_ARGS__)
+#endif
+#define fake_assert(cond, ...) \
+	do { \
+		if (!(cond)) \
+			fake_abort(__VA_ARGS__); \
+	} while (0)
+/* The condition itself as the message. */
+#define fake_assert_that(cond) fake_assert(cond, "%s", #cond)
+
 /* Guards the steps, the held responses and the counters (fake_transport.c). */
 extern pthread_mutex_t fake_lock;
 
