@@ -43,7 +43,7 @@ tests/fuzz/fuzz_tcp: tests/fuzz/fuzz_tcp.c $(FUZZ_LIB_C)
 # The FUSE handlers without libfuse (the harness replies) nor serve.c (the session),
 # over the shared scripted target (tests/lib) without Check: not its transport table,
 # the library's stays.
-FUZZ_FAKE = tests/lib/fake_transport.c tests/lib/fake_script.c
+FUZZ_FAKE = tests/lib/fake_transport.c tests/lib/fake_script.c tests/lib/fake_exec.c
 tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c $(FUZZ_FAKE) tests/lib/fake_transport.h \
 		tests/lib/fake_priv.h src/fuse/fs_ops.c src/fuse/adapter.c src/fuse/ring.c src/export/log.c src/export/stats.c src/export/requests.c \
 		src/export/limits.c src/export/worker.c src/export/post.c \

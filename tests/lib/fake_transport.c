@@ -32,38 +32,6 @@
 
 #define FAKE_MAX_HELD 4096
 
-struct fake_event {
-	bool resp;			/* else a send completion */
-	bool pause_after;		/* end this process() call after it */
-	struct nvmefs_req *req;
-	struct fake_step *step;
-	struct nvmefs_cqe cqe;
-};
-
-struct fake_queue {
-	union nvmefs_cmd *capsules;
-	uint8_t *data;
-	uint32_t slot_size;
-	struct fake_event *ev;
-	size_t nr_ev, ev_head, ev_cap;
-	uint16_t sq_model;		/* the SQ head a controller that keeps up reports */
-	uint16_t last_cid;
-	bool have_last_cid;
-	int efd;			/* queue_fd: an eventfd */
-	bool armed;			/* queue_arm'ed: signal the next event */
-	int cm_efd;			/* queue_event_fd: an eventfd */
-	/* fake_disconnect(): what queue_check says; set by the test's thread,
-	 * read by the queue's owner (an engine worker). */
-	_Atomic int cm_error;
-	bool stopped;
-	uint16_t qid;
-	/* fake_break(): the next process() fails. */
-	_Atomic bool broken;
-	/* fake_defer_posts: events of commands not handed to the device yet. */
-	struct fake_event *unposted;
-	size_t nr_unposted;
-};
-
 /* Live queues by qid, for fake_disconnect() and fake_queue_stopped(). */
 #define FAKE_MAX_QUEUES 64
 static struct fake_queue *queues[FAKE_MAX_QUEUES];
@@ -87,7 +55,6 @@ int fake_mr_fail;
 bool fake_defer_posts;
 int fake_arm_error;
 bool fake_arm_level;
-const struct fake_exec *fake_exec;
 
 static void stat_inc(unsigned int *counter)
 {
@@ -207,14 +174,12 @@ static void fake_queue_destroy(struct nvmefs_queue *q)
 	stat_inc(&fake_stats.destroys);
 }
 
-static void push_now(struct fake_queue *fq, const struct fake_event *ev);
-static void hold(struct fake_queue *fq, const struct fake_event *ev);
 
 /* A command's events: the device's at once, or once the queue posts. */
 static void push(struct fake_queue *fq, const struct fake_event *ev)
 {
 	if (!fake_defer_posts || !ev->req) {
-		push_now(fq, ev);
+		fake_push_now(fq, ev);
 		return;
 	}
 	fake_assert(fq->nr_unposted < fq->ev_cap, "more unposted events than a queue holds");
@@ -237,14 +202,14 @@ static void post_all(struct nvmefs_queue *q, struct fake_queue *fq)
 		if (!ev->resp)
 			ev->step->posted++;
 		if (ev->resp && ev->step->hold)
-			hold(fq, ev);
+			fake_hold(fq, ev);
 		else
-			push_now(fq, ev);
+			fake_push_now(fq, ev);
 	}
 	fq->nr_unposted = 0;
 }
 
-static void push_now(struct fake_queue *fq, const struct fake_event *ev)
+void fake_push_now(struct fake_queue *fq, const struct fake_event *ev)
 {
 	if (fq->ev_head == fq->nr_ev)
 		fq->ev_head = fq->nr_ev = 0;
@@ -263,7 +228,7 @@ static void push_now(struct fake_queue *fq, const struct fake_event *ev)
 	}
 }
 
-static void hold(struct fake_queue *fq, const struct fake_event *ev)
+void fake_hold(struct fake_queue *fq, const struct fake_event *ev)
 {
 	bool full;
 
@@ -318,41 +283,6 @@ unsigned int fake_held(void)
 	return n;
 }
 
-/* fake_exec's command: its send completes at the next process(), its
- * response goes with it or waits to be released (its reply is made as it
- * is delivered, exec_reply()). */
-static int exec_submit(struct nvmefs_queue *q, struct fake_queue *fq, struct nvmefs_req *req)
-{
-	struct fake_event ev = { .req = req };
-
-	fq->sq_model = (uint16_t)((fq->sq_model + 1) % q->size);
-	push_now(fq, &ev);
-	ev.resp = true;
-	if (fake_exec->hold && fake_exec->hold(q, req))
-		hold(fq, &ev);
-	else
-		push_now(fq, &ev);
-	return 0;
-}
-
-/* The response @ev of fake_exec's command, run now. */
-static void exec_reply(struct nvmefs_queue *q, struct fake_queue *fq, struct fake_event *ev)
-{
-	struct nvmefs_req *req = ev->req;
-	uint32_t dw0 = 0;
-	uint16_t status;
-
-	/* The target writes all of it; what the command leaves out is zeros. */
-	if (req->len && req->dir == NVMEFS_DIR_FROM_CTRL)
-		memset(req->data, 0, req->len);
-	status = fake_exec->run(q, req, &dw0);
-	ev->cqe.result.dw.dw0 = nvmefs_cpu_to_le32(dw0);
-	ev->cqe.sq_head = nvmefs_cpu_to_le16(fq->sq_model);
-	ev->cqe.sq_id = nvmefs_cpu_to_le16(q->qid);
-	ev->cqe.cid = nvmefs_cpu_to_le16(req->cid);
-	ev->cqe.status = nvmefs_cpu_to_le16((uint16_t)(status << 1));
-}
-
 static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 {
 	struct fake_queue *fq = q->tp;
@@ -395,7 +325,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	if (nr_sge < 0)
 		return nr_sge;
 	if (fake_exec)
-		return exec_submit(q, fq, req);
+		return fake_exec_submit(q, fq, req);
 
 	s = fake_next_step(FAKE_CMD, q, req);
 	s->cid = req->cid;
@@ -471,7 +401,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 		push(fq, &ev);
 		ev.resp = true;
 		if (s->hold && !fake_defer_posts)
-			hold(fq, &ev);
+			fake_hold(fq, &ev);
 		else
 			push(fq, &ev);
 		break;
@@ -520,7 +450,7 @@ static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 			continue;
 		}
 		if (!ev.step)
-			exec_reply(q, fq, &ev);
+			fake_exec_reply(q, fq, &ev);
 		ret = nvmefs_queue_response(q, &ev.cqe);
 		if (ret < 0)
 			return ret;

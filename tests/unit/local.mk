@@ -12,6 +12,7 @@ FAKE_TRANSPORT_SOURCES = \
 	tests/lib/fake_table.c \
 	tests/lib/fake_transport.h \
 	tests/lib/fake_script.c \
+	tests/lib/fake_exec.c \
 	tests/lib/fake_priv.h \
 	tests/lib/test_util.h \
 	tests/unit/arm_contract.h
