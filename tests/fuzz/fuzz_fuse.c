@@ -35,6 +35,10 @@
  * namespace that deallocates to zeros); the image equals the model whenever
  * no write is in flight, so a write never changes bytes outside its range; a
  * successful fsync sent a Flush.  ASan and UBSan do the rest, leaks included.
+ *
+ * One job, kept in one file past 700 lines: one harness, the model of the
+ * files and the replies checked against it sharing its state; the target
+ * itself is tests/lib's.
  */
 #define FUSE_USE_VERSION 34
 
