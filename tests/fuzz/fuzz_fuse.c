@@ -17,7 +17,8 @@
  * the FUSE front end's handing over (fs_loop_ops, as loop.c's threads call
  * it) gives it a request laid out in the worker's registered buffer as
  * libfuse would (a write's payload 80 bytes in).  The
- * library (src/lib) runs for real over a transport written here: a target
+ * library (src/lib) runs for real over the tests' shared target
+ * (tests/lib/fake_transport.h) running commands itself: a target
  * with one or two small namespaces (512- or 4096-byte blocks) that executes
  * Read, Write, Write Zeroes, Dataset Management and Flush on a shadow image,
  * completes commands in an order the input picks, and fails some with an
@@ -34,6 +35,10 @@
  * namespace that deallocates to zeros); the image equals the model whenever
  * no write is in flight, so a write never changes bytes outside its range; a
  * successful fsync sent a Flush.  ASan and UBSan do the rest, leaks included.
+ *
+ * One job, kept in one file past 700 lines: one harness, the model of the
+ * files and the replies checked against it sharing its state; the target
+ * itself is tests/lib's.
  */
 #define FUSE_USE_VERSION 34
 
@@ -44,22 +49,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <unistd.h>
 
 #include <fuse_lowlevel.h>
 #include <nvme/types.h>
 
 #include "../../src/lib/lifecycle/ctrl.h"
 #include "../../src/lib/state/ctrl_types.h"
-#include "../../src/lib/base/error.h"
 #include "../../src/lib/transport/mr.h"
 #include "../../src/lib/transport/queue.h"
-#include "../../src/lib/transport/transport_ops.h"
 #include "../../src/fuse/fs_priv.h"
 #include "../../src/export/export_priv.h"
+#include "fake_transport.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -132,15 +134,6 @@ struct fuse_req {
 	const char *stats;	/* OP_READ_STATS: the snapshot read */
 };
 
-/* The transport's state of one queue. */
-struct fz_queue {
-	union nvmefs_cmd *capsules;
-	uint8_t *slots;
-	struct nvmefs_req **sub;	/* submitted, not yet answered */
-	unsigned int nr_sub;
-	int efd;
-};
-
 static struct {
 	const uint8_t *in;
 	size_t len, pos;
@@ -156,9 +149,7 @@ static struct {
 	uint64_t stats_fh[FZ_MAX_STATS];
 	unsigned int nr_stats;
 	unsigned long failures;		/* statuses injected, and the controller's death */
-	bool die, dead;
-	unsigned int budget;		/* I/O completions the next process() delivers */
-	uint32_t order;			/* which of the submitted ones goes next */
+	bool dead;
 } fz;
 
 /* ---------------------------------------------------------------------- */
@@ -352,8 +343,6 @@ static uint32_t exec_admin(struct nvmefs_req *req)
 	uint32_t cns = nvmefs_le32_to_cpu(sqe->cdw10) & 0xff;
 	uint32_t nsid = nvmefs_le32_to_cpu(sqe->nsid);
 
-	if (req->data && req->dir == NVMEFS_DIR_FROM_CTRL)
-		memset(req->data, 0, req->len);
 	if (sqe->opcode == nvme_admin_fabrics) {
 		if (req->cmd->fabrics.fctype == nvme_fabrics_type_connect)
 			return 1;
@@ -398,169 +387,24 @@ static uint32_t exec_admin(struct nvmefs_req *req)
 	return 0;
 }
 
-static int fz_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_params *params)
+/* The shared target's command runner (tests/lib/fake_transport.h): I/O on
+ * the images, admin commands answered as a live NVM controller. */
+static uint16_t fz_run(struct nvmefs_queue *q, struct nvmefs_req *req, uint32_t *dw0)
 {
-	struct fz_queue *fq = calloc(1, sizeof(*fq));
-
-	CHECK(fq);
-	fq->capsules = calloc(q->nr_reqs, sizeof(*fq->capsules));
-	fq->slots = calloc(q->nr_reqs, params->data_slot_size);
-	fq->sub = calloc(q->nr_reqs, sizeof(*fq->sub));
-	fq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	CHECK(fq->capsules && fq->slots && fq->sub && fq->efd >= 0);
-	for (uint16_t i = 0; i < q->nr_reqs; i++) {
-		q->reqs[i].cmd = &fq->capsules[i];
-		q->reqs[i].data_slot = fq->slots + (size_t)i * params->data_slot_size;
-		q->reqs[i].data_slot_size = params->data_slot_size;
-	}
-	q->tp = fq;
-	return 0;
-}
-
-static void fz_queue_destroy(struct nvmefs_queue *q)
-{
-	struct fz_queue *fq = q->tp;
-
-	if (!fq)
-		return;
-	close(fq->efd);
-	free(fq->capsules);
-	free(fq->slots);
-	free(fq->sub);
-	free(fq);
-	q->tp = NULL;
-}
-
-static int fz_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
-{
-	struct fz_queue *fq = q->tp;
-
-	CHECK(fq && fq->nr_sub < q->nr_reqs);
-	CHECK(req->cmd == &fq->capsules[req->slot]);
-	fq->sub[fq->nr_sub++] = req;
-	return 0;
-}
-
-/* Delivers the send completion and the response of @req, as an HCA does. */
-static int deliver(struct nvmefs_queue *q, struct nvmefs_req *req)
-{
-	struct nvmefs_cqe cqe;
-	uint16_t status = 0;
-	uint32_t dw0 = 0;
-
 	if (q->qid && req->cmd->sqe.opcode != nvme_admin_fabrics)
-		status = exec_io(req);
-	else
-		dw0 = exec_admin(req);
-	memset(&cqe, 0, sizeof(cqe));
-	cqe.cid = nvmefs_cpu_to_le16(req->cid);
-	cqe.sq_head = nvmefs_cpu_to_le16(0xffff);
-	cqe.sq_id = nvmefs_cpu_to_le16(q->qid);
-	cqe.status = nvmefs_cpu_to_le16((uint16_t)(status << 1));
-	cqe.result.dw.dw0 = nvmefs_cpu_to_le32(dw0);
-	nvmefs_queue_send_done(q, req);
-	return nvmefs_queue_response(q, &cqe);
-}
-
-static int fz_process(struct nvmefs_queue *q, int timeout_ms)
-{
-	struct fz_queue *fq = q->tp;
-	int n = 0;
-
-	(void)timeout_ms;
-	if (q->qid && fz.die && !fz.dead) {
-		/* The connection breaks: the controller fails, and with no
-		 * reconnecting (ctrl_loss_tmo 0) everything in flight fails. */
-		fz.dead = true;
-		fz.failures++;
-		return nvmefs_error(-ECONNRESET, "the fuzzed target went away");
-	}
-	/* The admin queue answers at once and in order; an I/O queue as many
-	 * as the input allows, in the order it picks.  A callback may submit
-	 * more, which come after. */
-	while (fq->nr_sub) {
-		/* Connect, on any queue, is answered at once too. */
-		bool now = !q->qid || fq->sub[0]->cmd->sqe.opcode == nvme_admin_fabrics;
-		unsigned int i = now ? 0 : fz.order % fq->nr_sub;
-		struct nvmefs_req *req = fq->sub[i];
-		int ret;
-
-		if (!now && !fz.budget)
-			break;
-		if (!now) {
-			fz.budget--;
-			fz.order = fz.order * 1103515245u + 12345u;
-		}
-		memmove(&fq->sub[i], &fq->sub[i + 1], (fq->nr_sub - i - 1) * sizeof(*fq->sub));
-		fq->nr_sub--;
-		ret = deliver(q, req);
-		if (ret < 0)
-			return ret;
-		n++;
-	}
-	return n;
-}
-
-/* What was sent never gets an answer; the sends complete, flushed. */
-static void fz_queue_stop(struct nvmefs_queue *q)
-{
-	struct fz_queue *fq = q->tp;
-
-	while (fq && fq->nr_sub)
-		nvmefs_queue_send_done(q, fq->sub[--fq->nr_sub]);
-}
-
-static int fz_queue_check(struct nvmefs_queue *q)
-{
-	(void)q;
+		return exec_io(req);
+	*dw0 = exec_admin(req);
 	return 0;
 }
 
-static void fz_ctrl_release(struct nvmefs_ctrl *ctrl)
+/* The admin queue and Connect, on any queue, are answered at once; I/O as
+ * the input releases it (OP_POLL), in the order it picks. */
+static bool fz_hold(const struct nvmefs_queue *q, const struct nvmefs_req *req)
 {
-	(void)ctrl;
+	return q->qid && req->cmd->sqe.opcode != nvme_admin_fabrics;
 }
 
-static int fz_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
-{
-	(void)ctrl;
-	CHECK(mr->addr && mr->len);
-	mr->lkey = 1;
-	mr->rkey = 2;
-	mr->tp = mr;
-	return 0;
-}
-
-static void fz_mr_dereg(struct nvmefs_mr *mr)
-{
-	CHECK(mr->tp == mr);
-	mr->tp = NULL;
-}
-
-static int fz_queue_fd(struct nvmefs_queue *q)
-{
-	return ((struct fz_queue *)q->tp)->efd;
-}
-
-static int fz_queue_arm(struct nvmefs_queue *q)
-{
-	return ((struct fz_queue *)q->tp)->nr_sub ? 1 : 0;
-}
-
-static const struct nvmefs_transport_ops fz_ops = {
-	.name = "fuzz",
-	.queue_create = fz_queue_create,
-	.queue_destroy = fz_queue_destroy,
-	.submit = fz_submit,
-	.queue_stop = fz_queue_stop,
-	.queue_check = fz_queue_check,
-	.process = fz_process,
-	.ctrl_release = fz_ctrl_release,
-	.mr_reg = fz_mr_reg,
-	.mr_dereg = fz_mr_dereg,
-	.queue_fd = fz_queue_fd,
-	.queue_arm = fz_queue_arm,
-};
+static const struct fake_exec fz_target = { .run = fz_run, .hold = fz_hold };
 
 /* ---------------------------------------------------------------------- */
 /* The model, and what each reply must be                                   */
@@ -1178,10 +1022,9 @@ static void drain(void)
 				round);
 			abort();
 		}
-		fz.budget = ~0u;
+		fake_release(FAKE_UNLIMITED);
 		poll_round();
 	}
-	fz.budget = 0;
 }
 
 /* Blocks [first, last] of a request on @ns that may change them. */
@@ -1437,16 +1280,25 @@ static void run_op(void)
 		op_read_stats(wi, &m);
 		goto done;
 	case OP_POLL: {
-		struct exp_worker *w = &fz.fs->exp->workers[wi];
+		unsigned int budget = 1 + in8() % 4;
+		uint32_t order = in8();
 
-		fz.budget = 1 + in8() % 4;
-		fz.order = in8();
-		worker_turn(w);
-		fz.budget = 0;
+		for (; budget && fake_held(); budget--) {
+			fake_release_at(order % fake_held());
+			order = order * 1103515245u + 12345u;
+		}
+		worker_turn(&fz.fs->exp->workers[wi]);
 		return;
 	}
 	case OP_DIE:
-		fz.die = true;
+		/* The connection breaks: the controller fails, and with no
+		 * reconnecting (ctrl_loss_tmo 0) everything in flight fails. */
+		if (!fz.dead) {
+			fz.dead = true;
+			fz.failures++;
+			for (unsigned int q = 1; q <= fz.fs->opts.workers; q++)
+				fake_break((uint16_t)q);
+		}
 		return;
 	case OP_INIT: {
 		struct fuse_conn_info conn = { 0 };
@@ -1513,7 +1365,7 @@ static struct nvmefs_ctrl *connect_ctrl(void)
 	/* No keep-alive and no reconnecting: no thread of the library's own. */
 	opts.kato_ms = 0;
 	opts.ctrl_loss_tmo_s = 0;
-	CHECK(nvmefs_ctrl_connect_with(&fz_ops, &opts, &ctrl) == 0);
+	CHECK(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl) == 0);
 	return ctrl;
 }
 
@@ -1591,6 +1443,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	memset(&fz, 0, sizeof(fz));
+	fake_reset();
+	fake_exec = &fz_target;
 	fz.in = data;
 	fz.len = size;
 	h0 = in8();

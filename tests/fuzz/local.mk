@@ -40,13 +40,18 @@ tests/fuzz/fuzz_discovery: tests/fuzz/fuzz_discovery.c $(FUZZ_LIB_C)
 tests/fuzz/fuzz_tcp: tests/fuzz/fuzz_tcp.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
-# The FUSE handlers without libfuse (the harness replies) nor serve.c (the session).
-tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c src/fuse/fs_ops.c src/fuse/adapter.c src/fuse/ring.c src/export/log.c src/export/stats.c src/export/requests.c \
+# The FUSE handlers without libfuse (the harness replies) nor serve.c (the session),
+# over the shared scripted target (tests/lib) without Check: not its transport table,
+# the library's stays.
+FUZZ_FAKE = tests/lib/fake_transport.c tests/lib/fake_script.c tests/lib/fake_exec.c
+tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c $(FUZZ_FAKE) tests/lib/fake_transport.h \
+		tests/lib/fake_priv.h src/fuse/fs_ops.c src/fuse/adapter.c src/fuse/ring.c src/export/log.c src/export/stats.c src/export/requests.c \
 		src/export/limits.c src/export/worker.c src/export/post.c \
 		src/export/parking.c \
 		src/fuse/namespaces.c src/export/ns_info.c src/common/histogram.c src/common/json.c src/common/status.c src/common/rkeys_json.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUSE3_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS) -lm
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUSE3_CFLAGS) -I$(top_srcdir)/tests/lib -DFAKE_NO_CHECK \
+		-o $@ $(filter %.c,$^) $(FUZZ_LIB_LIBS) -lm
 
 check_SCRIPTS = $(FUZZ_BINARIES)
 FUZZ_TESTS = tests/fuzz/check-fuzz

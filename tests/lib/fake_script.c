@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <check.h>
-
 #include "fake_transport.h"
 #include "fake_priv.h"
 #include "lifecycle/ctrl.h"
@@ -55,20 +53,20 @@ void fake_assert_done_at(int line)
 
 	for (i = 0; i < nr_steps; i++)
 		if (steps[i].floating && steps[i].used < steps[i].min)
-			ck_abort_msg("line %d: floating step %u (added at line %d, opcode %#x) matched "
+			fake_abort("line %d: floating step %u (added at line %d, opcode %#x) matched "
 				     "%u times, wanted at least %u", line, i, steps[i].line,
 				     steps[i].opcode, steps[i].used, steps[i].min);
 	while (pos < nr_steps && (steps[pos].floating || steps[pos].used >= steps[pos].min))
 		pos++;
 	if (pos < nr_steps)
-		ck_abort_msg("line %d: the script was not consumed: step %u (added at line %d, "
+		fake_abort("line %d: the script was not consumed: step %u (added at line %d, "
 			     "%s, matched %u times, wanted at least %u) and %u more never came",
 			     line, pos, steps[pos].line, kind_name(steps[pos].kind), steps[pos].used,
 			     steps[pos].min, nr_steps - pos - 1);
-	ck_assert_msg(fake_stats.creates == fake_stats.destroys,
+	fake_assert(fake_stats.creates == fake_stats.destroys,
 		      "line %d: %u queues created but %u destroyed", line, fake_stats.creates,
 		      fake_stats.destroys);
-	ck_assert_msg(fake_stats.mr_regs == fake_stats.mr_deregs,
+	fake_assert(fake_stats.mr_regs == fake_stats.mr_deregs,
 		      "line %d: %u memory regions registered but %u deregistered", line,
 		      fake_stats.mr_regs, fake_stats.mr_deregs);
 }
@@ -77,7 +75,7 @@ static struct fake_step *add(int line, enum fake_step_kind kind)
 {
 	struct fake_step *s;
 
-	ck_assert_msg(nr_steps < FAKE_MAX_STEPS, "line %d: more than %d script steps", line,
+	fake_assert(nr_steps < FAKE_MAX_STEPS, "line %d: more than %d script steps", line,
 		      FAKE_MAX_STEPS);
 	s = &steps[nr_steps++];
 	memset(s, 0, sizeof(*s));
@@ -211,7 +209,7 @@ void fake_step_data(struct fake_step *s, const void *data, size_t len)
 	if (!len)
 		return;
 	s->data = malloc(len);
-	ck_assert_ptr_nonnull(s->data);
+	fake_assert_that(s->data);
 	memcpy(s->data, data, len);
 	s->data_len = len;
 }
@@ -229,7 +227,7 @@ void fake_repeat(struct fake_step *s, unsigned int min, unsigned int max)
 
 void fake_float(struct fake_step *s)
 {
-	ck_assert_msg(s->kind == FAKE_CMD, "step added at line %d: only commands float", s->line);
+	fake_assert(s->kind == FAKE_CMD, "step added at line %d: only commands float", s->line);
 	s->floating = true;
 }
 
@@ -307,7 +305,7 @@ void fake_script_io_queues_granted_at(int line, unsigned int asked, unsigned int
 	struct fake_step *s;
 	unsigned int i;
 
-	ck_assert_uint_lt(nr_ns, NVMEFS_NS_LIST_LEN);
+	fake_assert_that(nr_ns < NVMEFS_NS_LIST_LEN);
 	fake_expect_set_nr_queues_at(line, asked, (nr - 1) | (nr - 1) << 16);
 	memset(list, 0, sizeof(list));
 	for (i = 0; i < nr_ns; i++)
@@ -434,8 +432,8 @@ struct nvmefs_ctrl *fake_connect(const char *traddr, const struct fake_target *t
 	fake_opts(&opts, traddr, timeout_ms);
 	fake_script_connect(traddr, "4420", t ? t : &plain);
 	ret = nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl);
-	ck_assert_msg(ret == 0, "connect to %s: %d: %s", traddr, ret, nvmefs_errmsg());
-	ck_assert_ptr_nonnull(ctrl);
+	fake_assert(ret == 0, "connect to %s: %d: %s", traddr, ret, nvmefs_errmsg());
+	fake_assert_that(ctrl);
 	return ctrl;
 }
 
@@ -574,7 +572,7 @@ struct fake_step *fake_next_step(enum fake_step_kind kind, const struct nvmefs_q
 		}
 		if (pos >= nr_steps) {
 			pthread_mutex_unlock(&fake_lock);
-			ck_abort_msg("after the script's last step (%u steps) came %s", nr_steps, what);
+			fake_abort("after the script's last step (%u steps) came %s", nr_steps, what);
 		}
 		s = &steps[pos];
 		if (s->kind != kind) {
@@ -598,6 +596,6 @@ struct fake_step *fake_next_step(enum fake_step_kind kind, const struct nvmefs_q
 			continue;
 		}
 		pthread_mutex_unlock(&fake_lock);
-		ck_abort_msg("script step %u (added at line %d): got %s: %s", pos, s->line, what, why);
+		fake_abort("script step %u (added at line %d): got %s: %s", pos, s->line, what, why);
 	}
 }

@@ -20,8 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <check.h>
-
 #include "fake_transport.h"
 #include "fake_priv.h"
 #include "rdma/rdma_sgl.h"
@@ -33,36 +31,6 @@
 #include "transport/transport_ops.h"
 
 #define FAKE_MAX_HELD 4096
-
-struct fake_event {
-	bool resp;			/* else a send completion */
-	bool pause_after;		/* end this process() call after it */
-	struct nvmefs_req *req;
-	struct fake_step *step;
-	struct nvmefs_cqe cqe;
-};
-
-struct fake_queue {
-	union nvmefs_cmd *capsules;
-	uint8_t *data;
-	uint32_t slot_size;
-	struct fake_event *ev;
-	size_t nr_ev, ev_head, ev_cap;
-	uint16_t sq_model;		/* the SQ head a controller that keeps up reports */
-	uint16_t last_cid;
-	bool have_last_cid;
-	int efd;			/* queue_fd: an eventfd */
-	bool armed;			/* queue_arm'ed: signal the next event */
-	int cm_efd;			/* queue_event_fd: an eventfd */
-	/* fake_disconnect(): what queue_check says; set by the test's thread,
-	 * read by the queue's owner (an engine worker). */
-	_Atomic int cm_error;
-	bool stopped;
-	uint16_t qid;
-	/* fake_defer_posts: events of commands not handed to the device yet. */
-	struct fake_event *unposted;
-	size_t nr_unposted;
-};
 
 /* Live queues by qid, for fake_disconnect() and fake_queue_stopped(). */
 #define FAKE_MAX_QUEUES 64
@@ -105,6 +73,7 @@ void fake_reset(void)
 	fake_defer_posts = false;
 	fake_arm_error = 0;
 	fake_arm_level = false;
+	fake_exec = NULL;
 	memset(queues, 0, sizeof(queues));
 	memset(stopped_qid, 0, sizeof(stopped_qid));
 	memset(&fake_stats, 0, sizeof(fake_stats));
@@ -127,30 +96,32 @@ void fake_teardown(void)
 
 static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_params *params)
 {
-	struct fake_step *s = fake_next_step(FAKE_CREATE, q, NULL);
+	struct fake_step *s = fake_exec ? NULL : fake_next_step(FAKE_CREATE, q, NULL);
 	struct fake_queue *fq;
 	uint16_t i;
 
-	ck_assert_uint_eq(params->qid, q->qid);
-	ck_assert_uint_eq(params->size, q->size);
-	ck_assert_ptr_nonnull(q->reqs);
-	ck_assert_uint_eq(q->nr_reqs, q->size - 1);
-	s->seen_params = *params;
-	if (s->create_ret < 0)
-		return nvmefs_error(s->create_ret, "%s", s->create_msg);
+	fake_assert_that(params->qid == q->qid);
+	fake_assert_that(params->size == q->size);
+	fake_assert_that(q->reqs);
+	fake_assert_that(q->nr_reqs == q->size - 1);
+	if (s) {
+		s->seen_params = *params;
+		if (s->create_ret < 0)
+			return nvmefs_error(s->create_ret, "%s", s->create_msg);
+	}
 	fq = calloc(1, sizeof(*fq));
-	ck_assert_ptr_nonnull(fq);
+	fake_assert_that(fq);
 	fq->capsules = calloc(q->nr_reqs, sizeof(*fq->capsules));
 	fq->data = calloc(q->nr_reqs, params->data_slot_size);
 	fq->ev_cap = 3u * q->nr_reqs + 8;
 	fq->ev = calloc(fq->ev_cap, sizeof(*fq->ev));
-	ck_assert_msg(fq->capsules && fq->data && fq->ev, "out of memory");
+	fake_assert(fq->capsules && fq->data && fq->ev, "out of memory");
 	fq->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ck_assert_int_ge(fq->efd, 0);
+	fake_assert_that(fq->efd >= 0);
 	fq->cm_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	ck_assert_int_ge(fq->cm_efd, 0);
+	fake_assert_that(fq->cm_efd >= 0);
 	fq->unposted = calloc(fq->ev_cap, sizeof(*fq->unposted));
-	ck_assert_ptr_nonnull(fq->unposted);
+	fake_assert_that(fq->unposted);
 	fq->qid = q->qid;
 	fake_last_ctrl = q->ctrl;
 	if (q->qid < FAKE_MAX_QUEUES) {
@@ -185,8 +156,9 @@ static void fake_queue_destroy(struct nvmefs_queue *q)
 {
 	struct fake_queue *fq = q->tp;
 
-	fake_next_step(FAKE_DESTROY, q, NULL);
-	ck_assert_ptr_nonnull(fq);
+	if (!fake_exec)
+		fake_next_step(FAKE_DESTROY, q, NULL);
+	fake_assert_that(fq);
 	/* Responses still held for it never come. */
 	drop_held(fq);
 	close(fq->efd);
@@ -202,17 +174,15 @@ static void fake_queue_destroy(struct nvmefs_queue *q)
 	stat_inc(&fake_stats.destroys);
 }
 
-static void push_now(struct fake_queue *fq, const struct fake_event *ev);
-static void hold(struct fake_queue *fq, const struct fake_event *ev);
 
 /* A command's events: the device's at once, or once the queue posts. */
 static void push(struct fake_queue *fq, const struct fake_event *ev)
 {
 	if (!fake_defer_posts || !ev->req) {
-		push_now(fq, ev);
+		fake_push_now(fq, ev);
 		return;
 	}
-	ck_assert_msg(fq->nr_unposted < fq->ev_cap, "more unposted events than a queue holds");
+	fake_assert(fq->nr_unposted < fq->ev_cap, "more unposted events than a queue holds");
 	fq->unposted[fq->nr_unposted++] = *ev;
 }
 
@@ -232,14 +202,14 @@ static void post_all(struct nvmefs_queue *q, struct fake_queue *fq)
 		if (!ev->resp)
 			ev->step->posted++;
 		if (ev->resp && ev->step->hold)
-			hold(fq, ev);
+			fake_hold(fq, ev);
 		else
-			push_now(fq, ev);
+			fake_push_now(fq, ev);
 	}
 	fq->nr_unposted = 0;
 }
 
-static void push_now(struct fake_queue *fq, const struct fake_event *ev)
+void fake_push_now(struct fake_queue *fq, const struct fake_event *ev)
 {
 	if (fq->ev_head == fq->nr_ev)
 		fq->ev_head = fq->nr_ev = 0;
@@ -248,17 +218,17 @@ static void push_now(struct fake_queue *fq, const struct fake_event *ev)
 		fq->nr_ev -= fq->ev_head;
 		fq->ev_head = 0;
 	}
-	ck_assert_msg(fq->nr_ev < fq->ev_cap, "more completions queued than a queue can hold");
+	fake_assert(fq->nr_ev < fq->ev_cap, "more completions queued than a queue can hold");
 	fq->ev[fq->nr_ev++] = *ev;
 	if (fq->armed) {
 		uint64_t one = 1;
 
 		fq->armed = false;
-		ck_assert_int_eq(write(fq->efd, &one, sizeof(one)), (int)sizeof(one));
+		fake_assert_that(write(fq->efd, &one, sizeof(one)) == (int)sizeof(one));
 	}
 }
 
-static void hold(struct fake_queue *fq, const struct fake_event *ev)
+void fake_hold(struct fake_queue *fq, const struct fake_event *ev)
 {
 	bool full;
 
@@ -270,7 +240,7 @@ static void hold(struct fake_queue *fq, const struct fake_event *ev)
 		nr_held++;
 	}
 	pthread_mutex_unlock(&fake_lock);
-	ck_assert_msg(!full, "more than %d responses held", FAKE_MAX_HELD);
+	fake_assert(!full, "more than %d responses held", FAKE_MAX_HELD);
 }
 
 unsigned int fake_release(unsigned int n)
@@ -288,6 +258,19 @@ unsigned int fake_release(unsigned int n)
 	for (i = 0; i < n; i++)
 		push(go[i].fq, &go[i].ev);
 	return n;
+}
+
+void fake_release_at(unsigned int i)
+{
+	struct fake_held go;
+
+	pthread_mutex_lock(&fake_lock);
+	fake_assert(i < nr_held, "releasing response %u of the %u held", i, nr_held);
+	go = held[i];
+	memmove(held + i, held + i + 1, (nr_held - i - 1) * sizeof(*held));
+	nr_held--;
+	pthread_mutex_unlock(&fake_lock);
+	push(go.fq, &go.ev);
 }
 
 unsigned int fake_held(void)
@@ -310,37 +293,39 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	int nr_sge;
 
 	stat_inc(&fake_stats.submits);
-	ck_assert_ptr_nonnull(fq);
+	fake_assert_that(fq);
 	/* What rdma.c relies on: the capsule is the slot's own, and the data
 	 * is in the slot or in memory registered through mr_reg. */
-	ck_assert_msg(req->cmd == &fq->capsules[req->slot], "request %u's capsule is not its slot's",
+	fake_assert(req->cmd == &fq->capsules[req->slot], "request %u's capsule is not its slot's",
 		      req->slot);
-	ck_assert_uint_eq(nvmefs_le16_to_cpu(req->cmd->sqe.cid), req->cid);
-	ck_assert(req->inflight);
+	fake_assert_that(nvmefs_le16_to_cpu(req->cmd->sqe.cid) == req->cid);
+	fake_assert_that(req->inflight);
 	if (req->len && req->mr) {
 		uint8_t *p = req->data;
 
-		ck_assert_msg(req->mr->tp == (void *)&fake_ops,
+		fake_assert(req->mr->tp == (void *)&fake_ops,
 			      "request %u's memory region was not registered by this transport",
 			      req->slot);
-		ck_assert_msg(p >= req->mr->addr && p + req->len <= req->mr->addr + req->mr->len,
+		fake_assert(p >= req->mr->addr && p + req->len <= req->mr->addr + req->mr->len,
 			      "request %u's %u data bytes are outside its memory region", req->slot,
 			      req->len);
 	} else if (req->len) {
 		uint8_t *p = req->data, *slot = fq->data + (size_t)req->slot * fq->slot_size;
 
-		ck_assert_msg(p >= slot && p + req->len <= slot + fq->slot_size,
+		fake_assert(p >= slot && p + req->len <= slot + fq->slot_size,
 			      "request %u's %u data bytes are outside its data slot", req->slot,
 			      req->len);
 	}
 	if (req->len)
-		ck_assert_msg(req->dir != NVMEFS_DIR_NONE, "request %u moves %u bytes nowhere",
+		fake_assert(req->dir != NVMEFS_DIR_NONE, "request %u moves %u bytes nowhere",
 			      req->slot, req->len);
 	/* As rdma_submit(): the admin queue takes no in-capsule data. */
 	nr_sge = nvmefs_rdma_map_data(req, q->qid ? q->ctrl->inline_size : 0, FAKE_SLOT_LKEY,
 				      FAKE_SLOT_RKEY, NULL, &sge);
 	if (nr_sge < 0)
 		return nr_sge;
+	if (fake_exec)
+		return fake_exec_submit(q, fq, req);
 
 	s = fake_next_step(FAKE_CMD, q, req);
 	s->cid = req->cid;
@@ -356,7 +341,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	if (req->len && req->dir == NVMEFS_DIR_TO_CTRL) {
 		free(s->captured);
 		s->captured = malloc(req->len);
-		ck_assert_ptr_nonnull(s->captured);
+		fake_assert_that(s->captured);
 		memcpy(s->captured, req->data, req->len);
 		s->captured_len = req->len;
 	}
@@ -376,7 +361,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	if (s->delivery == FAKE_BOGUS_CID)
 		cid = s->bogus_cid;
 	if (s->delivery == FAKE_STALE_CID) {
-		ck_assert_msg(fq->have_last_cid, "step added at line %d: no earlier command to "
+		fake_assert(fq->have_last_cid, "step added at line %d: no earlier command to "
 			      "take a stale command id from", s->line);
 		cid = fq->last_cid;
 	}
@@ -388,7 +373,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 	ev.cqe.cid = nvmefs_cpu_to_le16(cid);
 	ev.cqe.status = nvmefs_cpu_to_le16((uint16_t)(s->status << 1));
 
-	ck_assert_msg(!s->hold || s->delivery == FAKE_SEND_THEN_RESP,
+	fake_assert(!s->hold || s->delivery == FAKE_SEND_THEN_RESP,
 		      "step added at line %d: only FAKE_SEND_THEN_RESP responses can be held",
 		      s->line);
 	switch (s->delivery) {
@@ -416,7 +401,7 @@ static int fake_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 		push(fq, &ev);
 		ev.resp = true;
 		if (s->hold && !fake_defer_posts)
-			hold(fq, &ev);
+			fake_hold(fq, &ev);
 		else
 			push(fq, &ev);
 		break;
@@ -440,9 +425,11 @@ static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 	int n = 0, ret, cm_error;
 
 	stat_inc(&fake_stats.process_calls);
-	ck_assert_ptr_nonnull(fq);
-	ck_assert_int_ge(timeout_ms, 0);
+	fake_assert_that(fq);
+	fake_assert_that(timeout_ms >= 0);
 	post_all(q, fq);
+	if (atomic_exchange(&fq->broken, false))
+		return nvmefs_error(-ECONNRESET, "queue %u: its connection broke (scripted)", q->qid);
 	/* As rdma.c: connection events are read only when it waits. */
 	cm_error = atomic_load(&fq->cm_error);
 	if (cm_error && timeout_ms > 0)
@@ -462,6 +449,8 @@ static int fake_process(struct nvmefs_queue *q, int timeout_ms)
 			nvmefs_queue_send_done(q, ev.req);
 			continue;
 		}
+		if (!ev.step)
+			fake_exec_reply(q, fq, &ev);
 		ret = nvmefs_queue_response(q, &ev.cqe);
 		if (ret < 0)
 			return ret;
@@ -495,8 +484,8 @@ static void fake_ctrl_release(struct nvmefs_ctrl *ctrl)
 /* Keys that tell registrations apart: lkey 0x1000 + n, rkey 0x2000 + n. */
 static int fake_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 {
-	ck_assert_ptr_nonnull(mr->addr);
-	ck_assert_uint_gt(mr->len, 0);
+	fake_assert_that(mr->addr);
+	fake_assert_that(mr->len > 0);
 	if (fake_mr_fail < 0)
 		return nvmefs_error(fake_mr_fail, "registering %zu bytes failed (scripted)", mr->len);
 	pthread_mutex_lock(&fake_lock);
@@ -512,7 +501,7 @@ static int fake_mr_reg(struct nvmefs_ctrl *ctrl, struct nvmefs_mr *mr)
 
 static void fake_mr_dereg(struct nvmefs_mr *mr)
 {
-	ck_assert_msg(mr->tp == (void *)&fake_ops, "deregistering memory this transport did not "
+	fake_assert(mr->tp == (void *)&fake_ops, "deregistering memory this transport did not "
 		      "register (or twice)");
 	nvmefs_ctrl_count_pin(mr->ctrl, mr->addr, mr->len, false);
 	mr->tp = NULL;
@@ -523,7 +512,7 @@ static int fake_queue_fd(struct nvmefs_queue *q)
 {
 	struct fake_queue *fq = q->tp;
 
-	ck_assert_ptr_nonnull(fq);
+	fake_assert_that(fq);
 	return fq->efd;
 }
 
@@ -532,7 +521,7 @@ static int fake_queue_arm(struct nvmefs_queue *q)
 	struct fake_queue *fq = q->tp;
 	uint64_t count;
 
-	ck_assert_ptr_nonnull(fq);
+	fake_assert_that(fq);
 	if (fake_arm_error) {
 		int err = fake_arm_error;
 
@@ -542,11 +531,11 @@ static int fake_queue_arm(struct nvmefs_queue *q)
 	post_all(q, fq);
 	/* As ibv_req_notify_cq(): consume the old event, then arm. */
 	if (read(fq->efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-		ck_abort_msg("reading the queue's eventfd: %s", strerror(errno));
+		fake_abort("reading the queue's eventfd: %s", strerror(errno));
 	if (fake_arm_level) {
 		count = 1;
 		if (fq->ev_head < fq->nr_ev)
-			ck_assert_int_eq(write(fq->efd, &count, sizeof(count)), (int)sizeof(count));
+			fake_assert_that(write(fq->efd, &count, sizeof(count)) == (int)sizeof(count));
 		fq->armed = true;
 		return 0;
 	}
@@ -562,7 +551,7 @@ static void fake_queue_stop(struct nvmefs_queue *q)
 {
 	struct fake_queue *fq = q->tp;
 
-	ck_assert_ptr_nonnull(fq);
+	fake_assert_that(fq);
 	stat_inc(&fake_stats.stops);
 	fq->nr_unposted = 0;
 	fq->stopped = true;
@@ -583,9 +572,9 @@ static int fake_queue_check(struct nvmefs_queue *q)
 	uint64_t count;
 	int cm_error;
 
-	ck_assert_ptr_nonnull(fq);
+	fake_assert_that(fq);
 	if (read(fq->cm_efd, &count, sizeof(count)) < 0 && errno != EAGAIN)
-		ck_abort_msg("reading the queue's event eventfd: %s", strerror(errno));
+		fake_abort("reading the queue's event eventfd: %s", strerror(errno));
 	cm_error = atomic_load(&fq->cm_error);
 	if (cm_error)
 		return nvmefs_error(cm_error, "queue %u: the target closed it (scripted)", q->qid);
@@ -596,7 +585,7 @@ static int fake_queue_event_fd(struct nvmefs_queue *q)
 {
 	struct fake_queue *fq = q->tp;
 
-	ck_assert_ptr_nonnull(fq);
+	fake_assert_that(fq);
 	return fq->cm_efd;
 }
 
@@ -604,9 +593,9 @@ static void cm_event(uint16_t qid, int err)
 {
 	uint64_t one = 1;
 
-	ck_assert_msg(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u for a CM event", qid);
+	fake_assert(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u for a CM event", qid);
 	atomic_store(&queues[qid]->cm_error, err);
-	ck_assert_int_eq(write(queues[qid]->cm_efd, &one, sizeof(one)), (int)sizeof(one));
+	fake_assert_that(write(queues[qid]->cm_efd, &one, sizeof(one)) == (int)sizeof(one));
 }
 
 void fake_disconnect(uint16_t qid)
@@ -617,6 +606,12 @@ void fake_disconnect(uint16_t qid)
 void fake_device_removed(uint16_t qid)
 {
 	cm_event(qid, -ENODEV);
+}
+
+void fake_break(uint16_t qid)
+{
+	fake_assert(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u to break", qid);
+	atomic_store(&queues[qid]->broken, true);
 }
 
 bool fake_queue_stopped(uint16_t qid)

@@ -7,6 +7,8 @@
  * and drives the library.  A command that does not match the next step
  * fails the test at once, naming the step, where the test added it and
  * the field that differs; fake_assert_done() fails it when steps remain.
+ * The fuzzers use the same target without a script (fake_exec, below) and
+ * without Check (built with FAKE_NO_CHECK: a failure aborts).
  *
  * One script at a time, process-wide: Check runs each test in its own
  * process, and fake_reset() starts afresh.  The script is shared by every
@@ -368,6 +370,30 @@ void fake_device_removed(uint16_t qid);
 /* Whether queue @qid was stopped (queue_stop) since it was created: the
  * target can no longer reach its buffers. */
 bool fake_queue_stopped(uint16_t qid);
+
+/* Queue @qid's next process() fails (-ECONNRESET) whatever its timeout, as
+ * a transport whose receive breaks. */
+void fake_break(uint16_t qid);
+
+/*
+ * A target that runs the commands itself instead of a script, for a harness
+ * that checks the library against a model of the namespaces (the fuzzers).
+ * With fake_exec set (after fake_reset()), no step is matched: queues come
+ * and go without one and every command goes to run(), called as its
+ * response is delivered, which does the command (FROM_CTRL data comes
+ * zeroed) and returns the status (FAKE_STATUS()) and dw0.  A command's send
+ * completes at its queue's next process(); its response goes with it unless
+ * hold() keeps it back for fake_release() or fake_release_at(), in any
+ * order.  fake_defer_posts does not apply.
+ */
+struct fake_exec {
+	uint16_t (*run)(struct nvmefs_queue *q, struct nvmefs_req *req, uint32_t *dw0);
+	bool (*hold)(const struct nvmefs_queue *q, const struct nvmefs_req *req);
+};
+extern const struct fake_exec *fake_exec;
+/* Lets the @i-th held response (0: the oldest) go to its queue's next
+ * process(). */
+void fake_release_at(unsigned int i);
 
 /* The Identify Controller data fake_script_connect() answers with. */
 void fake_id_ctrl(struct nvme_id_ctrl *id, uint8_t mdts);

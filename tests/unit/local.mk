@@ -4,13 +4,15 @@
 
 # What tests share (tests/lib): helpers defined once (test_util.h), and the scripted NVMe
 # target (fake_transport.c, its script in fake_script.c) that tests drive the library against,
-# with the transport table that names it (fake_table.c) in place of the library's.
+# with the transport table that names it (fake_table.c) in place of the library's.  The
+# target's two files need no Check when built with FAKE_NO_CHECK, as tests/fuzz/local.mk does.
 TESTS_LIB_CFLAGS = -I$(top_srcdir)/tests/lib
 FAKE_TRANSPORT_SOURCES = \
 	tests/lib/fake_transport.c \
 	tests/lib/fake_table.c \
 	tests/lib/fake_transport.h \
 	tests/lib/fake_script.c \
+	tests/lib/fake_exec.c \
 	tests/lib/fake_priv.h \
 	tests/lib/test_util.h \
 	tests/unit/arm_contract.h
