@@ -114,6 +114,7 @@ static const struct {
 	{ NVMEFS_OPT_HDR_DIGEST, "-g/--hdr-digest" },
 	{ NVMEFS_OPT_DATA_DIGEST, "-G/--data-digest" },
 	{ NVMEFS_OPT_TOS, "-T/--tos" },
+	{ NVMEFS_OPT_TLS, "--tls/--tls-key" },
 };
 
 /* An option of @unused (NVMEFS_OPT_*), which no path's transport takes:

@@ -74,13 +74,13 @@ static int handshake(struct nvmefs_queue *q, int64_t deadline)
 		}
 		if (n == 0)
 			return nvmefs_error(-ECONNRESET, "%s closed queue %u's connection instead of "
-					    "answering ICReq: is it an NVMe/TCP target? If it requires "
-					    "TLS, nvmefs does not support that yet", where(q), q->qid);
+					    "answering ICReq: is it an NVMe/TCP target? If the port "
+					    "requires TLS, give --tls-key", where(q), q->qid);
 		if (n != -EAGAIN && n != -EINTR)
 			return nvmefs_error((int)n, "%s reset queue %u's connection instead of "
-					    "answering ICReq (%s): is it an NVMe/TCP target? If it "
-					    "requires TLS, nvmefs does not support that yet", where(q),
-					    q->qid, strerror((int)-n));
+					    "answering ICReq (%s): is it an NVMe/TCP target? If the "
+					    "port requires TLS, give --tls-key", where(q), q->qid,
+					    strerror((int)-n));
 		ret = nvmefs_tcp_wait_fd(tq->stream.fd, POLLIN, deadline);
 		if (ret < 0)
 			goto wait_failed;
@@ -118,7 +118,8 @@ static int tcp_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_pa
 	tq = calloc(1, sizeof(*tq));
 	if (!tq)
 		return nvmefs_error(-ENOMEM, "out of memory");
-	tq->stream = (struct tcp_stream){ .ops = &nvmefs_tcp_stream_posix, .fd = -1 };
+	tq->stream = (struct tcp_stream){ .ops = q->ctrl->tls_psk ? &nvmefs_tcp_stream_tls :
+						&nvmefs_tcp_stream_posix, .fd = -1 };
 	tq->epfd = -1;
 	q->tp = tq;
 	ret = tq->stream.ops->connect(&tq->stream, q->ctrl, deadline);
@@ -416,7 +417,7 @@ const struct nvmefs_transport_ops nvmefs_tcp_ops = {
 	.trsvcid = NVMEFS_DEFAULT_TRSVCID,
 	.discovery_trsvcid = NVMEFS_TCP_DISCOVERY_TRSVCID,
 	.allowed_opts = NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
-			NVMEFS_OPT_TOS,
+			NVMEFS_OPT_TOS | NVMEFS_OPT_TLS,
 	.queue_create = tcp_queue_create,
 	.queue_destroy = tcp_queue_destroy,
 	.submit = tcp_submit,

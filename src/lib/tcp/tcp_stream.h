@@ -22,6 +22,8 @@ struct tcp_stream {
 	/* The socket the stream runs on, -1 while closed: what the queue's
 	 * owner waits on, as every implementation's bytes arrive there. */
 	int fd;
+	/* What an implementation keeps beside the socket (TLS's session). */
+	void *priv;
 };
 
 struct tcp_stream_ops {
@@ -52,6 +54,10 @@ struct tcp_stream_ops {
 
 /* A plain TCP socket. */
 extern const struct tcp_stream_ops nvmefs_tcp_stream_posix;
+/* TLS 1.3 with the controller's pre-shared key on a plain socket (tcp_tls.c). */
+extern const struct tcp_stream_ops nvmefs_tcp_stream_tls;
+/* The cipher suite of a connected TLS stream, NULL for another stream. */
+const char *nvmefs_tcp_tls_suite(const struct tcp_stream *s);
 
 /* poll() on @pfd until @deadline; a signal restarts it with only what is
  * left, so that signals cannot stretch the wait.  As poll() returns. */
