@@ -480,9 +480,11 @@ const char *connect_args_where(const struct nvmefs_connect_opts *opts,
 
 void verbose_connected(const struct connect_args *c, const char *cmd, struct nvmefs_ctrl *ctrl)
 {
-	verbose(c, cmd, "connected as host NQN %s, host ID %s: controller ID %u; remote keys %s",
-		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl),
-		nvmefs_ctrl_rkey_per_io(ctrl) ? "per I/O" : "standing, one per registration");
+	verbose(c, cmd, "connected as host NQN %s, host ID %s: controller ID %u; remote keys %s; "
+		"TLS %s", nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl),
+		nvmefs_ctrl_cntlid(ctrl),
+		nvmefs_ctrl_rkey_per_io(ctrl) ? "per I/O" : "standing, one per registration",
+		nvmefs_ctrl_tls_suite(ctrl) ? nvmefs_ctrl_tls_suite(ctrl) : "none");
 }
 
 void verbose(const struct connect_args *c, const char *cmd, const char *fmt, ...)

@@ -16,6 +16,7 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../ctrl/auth.h"
+#include "../ctrl/auth_crypto.h"
 #include "../ctrl/tls_key.h"
 #include "../ctrl/connect_opts.h"
 #include "../ctrl/ctrl_setup.h"
@@ -220,6 +221,15 @@ const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->su
 const char *nvmefs_ctrl_traddr(const struct nvmefs_ctrl *ctrl) { return ctrl->traddr; }
 const char *nvmefs_ctrl_trsvcid(const struct nvmefs_ctrl *ctrl) { return ctrl->trsvcid; }
 const char *nvmefs_ctrl_trtype(const struct nvmefs_ctrl *ctrl) { return ctrl->ops->name; }
+
+/* One suite is offered, the PSK's hash's (tcp_tls.c): the one every queue runs. */
+const char *nvmefs_ctrl_tls_suite(const struct nvmefs_ctrl *ctrl)
+{
+	if (!ctrl->tls_psk)
+		return NULL;
+	return ctrl->tls_psk->key->hash == NVMEFS_AUTH_HASH_SHA384 ? "TLS_AES_256_GCM_SHA384" :
+								    "TLS_AES_128_GCM_SHA256";
+}
 int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl)
 {
 	return ctrl->rkey_per_io;

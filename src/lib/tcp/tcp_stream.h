@@ -56,8 +56,6 @@ struct tcp_stream_ops {
 extern const struct tcp_stream_ops nvmefs_tcp_stream_posix;
 /* TLS 1.3 with the controller's pre-shared key on a plain socket (tcp_tls.c). */
 extern const struct tcp_stream_ops nvmefs_tcp_stream_tls;
-/* The cipher suite of a connected TLS stream, NULL for another stream. */
-const char *nvmefs_tcp_tls_suite(const struct tcp_stream *s);
 
 /* poll() on @pfd until @deadline; a signal restarts it with only what is
  * left, so that signals cannot stretch the wait.  As poll() returns. */

@@ -282,13 +282,6 @@ static void tls_close(struct tcp_stream *s)
 	nvmefs_tcp_stream_posix.close(s);
 }
 
-const char *nvmefs_tcp_tls_suite(const struct tcp_stream *s)
-{
-	const struct tls_conn *c = s->priv;
-
-	return c ? SSL_get_cipher_name(c->ssl) : NULL;
-}
-
 const struct tcp_stream_ops nvmefs_tcp_stream_tls = {
 	.name = "tls",
 	.connect = tls_connect,
