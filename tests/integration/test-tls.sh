@@ -49,6 +49,11 @@ for f in sn mn fr subnqn; do
 		fail "identify over TLS: $f is '$(jq -r ".$f" <<<"$out")', the kernel initiator's is '$(jq -r ".$f" <<<"$kid")'"
 done
 
+log "identity version 0, whose handshake is quick enough that the ICReq reached tlshd before the target had the socket back"
+out0=$("$NVMEFS" identify "${where[@]}" --tls-key "$keyfile" --identity 0 -o json) ||
+	fail "nvmefs identify over TLS with identity version 0 failed: $out0"
+[[ $(jq -r .sn <<<"$out0") == $(jq -r .sn <<<"$out") ]] || fail "identify with identity version 0 gives another serial number"
+
 log "data the kernel initiator wrote over TLS reads the same through a mount over TLS"
 head -c 1048576 /dev/urandom >/tmp/tls-data
 dd if=/tmp/tls-data of="$dev" bs=1M count=1 oflag=direct status=none || fail "writing through $dev failed"

@@ -29,6 +29,7 @@ enum server_kind {
 	SERVER_SILENT,		/* accepts and never answers */
 	SERVER_TLS12,		/* TLS 1.2 only */
 	SERVER_NO_PSK,		/* knows no identity */
+	SERVER_LOSES_FIRST,	/* the first connection's ICReq goes unanswered */
 };
 
 static struct {
@@ -37,6 +38,7 @@ static struct {
 	char identity[1024];			/* what the client presented */
 	char suite[64];
 	int handshake;				/* SSL_accept's result */
+	int accepted;				/* connections */
 	pthread_t thread;
 	int fd;
 } srv;
@@ -62,18 +64,25 @@ static int find_session(SSL *ssl, const unsigned char *id, size_t len, SSL_SESSI
 	return 1;
 }
 
-/* The target: over TLS, ICReq in, ICResp out. */
+/* The target: over TLS, ICReq in, ICResp out.  SERVER_LOSES_FIRST takes
+ * the first connection's ICReq and answers nothing, as the kernel target
+ * does when the ICReq came while tlshd still held the socket; the next
+ * connection is served. */
 static void *serve(void *arg)
 {
 	struct nvmefs_tcp_icreq icreq;
 	SSL_CTX *ctx;
 	SSL *ssl;
 	size_t done;
+	bool lose;
 
 	(void)arg;
+next:
 	srv.fd = accept(peer.lfd, NULL, NULL);
 	if (srv.fd < 0 || srv.kind == SERVER_SILENT)
 		return NULL;
+	lose = srv.kind == SERVER_LOSES_FIRST && !srv.accepted;
+	srv.accepted++;
 	ctx = SSL_CTX_new(TLS_server_method());
 	if (srv.kind == SERVER_TLS12)
 		SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION);
@@ -85,8 +94,17 @@ static void *serve(void *arg)
 	srv.handshake = SSL_accept(ssl);
 	if (srv.handshake == 1) {
 		snprintf(srv.suite, sizeof(srv.suite), "%s", SSL_get_cipher_name(ssl));
-		if (SSL_read_ex(ssl, &icreq, sizeof(icreq), &done) && done == sizeof(icreq))
+		if (SSL_read_ex(ssl, &icreq, sizeof(icreq), &done) && done == sizeof(icreq) &&
+		    !lose)
 			SSL_write(ssl, &peer.icresp, sizeof(peer.icresp));
+	}
+	if (lose) {
+		/* Until the host gives this connection up. */
+		SSL_read_ex(ssl, &icreq, sizeof(icreq), &done);
+		SSL_free(ssl);
+		SSL_CTX_free(ctx);
+		close(srv.fd);
+		goto next;
 	}
 	SSL_free(ssl);
 	SSL_CTX_free(ctx);
@@ -149,6 +167,16 @@ START_TEST(test_psk_handshake)
 }
 END_TEST
 
+/* An ICReq lost after the handshake (the kernel target's tlshd still held
+ * the socket when it came) is not the end: the host connects again. */
+START_TEST(test_icreq_lost_after_handshake_connects_again)
+{
+	ctrl->opts.timeout_ms = 2000;
+	ck_assert_msg(tls_connect(SERVER_LOSES_FIRST) == 0, "connect failed: %s", nvmefs_errmsg());
+	ck_assert_int_eq(srv.accepted, 2);
+}
+END_TEST
+
 START_TEST(test_stalled_handshake_ends_at_the_timeout)
 {
 	int64_t start = nvmefs_now_ms();
@@ -204,6 +232,7 @@ static Suite *tcp_tls_suite(void)
 
 	tcase_add_checked_fixture(tc, tls_setup, tls_teardown);
 	tcase_add_test(tc, test_psk_handshake);
+	tcase_add_test(tc, test_icreq_lost_after_handshake_connects_again);
 	tcase_add_test(tc, test_stalled_handshake_ends_at_the_timeout);
 	tcase_add_test(tc, test_tls12_refused);
 	tcase_add_test(tc, test_unknown_identity_refused);

@@ -36,7 +36,14 @@ static const char *where(const struct nvmefs_queue *q)
 	return nvmefs_ctrl_where(q->ctrl);
 }
 
-/* ICReq out, ICResp in, before the deadline. */
+/*
+ * ICReq out, ICResp in, before the deadline.  Over TLS the kernel target
+ * takes the socket back from tlshd only after the handshake: an ICReq sent
+ * at once may reach tlshd, which drops it, and no ICResp ever comes.  No
+ * signal tells when the hand-off is done, so an ICResp that has not come
+ * after a grace of a quarter of the timeout makes this -EAGAIN: the caller
+ * connects again and waits longer before its ICReq.
+ */
 static int handshake(struct nvmefs_queue *q, int64_t deadline)
 {
 	struct nvmefs_ctrl *ctrl = q->ctrl;
@@ -44,10 +51,13 @@ static int handshake(struct nvmefs_queue *q, int64_t deadline)
 	bool hdgst = ctrl->opts.hdr_digest, ddgst = ctrl->opts.data_digest;
 	struct nvmefs_tcp_icreq icreq;
 	struct nvmefs_tcp_icresp icresp;
+	int64_t grace = nvmefs_now_ms() + ctrl->opts.timeout_ms / 4;
 	size_t done = 0;
 	ssize_t n;
 	int ret;
 
+	if (!ctrl->tls_psk || grace > deadline)
+		grace = deadline;
 	nvmefs_tcp_icreq_build(&icreq, hdgst, ddgst);
 	while (done < sizeof(icreq)) {
 		struct iovec iov = { (uint8_t *)&icreq + done, sizeof(icreq) - done };
@@ -81,7 +91,11 @@ static int handshake(struct nvmefs_queue *q, int64_t deadline)
 					    "answering ICReq (%s): is it an NVMe/TCP target? If the "
 					    "port requires TLS, give --tls-key", where(q), q->qid,
 					    strerror((int)-n));
-		ret = nvmefs_tcp_wait_fd(tq->stream.fd, POLLIN, deadline);
+		ret = nvmefs_tcp_wait_fd(tq->stream.fd, POLLIN, done ? deadline : grace);
+		if (ret == -ETIMEDOUT && !done && grace < deadline)
+			return nvmefs_error(-EAGAIN, "%s gave no ICResp for queue %u over TLS within "
+					    "%u ms of the handshake", where(q), q->qid,
+					    ctrl->opts.timeout_ms / 4);
 		if (ret < 0)
 			goto wait_failed;
 	}
@@ -118,13 +132,21 @@ static int tcp_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_pa
 	tq = calloc(1, sizeof(*tq));
 	if (!tq)
 		return nvmefs_error(-ENOMEM, "out of memory");
-	tq->stream = (struct tcp_stream){ .ops = q->ctrl->tls_psk ? &nvmefs_tcp_stream_tls :
-						&nvmefs_tcp_stream_posix, .fd = -1 };
 	tq->epfd = -1;
 	q->tp = tq;
-	ret = tq->stream.ops->connect(&tq->stream, q->ctrl, deadline);
-	if (ret == 0)
-		ret = handshake(q, deadline);
+	/* handshake()'s -EAGAIN: an ICReq lost to tlshd; again, waiting 200,
+	 * then 800 ms after the TLS handshake, while the deadline allows. */
+	for (unsigned int settle_ms = 0;; settle_ms = settle_ms ? 4 * settle_ms : 200) {
+		tq->stream = (struct tcp_stream){ .ops = q->ctrl->tls_psk ? &nvmefs_tcp_stream_tls
+								  : &nvmefs_tcp_stream_posix,
+						  .fd = -1, .settle_ms = settle_ms };
+		ret = tq->stream.ops->connect(&tq->stream, q->ctrl, deadline);
+		if (ret == 0)
+			ret = handshake(q, deadline);
+		if (ret != -EAGAIN)
+			break;
+		tq->stream.ops->close(&tq->stream);
+	}
 	if (ret < 0)
 		goto fail;
 	tq->inline_size = q->qid ? q->ctrl->inline_size : TCP_ADMIN_INLINE_SIZE;

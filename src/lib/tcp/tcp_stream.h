@@ -24,6 +24,9 @@ struct tcp_stream {
 	int fd;
 	/* What an implementation keeps beside the socket (TLS's session). */
 	void *priv;
+	/* TLS: how long to leave the connection quiet after the handshake,
+	 * while the peer's handshake agent hands the socket back (tcp.c). */
+	unsigned int settle_ms;
 };
 
 struct tcp_stream_ops {

@@ -18,6 +18,7 @@
 #include <openssl/ssl.h>
 
 #include "tcp_stream.h"
+#include "../base/clock.h"
 #include "../base/error.h"
 #include "../ctrl/auth_crypto.h"
 #include "../ctrl/tls_key.h"
@@ -185,6 +186,10 @@ static int tls_connect(struct tcp_stream *s, const struct nvmefs_ctrl *ctrl, int
 		return ret;
 	}
 	s->priv = c;
+	/* Nothing is due from the target: the wait is the whole settle,
+	 * unless it closes first, which the ICReq then finds. */
+	if (s->settle_ms)
+		nvmefs_tcp_wait_fd(s->fd, POLLIN, nvmefs_now_ms() + s->settle_ms);
 	return 0;
 }
 
