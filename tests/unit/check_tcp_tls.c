@@ -30,6 +30,7 @@ enum server_kind {
 	SERVER_TLS12,		/* TLS 1.2 only */
 	SERVER_NO_PSK,		/* knows no identity */
 	SERVER_LOSES_FIRST,	/* the first connection's ICReq goes unanswered */
+	SERVER_GARBAGE,		/* after ICResp, a record that does not authenticate */
 };
 
 static struct {
@@ -97,6 +98,13 @@ next:
 		if (SSL_read_ex(ssl, &icreq, sizeof(icreq), &done) && done == sizeof(icreq) &&
 		    !lose)
 			SSL_write(ssl, &peer.icresp, sizeof(peer.icresp));
+	}
+	if (srv.kind == SERVER_GARBAGE) {
+		/* Application data, 32 bytes that are no record of this session. */
+		static const uint8_t record[5 + 32] = { 0x17, 0x03, 0x03, 0x00, 0x20, 0x5a };
+
+		if (write(srv.fd, record, sizeof(record)) != sizeof(record))
+			srv.handshake = -1;
 	}
 	if (lose) {
 		/* Until the host gives this connection up. */
@@ -177,6 +185,24 @@ START_TEST(test_icreq_lost_after_handshake_connects_again)
 }
 END_TEST
 
+/* A record that fails authentication later is the queue's transport error
+ * (the controller then reconnects), not bytes handed to the PDU parser. */
+START_TEST(test_bad_record_is_a_transport_error)
+{
+	int ret = 0;
+
+	ck_assert_msg(tls_connect(SERVER_GARBAGE) == 0, "connect failed: %s", nvmefs_errmsg());
+	for (int i = 0; i < 200 && ret == 0; i++) {
+		ret = process();
+		if (ret == 0)
+			usleep(10000);
+	}
+	ck_assert_int_eq(ret, -EBADMSG);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "TLS"), "message: %s", nvmefs_errmsg());
+	one_line();
+}
+END_TEST
+
 START_TEST(test_stalled_handshake_ends_at_the_timeout)
 {
 	int64_t start = nvmefs_now_ms();
@@ -233,6 +259,7 @@ static Suite *tcp_tls_suite(void)
 	tcase_add_checked_fixture(tc, tls_setup, tls_teardown);
 	tcase_add_test(tc, test_psk_handshake);
 	tcase_add_test(tc, test_icreq_lost_after_handshake_connects_again);
+	tcase_add_test(tc, test_bad_record_is_a_transport_error);
 	tcase_add_test(tc, test_stalled_handshake_ends_at_the_timeout);
 	tcase_add_test(tc, test_tls12_refused);
 	tcase_add_test(tc, test_unknown_identity_refused);

@@ -172,6 +172,14 @@ static int tcp_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 
 static int conn_error(struct nvmefs_queue *q, int err, const char *doing)
 {
+	/* A TLS record that failed (tcp_tls.c): its message says how. */
+	if (err == EBADMSG) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", nvmefs_errmsg());
+		return nvmefs_error(-EBADMSG, "queue %u to %s failed: %s: %s", q->qid, where(q),
+				    doing, why);
+	}
 	if (err == EPIPE || err == ECONNRESET || err == ETIMEDOUT || err == EHOSTUNREACH)
 		return nvmefs_error(-ECONNRESET, "queue %u to %s failed: %s: %s: the target went "
 				    "away or dropped this controller (keep-alive timeout?)", q->qid,

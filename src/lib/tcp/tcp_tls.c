@@ -193,7 +193,8 @@ static int tls_connect(struct tcp_stream *s, const struct nvmefs_ctrl *ctrl, int
 	return 0;
 }
 
-/* A failed record layer (a bad MAC, an alert): the queue's transport error. */
+/* A failed record layer (a bad MAC, an alert): the queue's transport error,
+ * -EBADMSG with OpenSSL's reason, which no plain socket returns. */
 static ssize_t io_error(struct tls_conn *c, int ret, const char *what)
 {
 	int err = SSL_get_error(c->ssl, ret);
@@ -206,7 +207,7 @@ static ssize_t io_error(struct tls_conn *c, int ret, const char *what)
 	if (err == SSL_ERROR_SYSCALL && errno)
 		res = -errno;
 	else
-		res = nvmefs_error(-EPROTO, "TLS %s failed: %s", what, ossl_why());
+		res = nvmefs_error(-EBADMSG, "TLS %s failed: %s", what, ossl_why());
 	ERR_clear_error();
 	return res;
 }
