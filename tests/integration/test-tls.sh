@@ -58,7 +58,8 @@ log "data the kernel initiator wrote over TLS reads the same through a mount ove
 head -c 1048576 /dev/urandom >/tmp/tls-data
 dd if=/tmp/tls-data of="$dev" bs=1M count=1 oflag=direct status=none || fail "writing through $dev failed"
 before=$(handshakes)
-nvmefs_mount "$nqn" "$mnt" --tls-key "$keyfile"
+# As /etc/fstab gives it: the key in a file only its owner can read.
+nvmefs_mount "$nqn" "$mnt" -o "tls_key=$keyfile"
 cmp <(head -c 1048576 "$mnt/n1") /tmp/tls-data || fail "the mount over TLS reads other data than the kernel initiator wrote"
 dd if=/dev/urandom of=/tmp/tls-data2 bs=64k count=1 status=none
 dd if=/tmp/tls-data2 of="$mnt/n1" bs=64k seek=4 conv=notrunc oflag=direct status=none ||
