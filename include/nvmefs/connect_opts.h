@@ -110,6 +110,20 @@ struct nvmefs_connect_opts {
 	 *  --disable-sqflow; its completions then carry no SQ head, and the
 	 *  host must not fill a queue beyond its size, which it never does. */
 	int disable_sqflow;
+	/** Since 0.2.  NVMe/TCP: every queue's connection is a TLS 1.3
+	 *  channel keyed by this pre-shared key, in the interchange form
+	 *  'nvme gen-tls-key' prints (NVMeTLSkey-1:HH:base64:), as nvme-cli's
+	 *  --tls with --tls-key; NULL: no TLS, and a port that requires it
+	 *  refuses the connection.  Parsed into locked memory at connect;
+	 *  the caller should wipe its copy afterwards. */
+	const char *tls_key;
+	/** Since 0.2.  The PSK identity's version: 1 (with the PSK digest,
+	 *  the default: what the kernel's initiator presents first) or 0
+	 *  ("NVMe0R0H hostnqn subnqn"), as nvme-cli's -I/--identity. */
+	int tls_identity;
+	/** Since 0.2.  Nonzero: derive the TLS PSK as libnvme before 1.16 did
+	 *  (nvme-cli 2.16's --compat), for keys inserted by those versions. */
+	int tls_compat;
 };
 
 /** Fill @opts with the defaults and its size; the caller then sets traddr and more. */

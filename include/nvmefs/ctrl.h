@@ -55,6 +55,9 @@ const char *nvmefs_ctrl_trsvcid(const struct nvmefs_ctrl *ctrl);
 /** Since 0.2.  The transport the controller is connected over, by the name
  *  nvmefs_connect_opts.trtype takes ("rdma", "tcp"). */
 const char *nvmefs_ctrl_trtype(const struct nvmefs_ctrl *ctrl);
+/** Since 0.2.  The TLS 1.3 cipher suite the controller's queues run
+ *  ("TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384"), NULL without TLS. */
+const char *nvmefs_ctrl_tls_suite(const struct nvmefs_ctrl *ctrl);
 /** The subsystem NQN the controller belongs to. */
 const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl);
 /** Whether each transfer gets a remote key of its own (rkey_per_io). */

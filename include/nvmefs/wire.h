@@ -638,6 +638,18 @@ static inline bool nvmefs_disc_entry_requires_secure_channel(const struct nvmf_d
 	return (e->treq & 0x3) == NVMF_TREQ_REQUIRED;
 }
 
+/**
+ * Since 0.2.  Whether a discovery log entry's port runs TLS: NVMe/TCP with
+ * a TSAS security type other than none, or a secure channel required, as
+ * libnvme's connect-all decides to connect with TLS.
+ */
+static inline bool nvmefs_disc_entry_tls(const struct nvmf_disc_log_entry *e)
+{
+	return e->trtype == NVMF_TRTYPE_TCP &&
+	       (e->tsas.tcp.sectype != NVMF_TCP_SECTYPE_NONE ||
+		nvmefs_disc_entry_requires_secure_channel(e));
+}
+
 #ifdef __cplusplus
 }
 #endif

@@ -75,6 +75,10 @@ enum {
 	OPT_RKEY_PER_IO,
 	OPT_HOST_IFACE,
 	OPT_DISABLE_SQFLOW,
+	OPT_TLS,
+	OPT_TLS_KEY,
+	OPT_TLS_IDENTITY,
+	OPT_TLS_COMPAT,
 	OPT_FIRST_COMMAND_OPTION = 0x200,
 };
 
@@ -115,7 +119,11 @@ enum {
 	{ "dhchap-secret", required_argument, NULL, 'S' },		\
 	{ "dhchap-ctrl-secret", required_argument, NULL, 'C' },		\
 	{ "dhchap-secret-file", required_argument, NULL, OPT_DHCHAP_SECRET_FILE }, \
-	{ "dhchap-ctrl-secret-file", required_argument, NULL, OPT_DHCHAP_CTRL_SECRET_FILE }
+	{ "dhchap-ctrl-secret-file", required_argument, NULL, OPT_DHCHAP_CTRL_SECRET_FILE }, \
+	{ "tls", no_argument, NULL, OPT_TLS },				\
+	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },		\
+	{ "identity", required_argument, NULL, OPT_TLS_IDENTITY },	\
+	{ "compat", no_argument, NULL, OPT_TLS_COMPAT }
 
 #define DHCHAP_HELP							\
 	"  -S, --dhchap-secret=KEY   this host's DH-HMAC-CHAP secret (DHHC-1:NN:...:, as\n" \
@@ -126,7 +134,14 @@ enum {
 	"  -C, --dhchap-ctrl-secret=KEY\n"					\
 	"                            the controller's secret: check the controller too\n" \
 	"      --dhchap-ctrl-secret-file=FILE\n"				\
-	"                            the same, read from FILE\n"
+	"                            the same, read from FILE\n"		\
+	"      --tls                 NVMe/TCP: TLS 1.3 on every queue (needs --tls-key)\n" \
+	"      --tls-key=KEY|FILE    the TLS pre-shared key (NVMeTLSkey-1:HH:...:, as 'nvme\n" \
+	"                            gen-tls-key' prints it), or a file only its owner\n" \
+	"                            may read holding it; implies --tls\n"	\
+	"      --identity=VERSION    TLS PSK identity version: 1 (with the PSK digest; the\n" \
+	"                            default, as the kernel's initiator) or 0\n"	\
+	"      --compat              derive the TLS PSK as libnvme before 1.16 did\n"
 
 /* Remote keys: one per transfer, or standing keys per registration. */
 #define RKEY_LONGOPTS							\
@@ -228,6 +243,8 @@ struct connect_args {
 	int verbose;
 	/* The option that gave the host's [0] and the controller's [1] secret. */
 	const char *secret_opt[2];
+	/* --tls was given; the key comes with --tls-key. */
+	bool tls;
 	/* Set before connect_args_check() by a command given several paths:
 	 * the options are then checked as each path takes them
 	 * (connect_opts_fit_path()), and path_args_check() refuses those no

@@ -89,12 +89,13 @@ static int mount_option(struct mount_args *m, char *opt)
 		{ "dhchap_ctrl_secret", "-C" }, { "dhchap_secret_file", "--dhchap-secret-file" },
 		{ "dhchap_ctrl_secret_file", "--dhchap-ctrl-secret-file" },
 		{ "rkey_per_io", "--rkey-per-io" }, { "host_iface", "--host-iface" }, { "tos", "-T" },
+		{ "tls_key", "--tls-key" }, { "identity", "--identity" },
 	};
 	/* Through connect_args_option(): the same checks and ranges as the options. */
 	static const int connect_opts[] = { 't', 'a', 's', 'w', 'q', 'I', 'k', OPT_TIMEOUT, 'c', 'l',
 					    'F', 'S', 'C', OPT_DHCHAP_SECRET_FILE,
 					    OPT_DHCHAP_CTRL_SECRET_FILE, OPT_RKEY_PER_IO, OPT_HOST_IFACE,
-					    'T' };
+					    'T', OPT_TLS_KEY, OPT_TLS_IDENTITY };
 	_Static_assert(sizeof(connect_keys) / sizeof(connect_keys[0]) ==
 		       sizeof(connect_opts) / sizeof(connect_opts[0]), "one option per -o key");
 	char *value = strchr(opt, '=');
@@ -129,6 +130,9 @@ static int mount_option(struct mount_args *m, char *opt)
 	}
 	if (!strcmp(opt, "hdr_digest") || !strcmp(opt, "data_digest"))
 		return connect_args_option(&m->conn, cmd, opt[0] == 'h' ? 'g' : 'G', NULL, &handled);
+	if (!strcmp(opt, "tls") || !strcmp(opt, "compat"))
+		return connect_args_option(&m->conn, cmd, opt[0] == 't' ? OPT_TLS : OPT_TLS_COMPAT,
+					   NULL, &handled);
 	if (!strcmp(opt, "disable_sqflow") || !strcmp(opt, "duplicate_connect"))
 		return connect_args_option(&m->conn, cmd, opt[1] == 'i' ? OPT_DISABLE_SQFLOW : 'D',
 					   NULL, &handled);
@@ -194,7 +198,8 @@ static int mount_option(struct mount_args *m, char *opt)
  */
 static void hide_secrets(char *list)
 {
-	static const char *const keys[] = { "dhchap_secret=", "dhchap_ctrl_secret=" };
+	static const char *const keys[] = { "dhchap_secret=", "dhchap_ctrl_secret=",
+					    "tls_key=NVMeTLSkey-1:" };
 	char *opt = list, *end;
 	size_t len, k;
 

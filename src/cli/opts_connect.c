@@ -48,21 +48,54 @@ static bool is_uuid(const char *s)
  */
 #define SECRET_MAX 512
 #define DHCHAP_WHAT "a DH-HMAC-CHAP secret"
+/* The TLS PSK's slot, after the two DH-HMAC-CHAP secrets'. */
+#define TLS_SLOT 2
+#define NR_SLOTS 3
 static char *secrets;
 
 static char *secret_slot(int which)
 {
 	if (!secrets)
-		secrets = secret_page(2 * SECRET_MAX);
+		secrets = secret_page(NR_SLOTS * SECRET_MAX);
 	return secrets ? secrets + which * SECRET_MAX : NULL;
 }
 
 void connect_args_forget_secrets(struct connect_args *c)
 {
 	if (secrets)
-		explicit_bzero(secrets, 2 * SECRET_MAX);
+		explicit_bzero(secrets, NR_SLOTS * SECRET_MAX);
 	c->opts.dhchap_secret = NULL;
 	c->opts.dhchap_ctrl_secret = NULL;
+	c->opts.tls_key = NULL;
+}
+
+/* --tls-key: the key itself (copied, the argument overwritten) or a file
+ * only its owner may read that holds it; checked before anything connects. */
+static int tls_key_option(struct connect_args *c, const char *cmd, char *arg)
+{
+	static const char opt[] = "--tls-key", what[] = "a TLS PSK";
+	struct nvmefs_tls_key_info info;
+	char *slot = secret_slot(TLS_SLOT);
+	bool inline_key = !strncmp(arg, "NVMeTLSkey-1:", 13);
+	int ret;
+
+	if (c->opts.tls_key)
+		return usage_error(cmd, "%s: the TLS key is given twice: give it once", opt);
+	if (!slot)
+		return usage_error(cmd, "%s: no memory for the key", opt);
+	ret = inline_key ? secret_from_arg(cmd, opt, what, arg, slot, SECRET_MAX)
+			 : secret_from_file(cmd, opt, what, arg, slot, SECRET_MAX);
+	if (ret)
+		return ret;
+	if (nvmefs_tls_key_check(slot, &info) < 0) {
+		explicit_bzero(slot, SECRET_MAX);
+		return usage_error(cmd, "%s: %s%s%s: make a valid one with 'nvmefs gen-tls-key'",
+				   opt, inline_key ? "" : arg, inline_key ? "" : ": ",
+				   nvmefs_errmsg());
+	}
+	c->opts.tls_key = slot;
+	c->tls = true;
+	return EXIT_OK;
 }
 
 /* Whether the secret in @slot can be right: EXIT_OK; EXIT_USAGE, with
@@ -281,6 +314,20 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	case OPT_DISABLE_SQFLOW:
 		c->opts.disable_sqflow = 1;
 		return EXIT_OK;
+	case OPT_TLS:
+		c->tls = true;
+		return EXIT_OK;
+	case OPT_TLS_KEY:
+		return tls_key_option(c, cmd, arg);
+	case OPT_TLS_IDENTITY:
+		if (parse_uint(arg, 0, 1, &v))
+			return usage_error(cmd, "--identity '%s' is not a PSK identity version: give 0 "
+					   "or 1", arg);
+		c->opts.tls_identity = (int)v;
+		return EXIT_OK;
+	case OPT_TLS_COMPAT:
+		c->opts.tls_compat = 1;
+		return EXIT_OK;
 	case 'J':
 		return nonempty(cmd, "-J/--config", arg, &c->config);
 	case 'D':
@@ -414,6 +461,9 @@ int connect_args_check(struct connect_args *c, const char *cmd)
 	}
 	if (ret)
 		return ret;
+	if (c->tls && !c->opts.tls_key)
+		return usage_error(cmd, "--tls needs the pre-shared key: give it with --tls-key "
+				   "(nvmefs reads no kernel keyring)");
 	if (!c->multipath)
 		return connect_opts_checked(&c->opts, cmd, "");
 	opts = c->opts;
@@ -430,9 +480,11 @@ const char *connect_args_where(const struct nvmefs_connect_opts *opts,
 
 void verbose_connected(const struct connect_args *c, const char *cmd, struct nvmefs_ctrl *ctrl)
 {
-	verbose(c, cmd, "connected as host NQN %s, host ID %s: controller ID %u; remote keys %s",
-		nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl), nvmefs_ctrl_cntlid(ctrl),
-		nvmefs_ctrl_rkey_per_io(ctrl) ? "per I/O" : "standing, one per registration");
+	verbose(c, cmd, "connected as host NQN %s, host ID %s: controller ID %u; remote keys %s; "
+		"TLS %s", nvmefs_ctrl_hostnqn(ctrl), nvmefs_ctrl_hostid(ctrl),
+		nvmefs_ctrl_cntlid(ctrl),
+		nvmefs_ctrl_rkey_per_io(ctrl) ? "per I/O" : "standing, one per registration",
+		nvmefs_ctrl_tls_suite(ctrl) ? nvmefs_ctrl_tls_suite(ctrl) : "none");
 }
 
 void verbose(const struct connect_args *c, const char *cmd, const char *fmt, ...)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <nvme/types.h>
+#include <nvmefs/wire.h>
 
 #include "paths.h"
 #include "paths_log.h"
@@ -114,6 +115,7 @@ static const struct {
 	{ NVMEFS_OPT_HDR_DIGEST, "-g/--hdr-digest" },
 	{ NVMEFS_OPT_DATA_DIGEST, "-G/--data-digest" },
 	{ NVMEFS_OPT_TOS, "-T/--tos" },
+	{ NVMEFS_OPT_TLS, "--tls/--tls-key" },
 };
 
 /* An option of @unused (NVMEFS_OPT_*), which no path's transport takes:
@@ -181,6 +183,7 @@ struct found_paths {
 	/* Records of the subsystem left out: a secure channel required (the
 	 * first one's address kept for the message), another transport. */
 	unsigned int needs_tls, no_transport;
+	bool have_key;
 	char tls_where[300];
 };
 
@@ -202,7 +205,7 @@ static int take_records(const struct nvmefs_connect_opts *where,
 	n = le64toh(log->numrec);
 	for (uint64_t i = 0; i < n && p->nr < NVMEFS_MAX_PATHS - 1; i++) {
 		const struct nvmf_disc_log_entry *e = &log->entries[i];
-		enum path_record kind = path_record_kind(e, f->subnqn, &trtype);
+		enum path_record kind = path_record_kind(e, f->subnqn, f->have_key, &trtype);
 		unsigned int k;
 
 		if (kind == PATH_RECORD_OTHER)
@@ -226,6 +229,7 @@ static int take_records(const struct nvmefs_connect_opts *where,
 		snprintf(p->traddr[p->nr], sizeof(p->traddr[0]), "%s", traddr);
 		snprintf(p->trsvcid[p->nr], sizeof(p->trsvcid[0]), "%s", trsvcid);
 		p->trtype[p->nr] = trtype;
+		p->plain[p->nr] = !nvmefs_disc_entry_tls(e);
 		p->nr++;
 	}
 	return 0;
@@ -237,7 +241,8 @@ static int take_records(const struct nvmefs_connect_opts *where,
 static int discover_paths(const struct connect_args *conn, const char *cmd, struct path_args *p)
 {
 	struct nvmefs_connect_opts disc = conn->opts;
-	struct found_paths f = { .subnqn = conn->opts.subnqn, .p = p };
+	struct found_paths f = { .subnqn = conn->opts.subnqn, .p = p,
+				 .have_key = conn->opts.tls_key != NULL };
 
 	disc.subnqn = NULL;
 	disc.kato_ms = -1;
@@ -252,7 +257,7 @@ static int discover_paths(const struct connect_args *conn, const char *cmd, stru
 	}
 	if (!p->nr && f.needs_tls) {
 		fprintf(stderr, "nvmefs %s: --all-paths: every path to %s requires a secure channel "
-			"(TLS; the first at %s), and nvmefs does not support TLS yet\n", cmd,
+			"(TLS; the first at %s): give its pre-shared key with --tls-key\n", cmd,
 			conn->opts.subnqn, f.tls_where);
 		return EXIT_FAIL;
 	}
@@ -264,9 +269,9 @@ static int discover_paths(const struct connect_args *conn, const char *cmd, stru
 	}
 	if (f.needs_tls)
 		fprintf(stderr, "nvmefs %s: --all-paths: %u path%s left out (the first at %s): %s a "
-			"secure channel (TLS), which nvmefs does not support yet\n", cmd, f.needs_tls,
-			f.needs_tls == 1 ? "" : "s", f.tls_where, f.needs_tls == 1 ? "it requires" :
-			"they require");
+			"secure channel (TLS); give its pre-shared key with --tls-key\n", cmd,
+			f.needs_tls, f.needs_tls == 1 ? "" : "s", f.tls_where,
+			f.needs_tls == 1 ? "it requires" : "they require");
 	return EXIT_OK;
 }
 
@@ -313,6 +318,7 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 		memmove(all.trsvcid[1], all.trsvcid[0], sizeof(all.trsvcid[0]) * all.nr);
 		memmove(&all.trtype[1], &all.trtype[0], sizeof(all.trtype[0]) * all.nr);
 		all.trtype[0] = NULL;
+		memset(all.plain, 0, sizeof(all.plain));
 		snprintf(all.traddr[0], sizeof(all.traddr[0]), "%s", conn->opts.traddr);
 		snprintf(all.trsvcid[0], sizeof(all.trsvcid[0]), "%s",
 			 conn->opts.trsvcid ? conn->opts.trsvcid : "");
@@ -326,6 +332,8 @@ int paths_connect(struct connect_args *conn, const struct path_args *given,
 		opts.trsvcid = all.trsvcid[i][0] ? all.trsvcid[i] : NULL;
 		if (all.trtype[i])
 			opts.trtype = all.trtype[i];
+		if (all.plain[i])
+			opts.tls_key = NULL;
 		connect_opts_fit_path(&opts);
 		connect_args_where(&opts, where, sizeof(where));
 		verbose(conn, cmd, "connecting path %u to %s at %s over %s", i + 1, opts.subnqn, where,

@@ -42,6 +42,9 @@ struct path_args {
 	char traddr[NVMEFS_MAX_PATHS][PATH_TRADDR_SIZE];
 	char trsvcid[NVMEFS_MAX_PATHS][PATH_TRSVCID_SIZE];
 	const char *trtype[NVMEFS_MAX_PATHS];
+	/* With --all-paths: the record says its port runs no TLS, so the
+	 * path goes without --tls-key's key (a plain port refuses TLS). */
+	bool plain[NVMEFS_MAX_PATHS];
 	unsigned int nr;
 	bool all_paths;
 	enum nvmefs_iopolicy policy;

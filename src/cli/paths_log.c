@@ -11,14 +11,14 @@
 #include "paths_log.h"
 
 enum path_record path_record_kind(const struct nvmf_disc_log_entry *e, const char *subnqn,
-				  const char **trtype)
+				  bool have_key, const char **trtype)
 {
 	char nqn[sizeof(e->subnqn) + 1];
 
 	text_field(nqn, sizeof(nqn), e->subnqn, sizeof(e->subnqn));
 	if (e->subtype != NVME_NQN_NVME || strcmp(nqn, subnqn))
 		return PATH_RECORD_OTHER;
-	if (nvmefs_disc_entry_requires_secure_channel(e))
+	if (nvmefs_disc_entry_requires_secure_channel(e) && !have_key)
 		return PATH_RECORD_NEEDS_TLS;
 	*trtype = nvmefs_transport_by_trtype(e->trtype);
 	return *trtype ? PATH_RECORD_TAKE : PATH_RECORD_NO_TRANSPORT;

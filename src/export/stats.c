@@ -56,6 +56,8 @@ static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_n
 		json_string(j, "trtype", nvmefs_ctrl_trtype(ctrl));
 		json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
 		json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
+		if (nvmefs_ctrl_tls_suite(ctrl))
+			json_string(j, "tls", nvmefs_ctrl_tls_suite(ctrl));
 		json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
 		json_string(j, "state", nvmefs_ctrl_state_name(cs.state));
 		json_uint(j, "reconnects", cs.reconnects);
@@ -155,6 +157,8 @@ char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns,
 	json_int(&j, "longest_outage_ms", cs.longest_outage_ms);
 	json_uint(&j, "io_failing", cs.io_failing ? 1 : 0);
 	json_uint(&j, "io_queues", cs.io_queues);
+	if (nvmefs_ctrl_tls_suite(e->ctrl))
+		json_string(&j, "tls", nvmefs_ctrl_tls_suite(e->ctrl));
 	json_object_end(&j);
 	if (nvmefs_subsys_multipath(e->subsys))
 		paths_json(e, ns, nr_ns, &j);

@@ -527,6 +527,8 @@ int fs_build_info(struct fs *fs)
 	json_string(&j, "trtype", nvmefs_ctrl_trtype(fs->ctrl));
 	json_string(&j, "traddr", nvmefs_ctrl_traddr(fs->ctrl));
 	json_string(&j, "trsvcid", nvmefs_ctrl_trsvcid(fs->ctrl));
+	if (nvmefs_ctrl_tls_suite(fs->ctrl))
+		json_string(&j, "tls", nvmefs_ctrl_tls_suite(fs->ctrl));
 	json_string(&j, "hostnqn", nvmefs_ctrl_hostnqn(fs->ctrl));
 	json_uint(&j, "io_queues", fs->opts.workers);
 	json_string(&j, "mode", fs->opts.cached ? "cached" : "direct");
@@ -540,6 +542,8 @@ int fs_build_info(struct fs *fs)
 			json_string(&j, "trtype", nvmefs_ctrl_trtype(ctrl));
 			json_string(&j, "traddr", nvmefs_ctrl_traddr(ctrl));
 			json_string(&j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
+			if (nvmefs_ctrl_tls_suite(ctrl))
+				json_string(&j, "tls", nvmefs_ctrl_tls_suite(ctrl));
 			json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
 			json_object_end(&j);
 		}

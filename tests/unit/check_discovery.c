@@ -703,7 +703,7 @@ START_TEST(test_referral_requiring_tls_refused)
 	ck_assert_int_eq(discover(1), 0);
 	ck_assert_int_eq(nr_seen, 3);
 	assert_seen(1, "10.0.0.2", "4420", 1, UNREAD);
-	ck_assert_ptr_nonnull(strstr(seen[1].msg, "TLS is not supported yet"));
+	ck_assert_ptr_nonnull(strstr(seen[1].msg, "give its TLS pre-shared key with --tls-key"));
 	assert_seen(2, "10.0.0.3", "4420", 1, 1);
 	free(a);
 	free(c);

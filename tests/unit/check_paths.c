@@ -12,6 +12,7 @@
 
 #include <check.h>
 #include <nvme/types.h>
+#include <nvmefs/wire.h>
 
 #include "test_util.h"
 #include "../../src/cli/paths.h"
@@ -41,7 +42,7 @@ START_TEST(test_rdma_record_taken)
 	const char *trtype = NULL;
 
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, NVMF_TREQ_NOT_SPECIFIED, SUBNQN);
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_TAKE);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_TAKE);
 	ck_assert_str_eq(trtype, "rdma");
 }
 END_TEST
@@ -55,7 +56,7 @@ START_TEST(test_tcp_record_taken)
 	record(&e, NVMF_TRTYPE_TCP, NVME_NQN_NVME,
 	       NVMF_TREQ_NOT_REQUIRED | NVMF_TREQ_DISABLE_SQFLOW, SUBNQN);
 	e.tsas.tcp.sectype = NVMF_TCP_SECTYPE_NONE;
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_TAKE);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_TAKE);
 	ck_assert_str_eq(trtype, "tcp");
 }
 END_TEST
@@ -71,14 +72,36 @@ START_TEST(test_secure_channel_required_refused)
 	for (size_t i = 0; i < sizeof(trtypes); i++) {
 		record(&e, trtypes[i], NVME_NQN_NVME, NVMF_TREQ_REQUIRED, SUBNQN);
 		e.tsas.tcp.sectype = NVMF_TCP_SECTYPE_TLS13;
-		ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_NEEDS_TLS);
+		ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_NEEDS_TLS);
 		record(&e, trtypes[i], NVME_NQN_NVME,
 		       NVMF_TREQ_REQUIRED | NVMF_TREQ_DISABLE_SQFLOW, SUBNQN);
-		ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_NEEDS_TLS);
+		ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_NEEDS_TLS);
 	}
 	/* Bits 1:0 = 3 is reserved, not "required". */
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 3, SUBNQN);
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_TAKE);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_TAKE);
+}
+END_TEST
+
+/* With a TLS key, a record that requires a secure channel is a path (over
+ * TLS: its TSAS says the port runs it); one that runs none goes plain. */
+START_TEST(test_secure_channel_taken_with_key)
+{
+	struct nvmf_disc_log_entry e;
+	const char *trtype = NULL;
+
+	record(&e, NVMF_TRTYPE_TCP, NVME_NQN_NVME, NVMF_TREQ_REQUIRED, SUBNQN);
+	e.tsas.tcp.sectype = NVMF_TCP_SECTYPE_TLS13;
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, true, &trtype), PATH_RECORD_TAKE);
+	ck_assert_str_eq(trtype, "tcp");
+	ck_assert(nvmefs_disc_entry_tls(&e));
+	record(&e, NVMF_TRTYPE_TCP, NVME_NQN_NVME, NVMF_TREQ_NOT_SPECIFIED, SUBNQN);
+	e.tsas.tcp.sectype = NVMF_TCP_SECTYPE_NONE;
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, true, &trtype), PATH_RECORD_TAKE);
+	ck_assert(!nvmefs_disc_entry_tls(&e));
+	/* Not required, but the port runs TLS: TLS, as libnvme's connect-all. */
+	e.tsas.tcp.sectype = NVMF_TCP_SECTYPE_TLS13;
+	ck_assert(nvmefs_disc_entry_tls(&e));
 }
 END_TEST
 
@@ -88,20 +111,20 @@ START_TEST(test_other_records_left)
 	const char *trtype = NULL;
 
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, "nqn.2026-11.io.nvmefs.testbed:sub2");
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_OTHER);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_OTHER);
 	/* A prefix of the NQN is another subsystem. */
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, "nqn.2026-11.io.nvmefs.testbed:sub");
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_OTHER);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_OTHER);
 	/* The discovery subsystem and referrals are not paths, TLS or not. */
 	record(&e, NVMF_TRTYPE_TCP, NVME_NQN_CURR, NVMF_TREQ_REQUIRED, SUBNQN);
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_OTHER);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_OTHER);
 	record(&e, NVMF_TRTYPE_TCP, NVME_NQN_DISC, 0, SUBNQN);
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_OTHER);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_OTHER);
 	/* Fibre Channel and loop: transports nvmefs does not have. */
 	record(&e, NVMF_TRTYPE_FC, NVME_NQN_NVME, 0, SUBNQN);
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_NO_TRANSPORT);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_NO_TRANSPORT);
 	record(&e, NVMF_TRTYPE_LOOP, NVME_NQN_NVME, 0, SUBNQN);
-	ck_assert_int_eq(path_record_kind(&e, SUBNQN, &trtype), PATH_RECORD_NO_TRANSPORT);
+	ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_NO_TRANSPORT);
 }
 END_TEST
 
@@ -118,19 +141,19 @@ START_TEST(test_longest_nqn_compared_whole)
 	memcpy(nqn, "nqn.", 4);
 	nqn[NVMF_NQN_SIZE] = '\0';
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, nqn);
-	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_TAKE);
+	ck_assert_int_eq(path_record_kind(&e, nqn, false, &trtype), PATH_RECORD_TAKE);
 	memset(e.subnqn + NVMF_NQN_SIZE, ' ', sizeof(e.subnqn) - NVMF_NQN_SIZE);
-	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_TAKE);
+	ck_assert_int_eq(path_record_kind(&e, nqn, false, &trtype), PATH_RECORD_TAKE);
 
 	memcpy(longer, nqn, NVMF_NQN_SIZE);
 	memcpy(longer + NVMF_NQN_SIZE, "x", 2);
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, longer);
-	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_OTHER);
+	ck_assert_int_eq(path_record_kind(&e, nqn, false, &trtype), PATH_RECORD_OTHER);
 	/* The whole field, without a NUL. */
 	memset(longer + NVMF_NQN_SIZE, 'x', sizeof(e.subnqn) - NVMF_NQN_SIZE);
 	longer[sizeof(e.subnqn)] = '\0';
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 0, longer);
-	ck_assert_int_eq(path_record_kind(&e, nqn, &trtype), PATH_RECORD_OTHER);
+	ck_assert_int_eq(path_record_kind(&e, nqn, false, &trtype), PATH_RECORD_OTHER);
 }
 END_TEST
 
@@ -274,6 +297,7 @@ static Suite *paths_suite(void)
 	tcase_add_test(tc, test_rdma_record_taken);
 	tcase_add_test(tc, test_tcp_record_taken);
 	tcase_add_test(tc, test_secure_channel_required_refused);
+	tcase_add_test(tc, test_secure_channel_taken_with_key);
 	tcase_add_test(tc, test_other_records_left);
 	tcase_add_test(tc, test_longest_nqn_compared_whole);
 	tcase_add_test(tc, test_full_width_where);

@@ -22,7 +22,8 @@ START_TEST(test_rdma_and_tcp)
 		{ NULL, "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS, 1 },
 		{ "rdma", "rdma", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS, 1 },
 		{ "tcp", "tcp", "4420", "8009", NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST |
-						 NVMEFS_OPT_HOST_IFACE | NVMEFS_OPT_TOS, 0 },
+						 NVMEFS_OPT_HOST_IFACE | NVMEFS_OPT_TOS |
+						 NVMEFS_OPT_TLS, 0 },
 	};
 
 	ck_assert_str_eq(nvmefs_transport_name(0), "rdma");

@@ -559,6 +559,18 @@ tests_unit_san_check_tcp_errors_CFLAGS = $(TCP_UNIT_CFLAGS) $(SAN_FLAGS)
 tests_unit_san_check_tcp_errors_LDFLAGS = $(SAN_FLAGS) -Wl,--wrap=poll
 tests_unit_san_check_tcp_errors_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
+# The TLS stream against a scripted OpenSSL server on a loopback socket (issue #38 item 5).
+TCP_TLS_UNIT_TESTS = tests/unit/check_tcp_tls tests/unit/san/check_tcp_tls
+check_PROGRAMS += $(TCP_TLS_UNIT_TESTS)
+UNIT_TESTS += $(TCP_TLS_UNIT_TESTS)
+tests_unit_check_tcp_tls_SOURCES = tests/unit/check_tcp_tls.c $(TCP_PEER_SOURCES)
+tests_unit_check_tcp_tls_CFLAGS = $(TCP_UNIT_CFLAGS) $(OPENSSL_CFLAGS)
+tests_unit_check_tcp_tls_LDADD = $(LIBNVMEFS_LDADD) $(OPENSSL_LIBS) $(CHECK_LIBS)
+tests_unit_san_check_tcp_tls_SOURCES = $(tests_unit_check_tcp_tls_SOURCES)
+tests_unit_san_check_tcp_tls_CFLAGS = $(TCP_UNIT_CFLAGS) $(OPENSSL_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_tcp_tls_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_tcp_tls_LDADD = $(LIBNVMEFS_SAN_LDADD) $(OPENSSL_LIBS) $(CHECK_LIBS)
+
 # What a mount pins, which its locked-memory check counts (src/fuse/memlock.c, issue 34): RDMA's
 # registrations and FUSE over io_uring's payloads, nothing over TCP.
 check_PROGRAMS += tests/unit/check_memlock

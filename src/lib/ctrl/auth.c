@@ -269,7 +269,8 @@ static const char *failure_advice(uint8_t reason)
 	case NVMEFS_DHCHAP_FAILURE_DHGROUP_UNUSABLE:
 		return "check the target's dhchap_hash and dhchap_dhgroup for this host";
 	case NVMEFS_DHCHAP_FAILURE_CONCAT_MISMATCH:
-		return "the target wants a secure channel (TLS), which nvmefs does not support yet";
+		return "the target wants a secure channel (TLS) by secure concatenation, which "
+		       "nvmefs does not support yet";
 	case NVMEFS_DHCHAP_FAILURE_INCORRECT_PAYLOAD:
 	case NVMEFS_DHCHAP_FAILURE_INCORRECT_MESSAGE:
 		return "the target could not read this host's message: report it to the nvmefs "
@@ -592,8 +593,9 @@ int nvmefs_auth_connected(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 	uint16_t authreq = nvmefs_connect_rsp_authreq(cqe);
 
 	if (authreq & NVMEFS_CONNECT_AUTHREQ_ASCR)
-		return nvmefs_error(-EPROTONOSUPPORT, "subsystem %s at %s requires a secure channel: "
-				    "TLS is not supported yet; allow this host without one on the "
+		return nvmefs_error(-EPROTONOSUPPORT, "subsystem %s at %s requires a secure channel "
+				    "by secure concatenation (TLS keyed by DH-HMAC-CHAP), which "
+				    "nvmefs does not support yet; allow this host without it on the "
 				    "target", ctrl->subnqn, nvmefs_ctrl_where(ctrl));
 	if (!(authreq & NVMEFS_CONNECT_AUTHREQ_ATR))
 		return ctrl->auth && ctrl->auth->ctrl_key ? authenticate_unasked(ctrl, q) : 0;

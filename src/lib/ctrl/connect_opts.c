@@ -91,6 +91,7 @@ static const struct {
 	{ NVMEFS_OPT_HOST_IFACE, "a host interface (-f/--host-iface, host_iface)",
 	  "give -w with an address of that interface instead of -f" },
 	{ NVMEFS_OPT_TOS, "a type of service (-T/--tos, tos)", "leave it out" },
+	{ NVMEFS_OPT_TLS, "TLS (--tls, --tls-key, tls_key)", "leave it out" },
 };
 
 #define NR_TRANSPORT_OPTS (sizeof(transport_opts) / sizeof(transport_opts[0]))
@@ -108,6 +109,8 @@ static bool opt_given(const struct nvmefs_connect_opts *opts, unsigned int opt)
 		return opts->host_iface != NULL;
 	case NVMEFS_OPT_TOS:
 		return opts->tos >= 0;
+	case NVMEFS_OPT_TLS:
+		return opts->tls_key != NULL;
 	}
 	return false;
 }
@@ -130,6 +133,9 @@ static void opt_reset(struct nvmefs_connect_opts *opts, unsigned int opt)
 		break;
 	case NVMEFS_OPT_TOS:
 		opts->tos = -1;
+		break;
+	case NVMEFS_OPT_TLS:
+		opts->tls_key = NULL;
 		break;
 	}
 }
@@ -217,6 +223,21 @@ static int check_iface(const char *iface)
 	return 0;
 }
 
+/* The TLS PSK's form and the identity version; the key is never quoted. */
+static int check_tls(const struct nvmefs_connect_opts *opts)
+{
+	struct nvmefs_tls_key_info info;
+	int ret;
+
+	if (opts->tls_identity != 0 && opts->tls_identity != 1)
+		return nvmefs_error(-EINVAL, "TLS PSK identity version %d: give 0 or 1 "
+				    "(--tls-identity)", opts->tls_identity);
+	ret = nvmefs_tls_key_check(opts->tls_key, &info);
+	if (ret < 0)
+		return nvmefs_error(ret, "the TLS key (--tls-key): %s", nvmefs_errmsg());
+	return 0;
+}
+
 /* What a connect would refuse anyway, found before it looks for a device. */
 static int check_taken(const struct nvmefs_connect_opts *opts)
 {
@@ -236,6 +257,8 @@ static int check_taken(const struct nvmefs_connect_opts *opts)
 		ret = nvmefs_error(-EINVAL, "a type of service of %d: give 0 to 255 (-T)", opts->tos);
 	if (ret == 0 && opts->host_iface)
 		ret = check_iface(opts->host_iface);
+	if (ret == 0 && opts->tls_key)
+		ret = check_tls(opts);
 	return ret;
 }
 
@@ -250,6 +273,7 @@ void nvmefs_connect_opts_init_0_2(struct nvmefs_connect_opts *opts)
 	opts->fast_io_fail_tmo_s = -1;
 	opts->rkey_per_io = -1;
 	opts->tos = -1;
+	opts->tls_identity = 1;
 }
 
 int nvmefs_connect_opts_take(const struct nvmefs_connect_opts *in,

@@ -242,6 +242,38 @@ void nvmefs_tls_psk_clear(struct nvmefs_tls_psk *psk)
 	psk->key = NULL;
 }
 
+int nvmefs_tls_psk_new(const char *text, const char *hostnqn, const char *subnqn,
+		       unsigned int version, bool compat, struct nvmefs_tls_psk **pskp)
+{
+	struct nvmefs_auth_key *key;
+	struct nvmefs_tls_psk *psk;
+	int err;
+
+	err = nvmefs_tls_key_parse(text, &key);
+	if (err)
+		return nvmefs_secret_malformed(err);
+	psk = calloc(1, sizeof(*psk));
+	if (!psk)
+		err = nvmefs_error(-ENOMEM, "TLS PSK: out of memory");
+	else
+		err = nvmefs_tls_psk_derive(key, hostnqn, subnqn, version, compat, psk);
+	nvmefs_auth_key_free(key);
+	if (err) {
+		free(psk);
+		return err;
+	}
+	*pskp = psk;
+	return 0;
+}
+
+void nvmefs_tls_psk_free(struct nvmefs_tls_psk *psk)
+{
+	if (!psk)
+		return;
+	nvmefs_tls_psk_clear(psk);
+	free(psk);
+}
+
 /* ------------------------------------------------------------------------ */
 /* The public API: what 'nvmefs check-tls-key' and 'gen-tls-key' print     */
 /* ------------------------------------------------------------------------ */

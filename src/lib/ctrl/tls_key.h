@@ -73,4 +73,11 @@ int nvmefs_tls_psk_derive(const struct nvmefs_auth_key *configured, const char *
 			  struct nvmefs_tls_psk *psk);
 void nvmefs_tls_psk_clear(struct nvmefs_tls_psk *psk);
 
+/* A connection's identity and TLS PSK from the configured PSK's text, in
+ * memory of its own: nvmefs_tls_psk_derive() on what it parses.  Free with
+ * nvmefs_tls_psk_free(). */
+int nvmefs_tls_psk_new(const char *text, const char *hostnqn, const char *subnqn,
+		       unsigned int version, bool compat, struct nvmefs_tls_psk **pskp);
+void nvmefs_tls_psk_free(struct nvmefs_tls_psk *psk);
+
 #endif /* NVMEFS_TLS_KEY_H */

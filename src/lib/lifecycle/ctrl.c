@@ -16,6 +16,8 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../ctrl/auth.h"
+#include "../ctrl/auth_crypto.h"
+#include "../ctrl/tls_key.h"
 #include "../ctrl/connect_opts.h"
 #include "../ctrl/ctrl_setup.h"
 #include "../ctrl/fabrics.h"
@@ -58,6 +60,7 @@ static void release(struct nvmefs_ctrl *ctrl)
 	nvmefs_queue_fini(&ctrl->admin);
 	/* Its buffer's registration goes with the device. */
 	nvmefs_auth_release(ctrl);
+	nvmefs_tls_psk_free(ctrl->tls_psk);
 	if (ctrl->ops->ctrl_release)
 		ctrl->ops->ctrl_release(ctrl);
 	nvmefs_mr_free_retired(ctrl);
@@ -155,6 +158,14 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	ret = nvmefs_auth_init(ctrl, opts->dhchap_secret, opts->dhchap_ctrl_secret);
 	if (ret < 0)
 		goto fail;
+	ctrl->opts.tls_key = NULL;
+	if (opts->tls_key) {
+		ret = nvmefs_tls_psk_new(opts->tls_key, ctrl->hostnqn, ctrl->subnqn,
+					 (unsigned int)opts->tls_identity, opts->tls_compat,
+					 &ctrl->tls_psk);
+		if (ret < 0)
+			goto fail;
+	}
 
 	params.size = (uint16_t)(opts->admin_queue_size ? opts->admin_queue_size
 				 : NVMEFS_DEFAULT_ADMIN_QUEUE_SIZE);
@@ -210,6 +221,15 @@ const char *nvmefs_ctrl_subnqn(const struct nvmefs_ctrl *ctrl) { return ctrl->su
 const char *nvmefs_ctrl_traddr(const struct nvmefs_ctrl *ctrl) { return ctrl->traddr; }
 const char *nvmefs_ctrl_trsvcid(const struct nvmefs_ctrl *ctrl) { return ctrl->trsvcid; }
 const char *nvmefs_ctrl_trtype(const struct nvmefs_ctrl *ctrl) { return ctrl->ops->name; }
+
+/* One suite is offered, the PSK's hash's (tcp_tls.c): the one every queue runs. */
+const char *nvmefs_ctrl_tls_suite(const struct nvmefs_ctrl *ctrl)
+{
+	if (!ctrl->tls_psk)
+		return NULL;
+	return ctrl->tls_psk->key->hash == NVMEFS_AUTH_HASH_SHA384 ? "TLS_AES_256_GCM_SHA384" :
+								    "TLS_AES_128_GCM_SHA256";
+}
 int nvmefs_ctrl_rkey_per_io(const struct nvmefs_ctrl *ctrl)
 {
 	return ctrl->rkey_per_io;

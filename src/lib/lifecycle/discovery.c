@@ -218,15 +218,19 @@ static int walk_from(struct walk *w, const struct nvmefs_connect_opts *opts, int
 		/* The caller's options were for the first transport: a
 		 * referral over another takes those it can. */
 		nvmefs_connect_opts_fit(&next);
+		/* TLS with the caller's key where the record says its port runs
+		 * it, as libnvme's connect-all; a plain port refuses TLS. */
+		if (!nvmefs_disc_entry_tls(e))
+			next.tls_key = NULL;
 		/* Connecting without the secure channel it requires would only
 		 * end in a refusal that says less. */
-		if (nvmefs_disc_entry_requires_secure_channel(e)) {
+		if (nvmefs_disc_entry_requires_secure_channel(e) && !next.tls_key) {
 			char at[TEXT_WHERE_SIZE];
 
-			nvmefs_error(-EPROTONOSUPPORT, "the discovery controller at %s requires a "
-				     "secure channel (its log entry's TREQ): TLS is not supported yet",
-				     text_where(at, sizeof(at), traddr, trsvcid));
-			ret = unreadable(w, &next, depth + 1, -EPROTONOSUPPORT);
+			nvmefs_error(-ENOKEY, "the discovery controller at %s requires a secure "
+				     "channel (its log entry's TREQ): give its TLS pre-shared key "
+				     "with --tls-key", text_where(at, sizeof(at), traddr, trsvcid));
+			ret = unreadable(w, &next, depth + 1, -ENOKEY);
 		} else {
 			ret = walk_from(w, &next, depth + 1);
 		}

@@ -20,6 +20,7 @@
 struct nvmefs_mr;
 struct nvmefs_ioq;
 struct nvmefs_auth;
+struct nvmefs_tls_psk;
 
 /* A controller's states; ctrl_state.c moves between them. */
 enum ctrl_state {
@@ -187,6 +188,9 @@ struct nvmefs_ctrl {
 	_Atomic uint32_t max_xfer;
 	/* DH-HMAC-CHAP secrets and state (auth.c); NULL without a secret. */
 	struct nvmefs_auth *auth;
+	/* TLS: the identity and TLS PSK every queue presents (tls_key.h),
+	 * derived once at connect; NULL without TLS. */
+	struct nvmefs_tls_psk *tls_psk;
 	/* The NVM command set's limits (Identify CNS 06h), 0 where none:
 	 * bytes per Write Zeroes (WZSL), blocks per Deallocate range (DMRSL). */
 	uint64_t max_zeroes_bytes;

@@ -36,7 +36,14 @@ static const char *where(const struct nvmefs_queue *q)
 	return nvmefs_ctrl_where(q->ctrl);
 }
 
-/* ICReq out, ICResp in, before the deadline. */
+/*
+ * ICReq out, ICResp in, before the deadline.  Over TLS the kernel target
+ * takes the socket back from tlshd only after the handshake: an ICReq sent
+ * at once may reach tlshd, which drops it, and no ICResp ever comes.  No
+ * signal tells when the hand-off is done, so an ICResp that has not come
+ * after a grace of a quarter of the timeout makes this -EAGAIN: the caller
+ * connects again and waits longer before its ICReq.
+ */
 static int handshake(struct nvmefs_queue *q, int64_t deadline)
 {
 	struct nvmefs_ctrl *ctrl = q->ctrl;
@@ -44,10 +51,13 @@ static int handshake(struct nvmefs_queue *q, int64_t deadline)
 	bool hdgst = ctrl->opts.hdr_digest, ddgst = ctrl->opts.data_digest;
 	struct nvmefs_tcp_icreq icreq;
 	struct nvmefs_tcp_icresp icresp;
+	int64_t grace = nvmefs_now_ms() + ctrl->opts.timeout_ms / 4;
 	size_t done = 0;
 	ssize_t n;
 	int ret;
 
+	if (!ctrl->tls_psk || grace > deadline)
+		grace = deadline;
 	nvmefs_tcp_icreq_build(&icreq, hdgst, ddgst);
 	while (done < sizeof(icreq)) {
 		struct iovec iov = { (uint8_t *)&icreq + done, sizeof(icreq) - done };
@@ -74,14 +84,18 @@ static int handshake(struct nvmefs_queue *q, int64_t deadline)
 		}
 		if (n == 0)
 			return nvmefs_error(-ECONNRESET, "%s closed queue %u's connection instead of "
-					    "answering ICReq: is it an NVMe/TCP target? If it requires "
-					    "TLS, nvmefs does not support that yet", where(q), q->qid);
+					    "answering ICReq: is it an NVMe/TCP target? If the port "
+					    "requires TLS, give --tls-key", where(q), q->qid);
 		if (n != -EAGAIN && n != -EINTR)
 			return nvmefs_error((int)n, "%s reset queue %u's connection instead of "
-					    "answering ICReq (%s): is it an NVMe/TCP target? If it "
-					    "requires TLS, nvmefs does not support that yet", where(q),
-					    q->qid, strerror((int)-n));
-		ret = nvmefs_tcp_wait_fd(tq->stream.fd, POLLIN, deadline);
+					    "answering ICReq (%s): is it an NVMe/TCP target? If the "
+					    "port requires TLS, give --tls-key", where(q), q->qid,
+					    strerror((int)-n));
+		ret = nvmefs_tcp_wait_fd(tq->stream.fd, POLLIN, done ? deadline : grace);
+		if (ret == -ETIMEDOUT && !done && grace < deadline)
+			return nvmefs_error(-EAGAIN, "%s gave no ICResp for queue %u over TLS within "
+					    "%u ms of the handshake", where(q), q->qid,
+					    ctrl->opts.timeout_ms / 4);
 		if (ret < 0)
 			goto wait_failed;
 	}
@@ -118,12 +132,21 @@ static int tcp_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_pa
 	tq = calloc(1, sizeof(*tq));
 	if (!tq)
 		return nvmefs_error(-ENOMEM, "out of memory");
-	tq->stream = (struct tcp_stream){ .ops = &nvmefs_tcp_stream_posix, .fd = -1 };
 	tq->epfd = -1;
 	q->tp = tq;
-	ret = tq->stream.ops->connect(&tq->stream, q->ctrl, deadline);
-	if (ret == 0)
-		ret = handshake(q, deadline);
+	/* handshake()'s -EAGAIN: an ICReq lost to tlshd; again, waiting 200,
+	 * then 800 ms after the TLS handshake, while the deadline allows. */
+	for (unsigned int settle_ms = 0;; settle_ms = settle_ms ? 4 * settle_ms : 200) {
+		tq->stream = (struct tcp_stream){ .ops = q->ctrl->tls_psk ? &nvmefs_tcp_stream_tls
+								  : &nvmefs_tcp_stream_posix,
+						  .fd = -1, .settle_ms = settle_ms };
+		ret = tq->stream.ops->connect(&tq->stream, q->ctrl, deadline);
+		if (ret == 0)
+			ret = handshake(q, deadline);
+		if (ret != -EAGAIN)
+			break;
+		tq->stream.ops->close(&tq->stream);
+	}
 	if (ret < 0)
 		goto fail;
 	tq->inline_size = q->qid ? q->ctrl->inline_size : TCP_ADMIN_INLINE_SIZE;
@@ -149,6 +172,14 @@ static int tcp_submit(struct nvmefs_queue *q, struct nvmefs_req *req)
 
 static int conn_error(struct nvmefs_queue *q, int err, const char *doing)
 {
+	/* A TLS record that failed (tcp_tls.c): its message says how. */
+	if (err == EBADMSG) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", nvmefs_errmsg());
+		return nvmefs_error(-EBADMSG, "queue %u to %s failed: %s: %s", q->qid, where(q),
+				    doing, why);
+	}
 	if (err == EPIPE || err == ECONNRESET || err == ETIMEDOUT || err == EHOSTUNREACH)
 		return nvmefs_error(-ECONNRESET, "queue %u to %s failed: %s: %s: the target went "
 				    "away or dropped this controller (keep-alive timeout?)", q->qid,
@@ -416,7 +447,7 @@ const struct nvmefs_transport_ops nvmefs_tcp_ops = {
 	.trsvcid = NVMEFS_DEFAULT_TRSVCID,
 	.discovery_trsvcid = NVMEFS_TCP_DISCOVERY_TRSVCID,
 	.allowed_opts = NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
-			NVMEFS_OPT_TOS,
+			NVMEFS_OPT_TOS | NVMEFS_OPT_TLS,
 	.queue_create = tcp_queue_create,
 	.queue_destroy = tcp_queue_destroy,
 	.submit = tcp_submit,

@@ -22,6 +22,11 @@ struct tcp_stream {
 	/* The socket the stream runs on, -1 while closed: what the queue's
 	 * owner waits on, as every implementation's bytes arrive there. */
 	int fd;
+	/* What an implementation keeps beside the socket (TLS's session). */
+	void *priv;
+	/* TLS: how long to leave the connection quiet after the handshake,
+	 * while the peer's handshake agent hands the socket back (tcp.c). */
+	unsigned int settle_ms;
 };
 
 struct tcp_stream_ops {
@@ -52,6 +57,8 @@ struct tcp_stream_ops {
 
 /* A plain TCP socket. */
 extern const struct tcp_stream_ops nvmefs_tcp_stream_posix;
+/* TLS 1.3 with the controller's pre-shared key on a plain socket (tcp_tls.c). */
+extern const struct tcp_stream_ops nvmefs_tcp_stream_tls;
 
 /* poll() on @pfd until @deadline; a signal restarts it with only what is
  * left, so that signals cannot stretch the wait.  As poll() returns. */
