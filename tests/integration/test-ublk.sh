@@ -11,7 +11,9 @@
 # waits and completes after the reconnect, with no error. ublk del while a write is held by such an
 # outage gives the outage up, as 'nvme disconnect' does: it returns within seconds, the write fails
 # with EIO, and no device is left. Bad input served right: namespaces of 4 KiB blocks and of a
-# size that is no multiple of 4 KiB have the kernel initiator's block size and size. A daemon
+# size that is no multiple of 4 KiB have the kernel initiator's block size and size; the latter
+# grown on the target, its device follows (6.16 and later: its new end written and read back), or
+# the daemon says in one line that this kernel cannot resize a ublk device. A daemon
 # killed with SIGKILL leaves no block device, and ublk del removes what the kernel kept of it.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
@@ -75,6 +77,34 @@ for nsid in 1 2; do
 		fail "the last block written through $udev reads back otherwise through $kdev"
 	log "namespace $nsid: $udev and $kdev both $(blockdev --getss "$udev")-byte blocks, $(blockdev --getsize64 "$udev") bytes"
 done
+# Namespace 2 grows on the target (its loop device, then nvmet revalidates it and sends a Namespace
+# Attribute Changed event): where the kernel can resize a ublk device (UBLK_F_UPDATE_SIZE, 6.16),
+# the device takes the new size as the kernel initiator's does, and its new last block is written
+# through it and reads back through the kernel's; where it cannot, the daemon says so in one line.
+rev=$NVMEFS_TEST_NVMET/subsystems/$empty/namespaces/2/revalidate_size
+if [[ -w $rev ]]; then
+	truncate -s 8M /tmp/ublk-ns2.img && losetup -c "$(tail -n 1 /tmp/ublk-loops)" && echo 1 >"$rev" ||
+		fail "growing namespace 2 of $empty to 8 MiB failed"
+	bdev_size_is() { [[ $(blockdev --getsize64 "$1" 2>/dev/null) == "$2" ]]; }
+	wait_until 5000 bdev_size_is "$kdev" $((8 << 20)) || fail "the kernel initiator's $kdev is not 8 MiB 5 s after the resize"
+	kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
+	if ((kmaj > 6 || kmin >= 16)); then
+		wait_until 5000 bdev_size_is "$udev" $((8 << 20)) ||
+			fail "$udev has $(blockdev --getsize64 "$udev") bytes 5 s after its namespace grew to 8 MiB"
+		head -c 4096 /dev/urandom >/tmp/ublk-last
+		dd if=/tmp/ublk-last of="$udev" bs=4096 seek=2047 oflag=direct status=none ||
+			fail "writing the new last 4 KiB of the grown $udev failed"
+		cmp <(dd if="$kdev" bs=4096 skip=2047 iflag=direct status=none) /tmp/ublk-last ||
+			fail "the new last 4 KiB written through the grown $udev reads back otherwise through $kdev"
+		log "namespace 2 grown to 8 MiB: $udev follows, its new end written and read back"
+	else
+		said() { grep -q "ublkb${udev#/dev/ublkb} keeps .*: this kernel cannot resize a ublk device" "$syslog_file"; }
+		wait_until 5000 said || fail "the daemon did not say that $udev cannot follow its namespace's resize"
+		log "namespace 2 grown to 8 MiB: $(grep -o "ublkb${udev#/dev/ublkb} keeps.*" "$syslog_file" | head -n 1)"
+	fi
+else
+	log "nvmet has no revalidate_size in this kernel: no resize checked"
+fi
 kernel_disconnect "$empty"
 odd_pid=$(cat /tmp/ublk-odd.pid)
 timeout 60 "$NVMEFS" ublk del "$empty" || fail "nvmefs ublk del $empty failed"
