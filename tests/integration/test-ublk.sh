@@ -10,7 +10,8 @@
 # The subsystem unlinked from the target's port for 8 s under fio verify: the device stays, its I/O
 # waits and completes after the reconnect, with no error. ublk del while a write is held by such an
 # outage gives the outage up, as 'nvme disconnect' does: it returns within seconds, the write fails
-# with EIO, and no device is left. Bad input served right: namespaces of 4 KiB blocks and of a
+# with EIO, and no device is left; so does one while writes are held by the multipath head for an
+# inaccessible ANA group. Bad input served right: namespaces of 4 KiB blocks and of a
 # size that is no multiple of 4 KiB have the kernel initiator's block size and size; the latter
 # grown on the target, its device follows (6.16 and later: its new end written and read back), or
 # the daemon says in one line that this kernel cannot resize a ublk device. A daemon
@@ -21,11 +22,13 @@ nqn=${subnqns[0]}
 empty=nqn.2026-11.io.nvmefs.testbed:ublk-empty
 pidfile=/tmp/nvmefs-ublk.pid
 link=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/subsystems/$nqn
+ana=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/ana_groups/1/ana_state
 cleanup() {
 	local pid
 	pid=$(cat "$pidfile" 2>/dev/null) || pid=
 	load_cleanup
 	[[ -L $link ]] || port_link "$nqn" 2>/dev/null || true
+	echo optimized >"$ana" 2>/dev/null || true
 	mountpoint -q /tmp/ublk-fs 2>/dev/null && umount -l /tmp/ublk-fs
 	[[ -n $pid ]] && kill "$pid" 2>/dev/null && { wait_gone "$pid" 10000 || kill -KILL "$pid"; }
 	kernel_disconnect_all
@@ -232,6 +235,31 @@ wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk d
 port_link "$nqn"
 log "ublk del with a write held: returned in $ms ms, the write failed with EIO"
 
+# ublk del while writes are held by the multipath head itself (--all-paths: a multipath head, of one
+# path here): fio's writes in flight when the namespace's ANA group turns inaccessible come back
+# with that status, and the head holds them while the controller is live. del gives that up too:
+# it returns within seconds, and the writes fail with EIO.
+timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" --all-paths --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
+	fail "nvmefs ublk add --all-paths failed (exit $?): $(cat /tmp/ublk-add.err)"
+dev=$(head -n 1 /tmp/ublk-add.out) pid=$(cat "$pidfile")
+fio --name=ana --filename="$dev" --ioengine=libaio --direct=1 --rw=randwrite --bs=4k --iodepth=32 \
+	--size=64M --time_based --runtime=300 >/tmp/fio-ana.out 2>&1 &
+fio_pid=$!
+sleep 2
+echo inaccessible >"$ana"
+sleep 2
+kill -0 "$fio_pid" 2>/dev/null || fail "fio's writes to $dev ended with its ANA group inaccessible, not held: $(tail -n 5 /tmp/fio-ana.out)"
+start=$(now_ms) rc=0
+timeout 20 "$NVMEFS" ublk del "$dev" 2>/tmp/ublk-del.err || rc=$?
+ms=$(($(now_ms) - start))
+((rc == 0)) || fail "nvmefs ublk del $dev with writes held for an inaccessible ANA group exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
+((ms <= 10000)) || fail "nvmefs ublk del $dev with writes held for an inaccessible ANA group took $ms ms"
+wait_gone "$fio_pid" 5000 || fail "fio's held writes to $dev still wait 5 s after ublk del returned"
+grep -q "Input/output error" /tmp/fio-ana.out || fail "the writes held when $dev was deleted did not fail with EIO: $(tail -n 5 /tmp/fio-ana.out)"
+wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
+echo optimized >"$ana"
+log "ublk del with writes held for an inaccessible ANA group: returned in $ms ms, the writes failed with EIO"
+
 # A daemon killed (SIGKILL, no UBLK_F_USER_RECOVERY) leaves no block device; what the kernel keeps
 # of it (the ublk device, dead until DEL_DEV) ublk del removes, and says so.
 timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
@@ -253,4 +281,4 @@ fi
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices after a killed daemon's were deleted: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
-echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held fails it at once; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"
+echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"
