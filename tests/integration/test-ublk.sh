@@ -219,12 +219,17 @@ dd if=/dev/urandom of="$dev" bs=4k count=1 oflag=direct 2>/tmp/dd-held.err &
 dd_pid=$!
 sleep 2
 kill -0 "$dd_pid" 2>/dev/null || fail "a write to $dev ended with the port gone, not held: $(cat /tmp/dd-held.err)"
-start=$(now_ms) rc=0
-timeout 20 "$NVMEFS" ublk del "$dev" 2>/tmp/ublk-del.err || rc=$?
-ms=$(($(now_ms) - start))
-((rc == 0)) || fail "nvmefs ublk del $dev with a write held by the outage exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
-# Seconds, not ctrl_loss_tmo: the emulated guest takes up to 4 s to stop the device.
-((ms <= 10000)) || fail "nvmefs ublk del $dev with a write held by the outage took $ms ms"
+# del_held WHY: ublk del $dev, with I/O held (for WHY), returns within seconds; sets ms.
+del_held() {
+	local start rc=0
+	start=$(now_ms)
+	timeout 20 "$NVMEFS" ublk del "$dev" 2>/tmp/ublk-del.err || rc=$?
+	ms=$(($(now_ms) - start))
+	((rc == 0)) || fail "nvmefs ublk del $dev with I/O held $1 exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
+	# Seconds, not ctrl_loss_tmo: the emulated guest takes up to 4 s to stop the device.
+	((ms <= 10000)) || fail "nvmefs ublk del $dev with I/O held $1 took $ms ms"
+}
+del_held "by the outage"
 wait_gone "$dd_pid" 5000 || fail "the held write to $dev still waits 5 s after ublk del returned"
 rc=0
 wait "$dd_pid" || rc=$?
@@ -249,11 +254,7 @@ sleep 2
 echo inaccessible >"$ana"
 sleep 2
 kill -0 "$fio_pid" 2>/dev/null || fail "fio's writes to $dev ended with its ANA group inaccessible, not held: $(tail -n 5 /tmp/fio-ana.out)"
-start=$(now_ms) rc=0
-timeout 20 "$NVMEFS" ublk del "$dev" 2>/tmp/ublk-del.err || rc=$?
-ms=$(($(now_ms) - start))
-((rc == 0)) || fail "nvmefs ublk del $dev with writes held for an inaccessible ANA group exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
-((ms <= 10000)) || fail "nvmefs ublk del $dev with writes held for an inaccessible ANA group took $ms ms"
+del_held "for an inaccessible ANA group"
 wait_gone "$fio_pid" 5000 || fail "fio's held writes to $dev still wait 5 s after ublk del returned"
 grep -q "Input/output error" /tmp/fio-ana.out || fail "the writes held when $dev was deleted did not fail with EIO: $(tail -n 5 /tmp/fio-ana.out)"
 wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
