@@ -90,6 +90,16 @@ bool nvmefs_subsys_multipath(const struct nvmefs_subsys *subsys);
  * size).  On success the subsystem owns @ctrl; on failure the caller does.
  */
 int nvmefs_subsys_add_path(struct nvmefs_subsys *subsys, struct nvmefs_ctrl *ctrl);
+/**
+ * Since 0.2.  From any thread: nothing of @subsys waits for a path any
+ * more, as 'nvme disconnect' fails what a head holds.  I/O its queues hold
+ * for a namespace that no path can carry now (an ANA state, a path
+ * reconnecting) fails with -EIO at each queue's next poll, and such I/O
+ * sent later fails at once; a namespace with a usable path is served as
+ * before.  For a user of the head that is going (a block device being
+ * deleted) while its I/O in flight must end.
+ */
+void nvmefs_subsys_give_up(struct nvmefs_subsys *subsys);
 /** Disconnect every path and free the subsystem.  NULL is ignored. */
 void nvmefs_subsys_destroy(struct nvmefs_subsys *subsys);
 /** How many paths there are. */

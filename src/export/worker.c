@@ -45,6 +45,10 @@ void exp_going(struct exp *e)
 {
 	atomic_store(&e->going, true);
 	exp_stop_reconnecting(e);
+	/* And what the head holds itself: I/O a path gave back (an ANA state)
+	 * while no path can carry it, which exp_stop_reconnecting() does not
+	 * reach since the controllers are live. */
+	nvmefs_subsys_give_up(e->subsys);
 	for (unsigned int i = 0; i < e->opts.workers; i++)
 		eventfd_write(e->workers[i].wake_fd, 1);
 }

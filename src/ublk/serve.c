@@ -139,7 +139,8 @@ static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 		.max_io_buf_bytes = (uint32_t)s->opts->max_io,
 		.dev_id = (uint32_t)-1,
 		.ublksrv_pid = getpid(),
-		.flags = UBLK_F_USER_COPY | UBLK_F_CMD_IOCTL_ENCODE,
+		.flags = UBLK_F_USER_COPY | UBLK_F_CMD_IOCTL_ENCODE |
+			 (s->features & UBLK_F_UPDATE_SIZE),
 	};
 	uint64_t size = atomic_load(&d->ns.size);
 	struct ublk_params p = {
@@ -247,6 +248,7 @@ static int start(struct ublk_server *s)
 {
 	int ret;
 
+	s->features = ublk_features();
 	for (unsigned int i = 0; i < s->nr_dev; i++) {
 		ret = add_dev(s, &s->dev[i]);
 		if (ret < 0)
@@ -306,6 +308,7 @@ static void stop(struct ublk_server *s)
 	 * is held for a path fails now, as 'nvme disconnect' fails it: else
 	 * STOP_DEV would wait until ctrl_loss_tmo, or for ever under ANA. */
 	exp_going(s->e);
+	nvmefs_ctrl_set_change_cb(s->ctrl, NULL, NULL);
 	for (unsigned int i = 0; i < s->nr_dev; i++)
 		if (s->dev[i].id >= 0)
 			ublk_ctrl_cmd(UBLK_U_CMD_STOP_DEV, s->dev[i].id, NULL, 0, 0);
@@ -328,7 +331,7 @@ static void stop(struct ublk_server *s)
 int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		    const struct nvmefs_ublk_opts *opts)
 {
-	struct ublk_server s = { .opts = opts, .ended_fd = -1 };
+	struct ublk_server s = { .ctrl = ctrl, .opts = opts, .ended_fd = -1 };
 	struct exp_opts eo = engine_opts(opts);
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t sigs, old;
@@ -372,6 +375,9 @@ int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		for (unsigned int i = 0; i < s.nr_dev; i++)
 			exp_logp(LOG_INFO, "serving namespace %u of %s as /dev/ublkb%d",
 				 s.dev[i].ns.nsid, opts->subnqn, s.dev[i].id);
+		/* Sizes follow the target's, as the first path sees them (see
+		 * the mount's src/fuse/serve.c). */
+		nvmefs_ctrl_set_change_cb(ctrl, ublk_namespaces_changed, &s);
 		if (opts->ready)
 			opts->ready(opts->ready_arg, out ? out : "");
 		free(out);

@@ -31,6 +31,17 @@
 #ifndef UBLK_F_USER_COPY
 #define UBLK_F_USER_COPY (1ULL << 7)
 #endif
+/* GET_FEATURES (6.5): what the running kernel offers.  UPDATE_SIZE
+ * (6.16): a started device's size, in sectors, in data[0]. */
+#ifndef UBLK_U_CMD_GET_FEATURES
+#define UBLK_U_CMD_GET_FEATURES _IOR('u', 0x13, struct ublksrv_ctrl_cmd)
+#endif
+#ifndef UBLK_U_CMD_UPDATE_SIZE
+#define UBLK_U_CMD_UPDATE_SIZE _IOWR('u', 0x15, struct ublksrv_ctrl_cmd)
+#endif
+#ifndef UBLK_F_UPDATE_SIZE
+#define UBLK_F_UPDATE_SIZE (1ULL << 10)
+#endif
 /* Where user copy reads and writes a request's data on /dev/ublkcN. */
 #ifndef UBLK_TAG_OFF
 #define UBLK_IO_BUF_BITS 25
@@ -42,6 +53,8 @@
 /* The kernel's numbers, which the definitions above must match. */
 _Static_assert(UBLK_U_CMD_ADD_DEV == 0xc0207504, "UBLK_U_CMD_ADD_DEV");
 _Static_assert(UBLK_U_CMD_GET_DEV_INFO == 0x80207502, "UBLK_U_CMD_GET_DEV_INFO");
+_Static_assert(UBLK_U_CMD_GET_FEATURES == 0x80207513, "UBLK_U_CMD_GET_FEATURES");
+_Static_assert(UBLK_U_CMD_UPDATE_SIZE == 0xc0207515, "UBLK_U_CMD_UPDATE_SIZE");
 _Static_assert(UBLK_U_IO_FETCH_REQ == 0xc0107520, "UBLK_U_IO_FETCH_REQ");
 _Static_assert(UBLK_U_IO_COMMIT_AND_FETCH_REQ == 0xc0107521, "UBLK_U_IO_COMMIT_AND_FETCH_REQ");
 _Static_assert(sizeof(struct ublksrv_ctrl_cmd) == 32, "struct ublksrv_ctrl_cmd");

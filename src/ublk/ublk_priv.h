@@ -63,6 +63,9 @@ struct ublk_queue {
 
 struct ublk_server {
 	struct exp *e;
+	struct nvmefs_ctrl *ctrl;
+	/* What the running kernel offers (UBLK_F_*). */
+	uint64_t features;
 	const struct nvmefs_ublk_opts *opts;
 	struct ublk_dev *dev;
 	unsigned int nr_dev;
@@ -80,5 +83,11 @@ int ublk_queue_start(struct ublk_server *s, unsigned int i);
 void ublk_queue_join(struct ublk_queue *q);
 
 extern const struct exp_ops ublk_exp_ops;
+
+/* GET_FEATURES: the UBLK_F_* the running kernel offers; 0 before 6.5. */
+uint64_t ublk_features(void);
+/* The library's change callback (@arg the server): each started device's
+ * size follows its namespace's, where the kernel can resize it. */
+void ublk_namespaces_changed(void *arg, enum nvmefs_ctrl_change what);
 
 #endif /* NVMEFS_UBLK_PRIV_H */

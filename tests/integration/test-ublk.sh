@@ -9,8 +9,11 @@
 # The subsystem unlinked from the target's port for 8 s under fio verify: the device stays, its I/O
 # waits and completes after the reconnect, with no error. ublk del while a write is held by such an
 # outage gives the outage up, as 'nvme disconnect' does: it returns within seconds, the write fails
-# with EIO, and no device is left. Bad input served right: namespaces of 4 KiB blocks and of a
-# size that is no multiple of 4 KiB have the kernel initiator's block size and size. A daemon
+# with EIO, and no device is left; so does one while writes are held by the multipath head for an
+# inaccessible ANA group. Bad input served right: namespaces of 4 KiB blocks and of a
+# size that is no multiple of 4 KiB have the kernel initiator's block size and size; the latter
+# grown on the target, its device follows (6.16 and later: its new end written and read back), or
+# the daemon says in one line that this kernel cannot resize a ublk device. A daemon
 # killed with SIGKILL leaves no block device, and ublk del removes what the kernel kept of it.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
@@ -18,11 +21,13 @@ nqn=${subnqns[0]}
 empty=nqn.2026-11.io.nvmefs.testbed:ublk-empty
 pidfile=/tmp/nvmefs-ublk.pid
 link=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/subsystems/$nqn
+ana=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/ana_groups/1/ana_state
 cleanup() {
 	local pid
 	pid=$(cat "$pidfile" 2>/dev/null) || pid=
 	load_cleanup
 	[[ -L $link ]] || port_link "$nqn" 2>/dev/null || true
+	echo optimized >"$ana" 2>/dev/null || true
 	mountpoint -q /tmp/ublk-fs 2>/dev/null && umount -l /tmp/ublk-fs
 	[[ -n $pid ]] && kill "$pid" 2>/dev/null && { wait_gone "$pid" 10000 || kill -KILL "$pid"; }
 	kernel_disconnect_all
@@ -77,6 +82,34 @@ for nsid in 1 2; do
 		fail "the last block written through $udev reads back otherwise through $kdev"
 	log "namespace $nsid: $udev and $kdev both $(blockdev --getss "$udev")-byte blocks, $(blockdev --getsize64 "$udev") bytes"
 done
+# Namespace 2 grows on the target (its loop device, then nvmet revalidates it and sends a Namespace
+# Attribute Changed event): where the kernel can resize a ublk device (UBLK_F_UPDATE_SIZE, 6.16),
+# the device takes the new size as the kernel initiator's does, and its new last block is written
+# through it and reads back through the kernel's; where it cannot, the daemon says so in one line.
+rev=$NVMEFS_TEST_NVMET/subsystems/$empty/namespaces/2/revalidate_size
+if [[ -w $rev ]]; then
+	truncate -s 8M /tmp/ublk-ns2.img && losetup -c "$(tail -n 1 /tmp/ublk-loops)" && echo 1 >"$rev" ||
+		fail "growing namespace 2 of $empty to 8 MiB failed"
+	bdev_size_is() { [[ $(blockdev --getsize64 "$1" 2>/dev/null) == "$2" ]]; }
+	wait_until 5000 bdev_size_is "$kdev" $((8 << 20)) || fail "the kernel initiator's $kdev is not 8 MiB 5 s after the resize"
+	kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
+	if ((kmaj > 6 || kmin >= 16)); then
+		wait_until 5000 bdev_size_is "$udev" $((8 << 20)) ||
+			fail "$udev has $(blockdev --getsize64 "$udev") bytes 5 s after its namespace grew to 8 MiB"
+		head -c 4096 /dev/urandom >/tmp/ublk-last
+		dd if=/tmp/ublk-last of="$udev" bs=4096 seek=2047 oflag=direct status=none ||
+			fail "writing the new last 4 KiB of the grown $udev failed"
+		cmp <(dd if="$kdev" bs=4096 skip=2047 iflag=direct status=none) /tmp/ublk-last ||
+			fail "the new last 4 KiB written through the grown $udev reads back otherwise through $kdev"
+		log "namespace 2 grown to 8 MiB: $udev follows, its new end written and read back"
+	else
+		said() { grep -q "ublkb${udev#/dev/ublkb} keeps .*: this kernel cannot resize a ublk device" "$syslog_file"; }
+		wait_until 5000 said || fail "the daemon did not say that $udev cannot follow its namespace's resize"
+		log "namespace 2 grown to 8 MiB: $(grep -o "ublkb${udev#/dev/ublkb} keeps.*" "$syslog_file" | head -n 1)"
+	fi
+else
+	log "nvmet has no revalidate_size in this kernel: no resize checked"
+fi
 kernel_disconnect "$empty"
 odd_pid=$(cat /tmp/ublk-odd.pid)
 timeout 60 "$NVMEFS" ublk del "$empty" || fail "nvmefs ublk del $empty failed"
@@ -188,12 +221,17 @@ dd if=/dev/urandom of="$dev" bs=4k count=1 oflag=direct 2>/tmp/dd-held.err &
 dd_pid=$!
 sleep 2
 kill -0 "$dd_pid" 2>/dev/null || fail "a write to $dev ended with the port gone, not held: $(cat /tmp/dd-held.err)"
-start=$(now_ms) rc=0
-timeout 20 "$NVMEFS" ublk del "$dev" 2>/tmp/ublk-del.err || rc=$?
-ms=$(($(now_ms) - start))
-((rc == 0)) || fail "nvmefs ublk del $dev with a write held by the outage exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
-# Seconds, not ctrl_loss_tmo: the emulated guest takes up to 4 s to stop the device.
-((ms <= 10000)) || fail "nvmefs ublk del $dev with a write held by the outage took $ms ms"
+# del_held WHY: ublk del $dev, with I/O held (for WHY), returns within seconds; sets ms.
+del_held() {
+	local start rc=0
+	start=$(now_ms)
+	timeout 20 "$NVMEFS" ublk del "$dev" 2>/tmp/ublk-del.err || rc=$?
+	ms=$(($(now_ms) - start))
+	((rc == 0)) || fail "nvmefs ublk del $dev with I/O held $1 exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
+	# Seconds, not ctrl_loss_tmo: the emulated guest takes up to 4 s to stop the device.
+	((ms <= 10000)) || fail "nvmefs ublk del $dev with I/O held $1 took $ms ms"
+}
+del_held "by the outage"
 wait_gone "$dd_pid" 5000 || fail "the held write to $dev still waits 5 s after ublk del returned"
 rc=0
 wait "$dd_pid" || rc=$?
@@ -203,6 +241,27 @@ wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk d
 [[ ! -e $dev ]] || fail "$dev is still there after ublk del"
 port_link "$nqn"
 log "ublk del with a write held: returned in $ms ms, the write failed with EIO"
+
+# ublk del while writes are held by the multipath head itself (--all-paths: a multipath head, of one
+# path here): fio's writes in flight when the namespace's ANA group turns inaccessible come back
+# with that status, and the head holds them while the controller is live. del gives that up too:
+# it returns within seconds, and the writes fail with EIO.
+timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" --all-paths --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
+	fail "nvmefs ublk add --all-paths failed (exit $?): $(cat /tmp/ublk-add.err)"
+dev=$(head -n 1 /tmp/ublk-add.out) pid=$(cat "$pidfile")
+fio --name=ana --filename="$dev" --ioengine=libaio --direct=1 --rw=randwrite --bs=4k --iodepth=32 \
+	--size=64M --time_based --runtime=300 >/tmp/fio-ana.out 2>&1 &
+fio_pid=$!
+sleep 2
+echo inaccessible >"$ana"
+sleep 2
+kill -0 "$fio_pid" 2>/dev/null || fail "fio's writes to $dev ended with its ANA group inaccessible, not held: $(tail -n 5 /tmp/fio-ana.out)"
+del_held "for an inaccessible ANA group"
+wait_gone "$fio_pid" 5000 || fail "fio's held writes to $dev still wait 5 s after ublk del returned"
+grep -q "Input/output error" /tmp/fio-ana.out || fail "the writes held when $dev was deleted did not fail with EIO: $(tail -n 5 /tmp/fio-ana.out)"
+wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
+echo optimized >"$ana"
+log "ublk del with writes held for an inaccessible ANA group: returned in $ms ms, the writes failed with EIO"
 
 # A daemon killed (SIGKILL, no UBLK_F_USER_RECOVERY) leaves no block device; what the kernel keeps
 # of it (the ublk device, dead until DEL_DEV) ublk del removes, and says so.
@@ -225,4 +284,4 @@ fi
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices after a killed daemon's were deleted: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
-echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held fails it at once; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"
+echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"

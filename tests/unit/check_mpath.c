@@ -337,6 +337,22 @@ START_TEST(test_failed_path_hands_over_after_stop)
 }
 END_TEST
 
+/* A read of block 9 that both paths answer with ANA transition: the head
+ * holds it (@r not called). */
+static void hold_read(struct nvmefs_mpq *mpq, void *buf, struct result *r)
+{
+	struct fake_step *step;
+
+	for (int p = 0; p < 2; p++) {
+		step = expect_read(9);
+		fake_step_status(step, NVME_SCT_PATH, NVME_SC_ANA_TRANSITION, false);
+	}
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 9, 1, buf, io_cb, r), 0);
+	for (int i = 0; i < 5; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_int_eq(r->calls, 0);
+}
+
 START_TEST(test_held_without_usable_path)
 {
 	struct nvmefs_ctrl *a, *b;
@@ -347,14 +363,7 @@ START_TEST(test_held_without_usable_path)
 	struct result r = { 0 }, r2 = { 0 };
 
 	/* Both paths in ANA transition: the read waits, and so does the next. */
-	step = expect_read(9);
-	fake_step_status(step, NVME_SCT_PATH, NVME_SC_ANA_TRANSITION, false);
-	step = expect_read(9);
-	fake_step_status(step, NVME_SCT_PATH, NVME_SC_ANA_TRANSITION, false);
-	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 9, 1, buf, io_cb, &r), 0);
-	for (int i = 0; i < 5; i++)
-		nvmefs_mpq_poll(mpq, 10);
-	ck_assert_int_eq(r.calls, 0);
+	hold_read(mpq, buf, &r);
 	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 1);
 	ck_assert_int_eq(nvmefs_mpq_arm(mpq), 0);
 	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 10, 1, buf, io_cb, &r2), 0);
@@ -390,6 +399,43 @@ START_TEST(test_held_without_usable_path)
 	ck_assert_msg(strstr(nvmefs_errmsg(), "every path") != NULL, "message: %s", nvmefs_errmsg());
 	nvmefs_mpq_buf_put(mpq, buf);
 	destroy(s, false, false);
+}
+END_TEST
+
+/* Given up (a block device going, as 'nvme disconnect' fails a head's
+ * requeue list): what the head holds for a namespace no path can carry
+ * now fails at the next poll, though the paths are live and may take it
+ * later, and new I/O for it is no longer held; a namespace with a path
+ * is served as before. */
+START_TEST(test_give_up_fails_held)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_paths(NVMEFS_IOPOLICY_NUMA, &a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *step;
+	struct result r = { 0 };
+
+	hold_read(mpq, buf, &r);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 1);
+	nvmefs_subsys_give_up(s);
+	ck_assert_int_gt(nvmefs_mpq_arm(mpq), 0);
+	for (int i = 0; i < 50 && !r.calls; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(r.status, -EIO);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 0);
+	/* A path optimized again carries I/O as before. */
+	atomic_store(&b->ns[0].ana_state, NVME_ANA_STATE_OPTIMIZED);
+	r.calls = 0;
+	step = expect_read(10);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 10, 1, buf, io_cb, &r), 0);
+	poll_until(mpq, &r);
+	ck_assert_ptr_eq(path_of(step), b);
+	ck_assert_int_eq(r.status, 0);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
 }
 END_TEST
 
@@ -828,6 +874,7 @@ static Suite *mpath_suite(void)
 	tcase_add_test(tc, test_failed_path_hands_over_after_stop);
 	tcase_add_test(tc, test_held_without_usable_path);
 	tcase_add_test(tc, test_held_per_namespace);
+	tcase_add_test(tc, test_give_up_fails_held);
 	tcase_add_test(tc, test_flush_waits_for_writes_on_other_paths);
 	tcase_add_loop_test(tc, test_every_call_through_either_head, 0, 2);
 	tcase_add_test(tc, test_refused_paths);

@@ -109,6 +109,8 @@ static bool path_may_return(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
  * once none can now). */
 static bool ns_may_come_back(const struct nvmefs_subsys *s, uint32_t nsid)
 {
+	if (atomic_load(&((struct nvmefs_subsys *)s)->given_up))
+		return false;
 	for (unsigned int p = 0; p < s->nr_paths; p++)
 		if (path_may_return(s->paths[p], nsid))
 			return true;
@@ -187,6 +189,9 @@ static int no_path(struct nvmefs_mpq *mpq, uint32_t nsid)
 	const struct nvmefs_ctrl *first = s->paths[0];
 	int err = atomic_load(&((struct nvmefs_ctrl *)first)->failed);
 
+	if (atomic_load(&((struct nvmefs_subsys *)s)->given_up))
+		return nvmefs_error(-EIO, "no path of %s can carry namespace %u's I/O now, and its "
+				    "user gave up waiting for one", first->subnqn, nsid);
 	return nvmefs_error(err ? err : -ENODEV, "no path of %s can carry namespace %u's I/O any "
 			    "more: every one of the %u failed for good (past fast_io_fail_tmo or "
 			    "ctrl_loss_tmo) or lost the namespace; the first failed with: %s",
@@ -399,7 +404,8 @@ static int mp_arm(struct nvmefs_mpq *mpq)
 	 * Otherwise a path's state change, or a completion that frees room on
 	 * the path it goes to, wakes that queue's descriptor. */
 	for (const struct mp_io *io = mpq->held_head; io; io = io->next) {
-		if (!any_path_left(mpq) || path_has_room(mpq, io->nsid)) {
+		if (!any_path_left(mpq) || atomic_load(&mpq->subsys->given_up) ||
+		    path_has_room(mpq, io->nsid)) {
 			n++;
 			break;
 		}

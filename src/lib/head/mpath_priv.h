@@ -7,6 +7,8 @@
 #define NVMEFS_MPATH_PRIV_H
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "../io/flush_order.h"
@@ -97,6 +99,8 @@ struct nvmefs_subsys {
 	unsigned int nr_paths;
 	struct nvmefs_mpq *mpqs;
 	unsigned int nr_mpqs;
+	/* nvmefs_subsys_give_up(): no namespace waits for a path any more. */
+	atomic_bool given_up;
 	/* Path p's registrations of the first path's pools, one per queue. */
 	struct nvmefs_mr **pool_mrs[NVMEFS_MAX_PATHS];
 	/* The callers' regions, to register on a path added later. */

@@ -168,6 +168,11 @@ int nvmefs_subsys_create_single(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *
 	return subsys_new(ctrl, NVMEFS_IOPOLICY_NUMA, false, subsysp);
 }
 
+void nvmefs_subsys_give_up(struct nvmefs_subsys *s)
+{
+	atomic_store(&s->given_up, true);
+}
+
 bool nvmefs_subsys_multipath(const struct nvmefs_subsys *s)
 {
 	return s->multipath;

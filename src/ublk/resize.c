@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A device's size follows its namespace's when the target resizes it (a
+ * Namespace Attribute Changed event, or what a reconnect finds), as the
+ * kernel initiator's does.  Kernels from 6.16 resize a started ublk
+ * device (UBLK_F_UPDATE_SIZE); on older ones the device keeps its size,
+ * and the daemon says so.
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+#include <syslog.h>
+
+#include "ublk_priv.h"
+
+uint64_t ublk_features(void)
+{
+	uint64_t f = 0;
+
+	/* Kernels before 6.5 have no GET_FEATURES: they offer none of these. */
+	if (ublk_ctrl_cmd(UBLK_U_CMD_GET_FEATURES, -1, &f, sizeof(f), 0) < 0)
+		return 0;
+	return f;
+}
+
+static void follow(struct ublk_server *s, struct ublk_dev *d)
+{
+	struct nvmefs_ns_info info;
+	uint64_t size, old = atomic_load(&d->ns.size);
+	int ret;
+
+	/* A namespace gone or reformatted is the engine's I/O errors' to tell. */
+	if (nvmefs_ns_info(s->ctrl, d->ns.nsid, &info) < 0 || info.lba_size != d->ns.lba_size ||
+	    info.nlb > UINT64_MAX / info.lba_size)
+		return;
+	size = info.nlb * info.lba_size;
+	if (size == old)
+		return;
+	/* Before the kernel's size: once that shrinks no request passes the
+	 * new end, and until then the engine fails those that do. */
+	atomic_store(&d->ns.size, size);
+	if (!(s->features & UBLK_F_UPDATE_SIZE)) {
+		exp_logp(LOG_WARNING, "/dev/ublkb%d keeps %" PRIu64 " bytes while namespace %u now has %"
+			 PRIu64 ": this kernel cannot resize a ublk device (UBLK_F_UPDATE_SIZE, Linux "
+			 "6.16): delete the device and add it again to see the new size", d->id, old,
+			 d->ns.nsid, size);
+		return;
+	}
+	ret = ublk_ctrl_cmd(UBLK_U_CMD_UPDATE_SIZE, d->id, NULL, 0, size >> 9);
+	if (ret < 0)
+		exp_logp(LOG_WARNING, "resizing /dev/ublkb%d to %" PRIu64 " bytes (namespace %u was "
+			 "resized on the target) failed: %s: delete the device and add it again",
+			 d->id, size, d->ns.nsid, strerror(-ret));
+	else
+		exp_logp(LOG_NOTICE, "/dev/ublkb%d: namespace %u resized on the target from %" PRIu64
+			 " to %" PRIu64 " bytes", d->id, d->ns.nsid, old, size);
+}
+
+void ublk_namespaces_changed(void *arg, enum nvmefs_ctrl_change what)
+{
+	struct ublk_server *s = arg;
+
+	if (what != NVMEFS_CHANGE_NAMESPACES)
+		return;
+	for (unsigned int i = 0; i < s->nr_dev; i++)
+		if (s->dev[i].started)
+			follow(s, &s->dev[i]);
+}
