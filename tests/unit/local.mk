@@ -560,9 +560,9 @@ tests_unit_san_check_tcp_errors_LDFLAGS = $(SAN_FLAGS) -Wl,--wrap=poll
 tests_unit_san_check_tcp_errors_LDADD = $(LIBNVMEFS_SAN_LDADD) $(CHECK_LIBS)
 
 # The TLS stream against a scripted OpenSSL server on a loopback socket (issue #38 item 5).
-TCP_TLS_UNIT_TESTS = tests/unit/check_tcp_tls tests/unit/san/check_tcp_tls
-check_PROGRAMS += $(TCP_TLS_UNIT_TESTS)
-UNIT_TESTS += $(TCP_TLS_UNIT_TESTS)
+check_PROGRAMS += tests/unit/check_tcp_tls
+UNIT_TESTS += tests/unit/check_tcp_tls
+SAN_UNIT_TESTS += tests/unit/san/check_tcp_tls
 tests_unit_check_tcp_tls_SOURCES = tests/unit/check_tcp_tls.c $(TCP_PEER_SOURCES)
 tests_unit_check_tcp_tls_CFLAGS = $(TCP_UNIT_CFLAGS) $(OPENSSL_CFLAGS)
 tests_unit_check_tcp_tls_LDADD = $(LIBNVMEFS_LDADD) $(OPENSSL_LIBS) $(CHECK_LIBS)
