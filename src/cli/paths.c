@@ -181,8 +181,9 @@ struct found_paths {
 	const char *subnqn;
 	struct path_args *p;
 	/* Records of the subsystem left out: a secure channel required (the
-	 * first one's address kept for the message), another transport. */
-	unsigned int needs_tls, no_transport;
+	 * first one's address kept for the message), with no key or over a
+	 * transport without TLS; another transport. */
+	unsigned int needs_tls, no_secure, no_transport;
 	bool have_key;
 	char tls_where[300];
 };
@@ -211,9 +212,13 @@ static int take_records(const struct nvmefs_connect_opts *where,
 		if (kind == PATH_RECORD_OTHER)
 			continue;
 		path_record_where(e, traddr, trsvcid);
-		if (kind == PATH_RECORD_NEEDS_TLS) {
-			if (!f->needs_tls++)
+		if (kind == PATH_RECORD_NEEDS_TLS || kind == PATH_RECORD_NO_SECURE_CHANNEL) {
+			if (!f->needs_tls && !f->no_secure)
 				text_where(f->tls_where, sizeof(f->tls_where), traddr, trsvcid);
+			if (kind == PATH_RECORD_NEEDS_TLS)
+				f->needs_tls++;
+			else
+				f->no_secure++;
 			continue;
 		}
 		if (kind == PATH_RECORD_NO_TRANSPORT) {
@@ -261,12 +266,24 @@ static int discover_paths(const struct connect_args *conn, const char *cmd, stru
 			conn->opts.subnqn, f.tls_where);
 		return EXIT_FAIL;
 	}
+	if (!p->nr && f.no_secure) {
+		fprintf(stderr, "nvmefs %s: --all-paths: every path to %s requires a secure channel "
+			"(the first at %s), which nvmefs has only over NVMe/TCP (TLS): give a port "
+			"that runs it, with -t tcp and --tls-key\n", cmd, conn->opts.subnqn,
+			f.tls_where);
+		return EXIT_FAIL;
+	}
 	if (!p->nr) {
 		fprintf(stderr, "nvmefs %s: --all-paths: the discovery log at -a/-s lists no path to "
 			"%s%s: check the NQN with 'nvmefs discover'\n", cmd, conn->opts.subnqn,
 			f.no_transport ? " over a transport nvmefs has" : "");
 		return EXIT_FAIL;
 	}
+	if (f.no_secure)
+		fprintf(stderr, "nvmefs %s: --all-paths: %u path%s left out: %s a secure channel "
+			"over a transport on which nvmefs has none (TLS is NVMe/TCP's)\n", cmd,
+			f.no_secure, f.no_secure == 1 ? "" : "s",
+			f.no_secure == 1 ? "it requires" : "they require");
 	if (f.needs_tls)
 		fprintf(stderr, "nvmefs %s: --all-paths: %u path%s left out (the first at %s): %s a "
 			"secure channel (TLS); give its pre-shared key with --tls-key\n", cmd,

@@ -3,7 +3,8 @@
  * Which records of a discovery log --all-paths connects, as 'nvme
  * connect-all' does: every record of the subsystem, each over its own
  * transport (paths may mix transports), but only over the transports
- * nvmefs has, and one that requires a secure channel only with a TLS key.
+ * nvmefs has, and one that requires a secure channel only with a TLS key
+ * over a transport that takes one (NVMe/TCP).
  */
 #ifndef NVMEFS_CLI_PATHS_LOG_H
 #define NVMEFS_CLI_PATHS_LOG_H
@@ -16,6 +17,7 @@ enum path_record {
 	PATH_RECORD_TAKE,		/* a path to the subsystem, over *trtype */
 	PATH_RECORD_OTHER,		/* another subsystem, or a referral */
 	PATH_RECORD_NEEDS_TLS,		/* TREQ: a secure channel is required, no key given */
+	PATH_RECORD_NO_SECURE_CHANNEL,	/* TREQ: required, over a transport without TLS */
 	PATH_RECORD_NO_TRANSPORT,	/* over a transport nvmefs does not have */
 };
 

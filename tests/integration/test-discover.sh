@@ -39,7 +39,7 @@ if [[ $trtype == tcp ]]; then
 		fail "nvmefs discover -t tcp with no -s did not read the log at port $NVMEFS_TEST_TCP_DISC_TRSVCID: $json"
 fi
 
-log "a port whose records say a secure channel is required: printed as nvme-cli prints them; --all-paths refuses it in one line (no TLS yet)"
+log "a port whose records say a secure channel is required: printed as nvme-cli prints them; --all-paths refuses it in one line (no key; over RDMA, no TLS at all)"
 tls_port=$((ports[-1] + 30)) d=$NVMEFS_TEST_NVMET/ports/199
 mkdir "$d" || fail "creating nvmet port 199 failed"
 echo "$trtype" >"$d/addr_trtype"
@@ -51,8 +51,13 @@ echo "$tls_port" >"$d/addr_trsvcid"
 echo required >"$d/addr_treq" || fail "nvmet refused addr_treq=required on a $trtype port"
 ln -s "$NVMEFS_TEST_NVMET/subsystems/${subnqns[0]}" "$d/subsystems/${subnqns[0]}"
 compare_with_nvme_cli "$tls_port" >/dev/null
+if [[ $trtype == tcp ]]; then
+	refusal="requires a secure channel \\(TLS; the first at $addr:$tls_port\\): give its pre-shared key with --tls-key"
+else
+	refusal="requires a secure channel \\(the first at $addr:$tls_port\\), which nvmefs has only over NVMe/TCP \\(TLS\\)"
+fi
 expect_failure "--all-paths where every record requires a secure channel" \
-	"--all-paths: every path to ${subnqns[0]} requires a secure channel \\(TLS; the first at $addr:$tls_port\\), and nvmefs does not support TLS yet" \
+	"--all-paths: every path to ${subnqns[0]} $refusal" \
 	30000 -- "$NVMEFS" perf -t "$trtype" -a "$addr" -s "$tls_port" -n "${subnqns[0]}" --all-paths --time 1
 rm "$d/subsystems/${subnqns[0]}" && rmdir "$d" || fail "removing nvmet port 199 failed"
 

@@ -61,21 +61,31 @@ START_TEST(test_tcp_record_taken)
 }
 END_TEST
 
-/* TREQ bits 1:0 say "required": refused, whatever the other bits and the
- * transport; "not specified" (nvmet's default) and "not required" are not. */
+/* TREQ bits 1:0 say "required": refused, whatever the other bits, over
+ * NVMe/TCP without a key, and over RDMA even with one (TLS is NVMe/TCP's:
+ * nvmefs has no secure channel over RDMA); "not specified" (nvmet's
+ * default) and "not required" are not. */
 START_TEST(test_secure_channel_required_refused)
 {
-	static const uint8_t trtypes[] = { NVMF_TRTYPE_TCP, NVMF_TRTYPE_RDMA };
+	static const struct {
+		uint8_t trtype;
+		bool key;
+		enum path_record kind;
+	} cases[] = {
+		{ NVMF_TRTYPE_TCP, false, PATH_RECORD_NEEDS_TLS },
+		{ NVMF_TRTYPE_RDMA, false, PATH_RECORD_NO_SECURE_CHANNEL },
+		{ NVMF_TRTYPE_RDMA, true, PATH_RECORD_NO_SECURE_CHANNEL },
+	};
 	struct nvmf_disc_log_entry e;
 	const char *trtype = NULL;
 
-	for (size_t i = 0; i < sizeof(trtypes); i++) {
-		record(&e, trtypes[i], NVME_NQN_NVME, NVMF_TREQ_REQUIRED, SUBNQN);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		record(&e, cases[i].trtype, NVME_NQN_NVME, NVMF_TREQ_REQUIRED, SUBNQN);
 		e.tsas.tcp.sectype = NVMF_TCP_SECTYPE_TLS13;
-		ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_NEEDS_TLS);
-		record(&e, trtypes[i], NVME_NQN_NVME,
+		ck_assert_int_eq(path_record_kind(&e, SUBNQN, cases[i].key, &trtype), cases[i].kind);
+		record(&e, cases[i].trtype, NVME_NQN_NVME,
 		       NVMF_TREQ_REQUIRED | NVMF_TREQ_DISABLE_SQFLOW, SUBNQN);
-		ck_assert_int_eq(path_record_kind(&e, SUBNQN, false, &trtype), PATH_RECORD_NEEDS_TLS);
+		ck_assert_int_eq(path_record_kind(&e, SUBNQN, cases[i].key, &trtype), cases[i].kind);
 	}
 	/* Bits 1:0 = 3 is reserved, not "required". */
 	record(&e, NVMF_TRTYPE_RDMA, NVME_NQN_NVME, 3, SUBNQN);
