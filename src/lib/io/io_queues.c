@@ -365,6 +365,7 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	unsigned int mqes = (unsigned int)NVME_CAP_MQES(ctrl->cap) + 1;
 	struct nvmefs_io_opts chosen = *given, *opts = &chosen;
 	struct nvmefs_ioq **ioqs = NULL;
+	int *wake_fds = NULL;
 	unsigned int i, nr = 0;
 	int ret;
 
@@ -394,7 +395,8 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 	if (ret < 0)
 		goto fail;
 	ioqs = calloc(opts->nr_queues, sizeof(*ioqs));
-	if (!ioqs) {
+	wake_fds = calloc(opts->nr_queues, sizeof(*wake_fds));
+	if (!ioqs || !wake_fds) {
 		ret = nvmefs_error(-ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -402,10 +404,12 @@ int nvmefs_ctrl_create_io_queues(struct nvmefs_ctrl *ctrl, const struct nvmefs_i
 		ret = ioq_create(ctrl, (uint16_t)(nr + 1), opts, &ioqs[nr]);
 		if (ret < 0)
 			goto fail;
+		wake_fds[nr] = ioqs[nr]->wake_fd;
 	}
 	/* Only whole queues are the recovery's to stop and reconnect. */
 	pthread_mutex_lock(&ctrl->io_lock);
 	ctrl->ioqs = ioqs;
+	ctrl->ioq_wake_fds = wake_fds;
 	ctrl->nr_ioqs = nr;
 	ctrl->nr_connected_ioqs = nr;
 	pthread_mutex_unlock(&ctrl->io_lock);
@@ -414,6 +418,7 @@ fail:
 	for (i = 0; i < nr; i++)
 		ioq_destroy(ioqs[i]);
 	free(ioqs);
+	free(wake_fds);
 	nvmefs_ctrl_delete_io_queues(ctrl);
 	return ret;
 }
@@ -421,6 +426,7 @@ fail:
 void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
 {
 	struct nvmefs_ioq **ioqs;
+	int *wake_fds;
 	unsigned int i, nr;
 
 	struct nvmefs_ns_cache *ns;
@@ -428,10 +434,12 @@ void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
 
 	pthread_mutex_lock(&ctrl->io_lock);
 	ioqs = ctrl->ioqs;
+	wake_fds = ctrl->ioq_wake_fds;
 	nr = ctrl->nr_ioqs;
 	ns = ctrl->ns;
 	nsids = ctrl->nsids;
 	ctrl->ioqs = NULL;
+	ctrl->ioq_wake_fds = NULL;
 	ctrl->nr_ioqs = 0;
 	ctrl->nr_connected_ioqs = 0;
 	ctrl->ns = NULL;
@@ -441,6 +449,7 @@ void nvmefs_ctrl_delete_io_queues(struct nvmefs_ctrl *ctrl)
 	for (i = 0; ioqs && i < nr; i++)
 		ioq_destroy(ioqs[i]);
 	free(ioqs);
+	free(wake_fds);
 	/* Every slot, listed or not yet: a scan that failed half-way fills some. */
 	for (i = 0; ns && i < NVMEFS_MAX_NAMESPACES; i++)
 		free(ns[i].unusable);

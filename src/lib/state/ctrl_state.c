@@ -33,7 +33,6 @@
 #include "notify.h"
 #include "../base/clock.h"
 #include "../base/error.h"
-#include "../io/ioq.h"
 
 static const bool allowed[CTRL_NR_STATES][CTRL_NR_STATES] = {
 	[CTRL_NEW] = { [CTRL_LIVE] = true, [CTRL_DELETED] = true },
@@ -262,7 +261,7 @@ void nvmefs_io_wake(struct nvmefs_ctrl *ctrl)
 {
 	pthread_mutex_lock(&ctrl->io_lock);
 	for (unsigned int i = 0; i < ctrl->nr_ioqs; i++)
-		eventfd_write(ctrl->ioqs[i]->wake_fd, 1);
+		eventfd_write(ctrl->ioq_wake_fds[i], 1);
 	atomic_fetch_add(&ctrl->wake_seq, 1);
 	pthread_mutex_unlock(&ctrl->io_lock);
 }

@@ -168,6 +168,9 @@ struct nvmefs_ctrl {
 	 * controller's thread holds while it checks or reconnects the queues. */
 	pthread_mutex_t io_lock;
 	struct nvmefs_ioq **ioqs;
+	/* Each queue's wake descriptor, beside the list, so that the state's
+	 * owner wakes the queues' owners without knowing what a queue is. */
+	int *ioq_wake_fds;
 	unsigned int nr_ioqs;
 	/* With a connection of their own; fewer than nr_ioqs while the target
 	 * grants fewer (io_forward.c). */
