@@ -44,6 +44,7 @@
 #include <nvme/util.h>
 
 #include "fs_priv.h"
+#include "../common/ctrl_json.h"
 #include "../common/histogram.h"
 #include "../common/json.h"
 #include "../common/text.h"
@@ -524,11 +525,7 @@ int fs_build_info(struct fs *fs)
 	json_string(&j, "firmware", v);
 	json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(fs->ctrl));
 	/* Where the mount goes even without several paths: `nvmefs list` shows it. */
-	json_string(&j, "trtype", nvmefs_ctrl_trtype(fs->ctrl));
-	json_string(&j, "traddr", nvmefs_ctrl_traddr(fs->ctrl));
-	json_string(&j, "trsvcid", nvmefs_ctrl_trsvcid(fs->ctrl));
-	if (nvmefs_ctrl_tls_suite(fs->ctrl))
-		json_string(&j, "tls", nvmefs_ctrl_tls_suite(fs->ctrl));
+	ctrl_address_json(&j, fs->ctrl);
 	json_string(&j, "hostnqn", nvmefs_ctrl_hostnqn(fs->ctrl));
 	json_uint(&j, "io_queues", fs->opts.workers);
 	json_string(&j, "mode", fs->opts.cached ? "cached" : "direct");
@@ -539,11 +536,7 @@ int fs_build_info(struct fs *fs)
 			struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(fs->subsys, i);
 
 			json_object_begin(&j, NULL);
-			json_string(&j, "trtype", nvmefs_ctrl_trtype(ctrl));
-			json_string(&j, "traddr", nvmefs_ctrl_traddr(ctrl));
-			json_string(&j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
-			if (nvmefs_ctrl_tls_suite(ctrl))
-				json_string(&j, "tls", nvmefs_ctrl_tls_suite(ctrl));
+			ctrl_address_json(&j, ctrl);
 			json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
 			json_object_end(&j);
 		}
