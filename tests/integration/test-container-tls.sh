@@ -11,8 +11,7 @@
 export NVMEFS_TEST_TRTYPE=tcp
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
-[[ -n ${NVMEFS_TEST_TLS_KEY:-} && -s ${NVMEFS_TEST_TLSHD_LOG:-} ]] ||
-	fail "the testbed serves no TLS: this test's '# testbed: --tls' line was not honoured"
+require_tls
 command -v podman >/dev/null || fail "podman is not installed on the host (contrib/setup-debian installs it)"
 nqn=${subnqns[0]}
 backing=/dev/nullb_s1n1
@@ -24,19 +23,13 @@ cgroup_mounted=
 # As test-container.sh's: every process of the user's (podman's rootless pause process), the
 # files, the user (its home holds rootless podman's storage), /dev/fuse's mode.
 cleanup() {
-	local s
-	for s in /proc/[0-9]*/status; do
-		[[ -n $uid && $(awk '/^Uid:/ {print $2}' "$s" 2>/dev/null) == "$uid" ]] || continue
-		s=${s#/proc/}
-		kill -KILL "${s%/status}" 2>/dev/null || true
-	done
+	user_procs_kill "$uid"
 	rm -rf "$dir"
 	[[ -z $cgroup_mounted ]] || umount /sys/fs/cgroup
 	dev_restore
 	test_user_remove
 }
 trap cleanup EXIT
-handshakes() { grep -c 'was successful' "$NVMEFS_TEST_TLSHD_LOG" || true; }
 
 test_user_add "$user" || fail "useradd $user failed"
 uid=$(id -u "$user")
@@ -89,7 +82,7 @@ chown -R "$user:" "$dir"
 chmod 0600 "$dir/shared/tls.key"
 
 log "podman, rootless, as $user: --network host, --device /dev/fuse, --cap-add SYS_ADMIN, the key in a file"
-before=$(handshakes)
+before=$(tls_handshakes)
 out=$(prlimit --memlock=$((64 << 20)):$((64 << 20)) setpriv --reuid="$user" --regid="$user" --init-groups \
 	--reset-env -- env XDG_RUNTIME_DIR="$dir/run" timeout 180 podman --cgroup-manager=cgroupfs \
 	--events-backend=file --storage-driver=vfs run --rm --cgroups=disabled --network host --read-only \
@@ -105,8 +98,8 @@ suite=$(jq -r .controller.tls "$dir/shared/stats.json")
 [[ $suite == TLS_AES_128_GCM_SHA256 ]] || fail "the container's mount's stats say TLS '$suite', not TLS_AES_128_GCM_SHA256"
 queues=$(jq -r .controller.io_queues "$dir/shared/stats.json")
 [[ $(jq -r .total.errors "$dir/shared/stats.json") == 0 ]] || fail "the container's mount counts failed requests"
-((($(handshakes) - before) >= queues + 1)) ||
-	fail "tlshd logged $(($(handshakes) - before)) handshakes for the container's mount, fewer than its admin queue and $queues I/O queues"
+((($(tls_handshakes) - before) >= queues + 1)) ||
+	fail "tlshd logged $(($(tls_handshakes) - before)) handshakes for the container's mount, fewer than its admin queue and $queues I/O queues"
 dd if="$backing" bs=64K skip=512 count=16 iflag=direct status=none | cmp -s - "$dir/shared/data" ||
 	fail "the 1 MiB written through the container's mount over TLS is not on the target's backing device"
 log "fio wrote and verified 16 MiB over $suite on $((queues + 1)) queues ($(jq -r '.jobs[0].write.iops | floor' "$dir/shared/fio.json") write IOPS)"

@@ -12,18 +12,14 @@
 export NVMEFS_TEST_TRTYPE=tcp
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
-[[ -n ${NVMEFS_TEST_TLS_KEY:-} && -s ${NVMEFS_TEST_TLSHD_LOG:-} ]] ||
-	fail "the testbed serves no TLS: this test's '# testbed: --tls' line was not honoured"
+require_tls
 syslog_start
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-tls-outage
 link=$NVMEFS_TEST_NVMET/ports/$(nvmet_port_id 1)/subsystems/$nqn
 [[ -L $link ]] || fail "$link is missing: cannot reconfigure the target"
 trap 'load_cleanup; nvmefs_cleanup; [[ -L $link ]] || port_link "$nqn" 2>/dev/null || true' EXIT
-keyfile=/tmp/tls.key
-(umask 077 && printf '%s\n' "$NVMEFS_TEST_TLS_KEY" >"$keyfile")
 cd /tmp
-handshakes() { grep -c 'was successful' "$NVMEFS_TEST_TLSHD_LOG" || true; }
 outage_s=8 fio_s=20 recover_s=20
 # As in test-outage-vs-kernel.sh: what is compared is each initiator's stall beyond its own outage,
 # with 250 ms for the emulated guest's scheduling; a comparison that fails is run once more and the
@@ -38,16 +34,6 @@ live() {
 	esac
 }
 
-# kernel_connect_tls: the kernel initiator over TLS, reconnect delay 1 s, loss timeout 60 s (nvme-cli
-# 2.3 has no --tls: the kernel's options, as test-tls.sh gives them); prints its block device.
-kernel_connect_tls() {
-	(exec 3<>/dev/nvme-fabrics &&
-		echo "transport=tcp,traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,nqn=$nqn,hostnqn=$(</etc/nvme/hostnqn),hostid=$(</etc/nvme/hostid),tls,reconnect_delay=1,ctrl_loss_tmo=60" >&3) ||
-		fail "the kernel initiator could not connect to $nqn over TLS"
-	wait_until 10000 kernel_ns_dev "$nqn" 1 >/dev/null || fail "kernel initiator: no block device for $nqn over TLS"
-	kernel_ns_dev "$nqn" 1
-}
-
 # run WHO: the fio job through WHO (nvmefs's mount, the kernel's block device) across the port
 # drop; records its stall and outage, and the handshakes tlshd logged from the fault until WHO was
 # live again in redone[WHO].
@@ -55,17 +41,18 @@ run() {
 	local who=$1 file start before
 	log "$who over TLS: the port dropped for $outage_s s"
 	if [[ $who == nvmefs ]]; then
-		nvmefs_mount "$nqn" "$mnt" -o "tls_key=$keyfile" -c 1 -l 60
+		nvmefs_mount "$nqn" "$mnt" -o "tls_key=$tls_keyfile" -c 1 -l 60
 		[[ $(nvmefs_stats "$mnt" .controller.tls) == TLS_AES_128_GCM_SHA256 ]] ||
 			fail "the mount's stats say TLS '$(nvmefs_stats "$mnt" .controller.tls)', not TLS_AES_128_GCM_SHA256"
 		file=$mnt/n1
 	else
-		file=$(kernel_connect_tls)
+		file=$(kernel_connect_tls "$nqn" "" "" ,reconnect_delay=1,ctrl_loss_tmo=60) ||
+			fail "the kernel initiator could not connect to $nqn over TLS"
 	fi
 	fio_load_start "$who" "$file" "$fio_s"
 	sleep 4
 	load_running "$who" || fail "fio ended before the outage: $(cat "/tmp/fio-$who.err")"
-	before=$(handshakes)
+	before=$(tls_handshakes)
 	start=$(now_ms)
 	port_unlink "$nqn"
 	sleep_until "$start" $((outage_s * 1000))
@@ -73,7 +60,7 @@ run() {
 	outage[$who]=$(($(now_ms) - start))
 	wait_until $((recover_s * 1000)) live "$who" || fail "$who has not recovered $recover_s s after the port came back"
 	log "$who is live again $(($(now_ms) - start)) ms after the port dropped"
-	redone[$who]=$(($(handshakes) - before))
+	redone[$who]=$(($(tls_handshakes) - before))
 	fio_load_check "$who" 120
 	stall[$who]=$(fio_stall_ms "/tmp/fio-$who.json")
 	if [[ $who == nvmefs ]]; then

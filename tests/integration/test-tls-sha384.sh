@@ -11,27 +11,21 @@
 export NVMEFS_TEST_TRTYPE=tcp
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
-[[ ${NVMEFS_TEST_TLS_KEY:-} == NVMeTLSkey-1:02:* && -s ${NVMEFS_TEST_TLSHD_LOG:-} ]] ||
-	fail "the testbed serves no TLS with a SHA-384 key: this test's '# testbed: --tls' line was not honoured"
+require_tls
+[[ $NVMEFS_TEST_TLS_KEY == NVMeTLSkey-1:02:* ]] || fail "the testbed's TLS key is not a SHA-384 one: $NVMEFS_TEST_TLS_KEY"
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-tls384
 trap 'nvmefs_cleanup' EXIT
-keyfile=/tmp/tls.key
-(umask 077 && printf '%s\n' "$NVMEFS_TEST_TLS_KEY" >"$keyfile")
 where=(-t tcp -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn")
 
 log "the kernel initiator over TLS with the SHA-384 key (the reference)"
-(exec 3<>/dev/nvme-fabrics &&
-	echo "transport=tcp,traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,nqn=$nqn,hostnqn=$(</etc/nvme/hostnqn),hostid=$(</etc/nvme/hostid),tls" >&3) ||
-	fail "the kernel initiator could not connect to $nqn over TLS with the SHA-384 key"
-wait_until 10000 kernel_ns_dev "$nqn" 1 >/dev/null || fail "kernel initiator: no block device for $nqn over TLS"
-dev=$(kernel_ns_dev "$nqn" 1)
+dev=$(kernel_connect_tls "$nqn") || fail "the kernel initiator could not connect to $nqn over TLS with the SHA-384 key"
 kctrl=/sys/block/${dev#/dev/}/device
 [[ -e $kctrl/tls_key ]] && log "the kernel initiator's controller uses TLS key $(<"$kctrl/tls_key")"
 
-if out=$("$NVMEFS" identify "${where[@]}" --tls-key "$keyfile" --timeout 5000 -o json 2>&1); then
+if out=$("$NVMEFS" identify "${where[@]}" --tls-key "$tls_keyfile" --timeout 5000 -o json 2>&1); then
 	log "nvmefs identify over TLS with the SHA-384 key got in: the target takes SHA-384 PSKs"
-	nvmefs_mount "$nqn" "$mnt" -o "tls_key=$keyfile"
+	nvmefs_mount "$nqn" "$mnt" -o "tls_key=$tls_keyfile"
 	suite=$(nvmefs_stats "$mnt" .controller.tls)
 	[[ $suite == TLS_AES_256_GCM_SHA384 ]] || fail "with a SHA-384 key the mount's stats say TLS '$suite', not TLS_AES_256_GCM_SHA384"
 	cmp <(head -c 65536 "$mnt/n1") <(kernel_read "$dev" 0 65536) || fail "the mount reads other data than the kernel initiator"
