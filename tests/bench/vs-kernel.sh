@@ -26,7 +26,9 @@
 # only) has every initiator ask for header and data digests (-g -G), to show what they cost; --tls
 # (TCP only) has the testbed's port require TLS 1.3 with a pre-shared key (its --tls, tlshd doing
 # the target's handshakes) and every initiator use it: the kernel's nvme-tcp through the same
-# tlshd, nvmefs perf and mount with --tls-key (the fio engine's column is left out).  Run from the
+# tlshd, nvmefs perf and mount with --tls-key (the fio engine's column is left out); then a table
+# of TLS's cost to each initiator: the kernel's fio and nvmefs perf at 4k QD1 and QD32 again, over
+# a plain NVMe/TCP port the script adds to the target, against their runs over TLS.  Run from the
 # build tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -269,6 +271,48 @@ else
 	echo "Over TCP (the kernel's nvme-tcp; nvmefs -t tcp); header and data digests $( ((digests)) && echo on || echo off)."
 	((tls)) && echo "TLS 1.3 with a PSK on every queue of every initiator: nvmefs's suite $(jq -r .controller.tls "$mnt/stats"), OpenSSL in user space; the kernel's kTLS after tlshd's handshake."
 	echo "${time_s}s per run, $stat of $runs; link MTU $(cat /sys/class/net/nvmefs0/mtu); kernel $(uname -r)."
+fi
+if ((tls)); then
+	# TLS's cost: the same initiators over a plain NVMe/TCP port (nvmet port 198, the subsystem
+	# linked to it), the kernel connected there instead, after the TLS runs above.
+	fusermount3 -u "$mnt"
+	nvme disconnect-all >/dev/null
+	plain=$((NVMEFS_TEST_TRSVCID + 40)) d=$NVMEFS_TEST_NVMET/ports/198
+	mkdir "$d"
+	echo tcp >"$d/addr_trtype"
+	echo ipv4 >"$d/addr_adrfam"
+	echo "$addr" >"$d/addr_traddr"
+	echo "$plain" >"$d/addr_trsvcid"
+	ln -s "$NVMEFS_TEST_NVMET/subsystems/$nqn" "$d/subsystems/$nqn"
+	nvme connect -t tcp -a "$addr" -s "$plain" -n "$nqn" >/dev/null
+	dev=$(kernel_bdev vs-kernel.sh "$nqn")
+	NVMEFS_TEST_TRSVCID=$plain perf_opts=() tls_opts=()
+	echo
+	echo "TLS's cost: each initiator over TLS against itself over plain NVMe/TCP in this boot (the plain"
+	echo "runs after the TLS ones); for IOPS below 1 is TLS's cost, for latency above 1."
+	echo
+	printf '%-18s | %-29s | %-29s\n' "" "kernel: TLS, plain, TLS/plain" "perf: TLS, plain, TLS/plain"
+	for w in 4k-randread-qd1 4k-randread-qd32; do
+		for x in "${workloads[@]}"; do
+			if [[ $x == "$w "* ]]; then read -r name rw bs qd <<<"$x"; fi
+		done
+		k= kp= p1=
+		for ((r = 0; r < runs; r++)); do
+			k+=$(fio_run "$dev" "$rw" "$bs" "$qd")$'\n'
+			[[ $cpu == none ]] || kp+=$(fio_run "$dev" "$rw" "$bs" "$qd" --cpus_allowed="$cpu")$'\n'
+			p1+=$(nvmefs_run "$rw" "$bs" "$qd" 1)$'\n'
+		done
+		kk=$(pick <<<"$k")
+		[[ $cpu == none ]] || kk=$(better "$kk" "$(pick <<<"$kp")")
+		f=1 fmt='%9.0f IOPS'
+		((qd == 1)) && f=3 fmt='%6.0f us'
+		awk -v name="$name" -v f="$f" -v fmt="$fmt" -v kt="${res[$name k]}" -v kp="$kk" \
+			-v pt="${res[$name p1]}" -v pp="$(pick <<<"$p1")" 'BEGIN {
+				split(kt, a, " "); split(kp, b, " "); split(pt, c, " "); split(pp, d, " ")
+				printf "%-18s | " fmt " " fmt " %5.2fx | " fmt " " fmt " %5.2fx\n", name,
+					a[f], b[f], a[f] / b[f], c[f], d[f], c[f] / d[f]
+			}'
+	done
 fi
 ((floor)) || exit 0
 
