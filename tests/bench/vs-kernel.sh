@@ -16,19 +16,24 @@
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
 #                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor] [--transport rdma|tcp]
-#                            [--digests]
+#                            [--digests] [--tls]
 # Each cell is the best (or the median) of N runs.  nvmefs perf runs pinned to CPU (default 0;
 # 'none' leaves it unpinned); the kernel's cell is the better of fio unpinned and fio pinned to
 # the same CPU.  nvmefs perf polls at queue depth 1 and sleeps on completion events at higher
 # depths.  --mtu is the testbed's link MTU (its default: 9000).  --rkey-per-io goes to nvmefs perf
 # and mount (their default: auto; RDMA only).  --transport is what every initiator runs over: the
 # kernel's nvme-rdma or nvme-tcp, nvmefs perf and mount with -t (default rdma); --digests (TCP
-# only) has every initiator ask for header and data digests (-g -G), to show what they cost.  Run
-# from the build tree after `make`.
+# only) has every initiator ask for header and data digests (-g -G), to show what they cost; --tls
+# (TCP only) has the testbed's port require TLS 1.3 with a pre-shared key (its --tls, tlshd doing
+# the target's handshakes) and every initiator use it: the kernel's nvme-tcp through the same
+# tlshd, nvmefs perf and mount with --tls-key (the fio engine's column is left out); then a table
+# of TLS's cost to each initiator: the kernel's fio and nvmefs perf at 4k QD1 and QD32 again, over
+# a plain NVMe/TCP port the script adds to the target, against their runs over TLS.  Run from the
+# build tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto floor=0 transport=rdma digests=0
+time_s=10 runs=1 spread=4 cpu=0 stat=best mtu= rkey=auto floor=0 transport=rdma digests=0 tls=0
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -41,7 +46,8 @@ while (($#)); do
 	--floor) floor=1; shift ;;
 	--transport) transport=$2; shift 2 ;;
 	--digests) digests=1; shift ;;
-	-h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--tls) tls=1; shift ;;
+	-h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "vs-kernel.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -49,6 +55,9 @@ done
 [[ $cpu == none || $cpu =~ ^[0-9]+$ ]] || { echo "vs-kernel.sh: --cpu is a CPU number or none" >&2; exit 2; }
 [[ $transport == rdma || $transport == tcp ]] || { echo "vs-kernel.sh: --transport is rdma or tcp" >&2; exit 2; }
 ((!digests)) || [[ $transport == tcp ]] || { echo "vs-kernel.sh: --digests is NVMe/TCP's: give --transport tcp" >&2; exit 2; }
+((!tls)) || [[ $transport == tcp ]] || { echo "vs-kernel.sh: --tls is NVMe/TCP's: give --transport tcp" >&2; exit 2; }
+# The testbed's TLS key (tests/integration/test-tls.sh's).
+tls_key=NVMeTLSkey-1:01:ABEiM0RVZneImQARIjNEVWZ3iJkAESIzRFVmd4iZABHSNtxp:
 
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	[[ -x $top/src/cli/nvmefs ]] || { echo "vs-kernel.sh: build first (make)" >&2; exit 1; }
@@ -57,7 +66,9 @@ if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	floor_arg=()
 	((floor)) && floor_arg=(--floor)
 	((digests)) && floor_arg+=(--digests)
-	exec "$top/contrib/nvmefs-testbed" ${mtu:+--mtu "$mtu"} --ns-size 1G --memory 3072 --timeout 3600 -- \
+	testbed_tls=()
+	((tls)) && floor_arg+=(--tls) testbed_tls=(--tls "$tls_key")
+	exec "$top/contrib/nvmefs-testbed" ${mtu:+--mtu "$mtu"} "${testbed_tls[@]}" --ns-size 1G --memory 3072 --timeout 3600 -- \
 		bash "$0" --time "$time_s" --runs "$runs" --spread "$spread" --cpu "$cpu" --stat "$stat" \
 		--rkey-per-io "$rkey" --transport "$transport" "${floor_arg[@]}"
 fi
@@ -86,8 +97,18 @@ elif ((digests)); then
 	perf_opts=("${digest_opts[@]}")
 	mount_opts=("${digest_opts[@]}")
 fi
-
-nvme connect -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${digest_opts[@]}" >/dev/null
+tls_opts=()
+if ((tls)); then
+	(umask 077 && printf '%s\n' "$NVMEFS_TEST_TLS_KEY" >/tmp/vs-kernel-tls.key)
+	tls_opts=(--tls-key /tmp/vs-kernel-tls.key)
+	perf_opts+=("${tls_opts[@]}")
+	mount_opts+=("${tls_opts[@]}")
+	# nvme-cli 2.3 has no --tls: the kernel's own options.
+	(exec 3<>/dev/nvme-fabrics &&
+		echo "transport=tcp,traddr=$addr,trsvcid=$NVMEFS_TEST_TRSVCID,nqn=$nqn,hostnqn=$(</etc/nvme/hostnqn),hostid=$(</etc/nvme/hostid),tls" >&3)
+else
+	nvme connect -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${digest_opts[@]}" >/dev/null
+fi
 dev=$(kernel_bdev vs-kernel.sh "$nqn")
 
 mnt=/tmp/nvmefs-bench
@@ -121,7 +142,7 @@ fi
 
 # The fio engine's options where it is built, the job's --ioengine last: fio takes the last one.
 engine_so=$top/src/fio/.libs/fio-nvmefs.so engine=()
-[[ -f $engine_so && $digests == 0 ]] && engine=(--ioengine="external:$engine_so" --transport="$transport"
+[[ -f $engine_so && $digests == 0 && $tls == 0 ]] && engine=(--ioengine="external:$engine_so" --transport="$transport"
 	--traddr="$addr" --trsvcid="$NVMEFS_TEST_TRSVCID" --nqn="$nqn" --nsid=1)
 # fio JSON: .jobs[0].read|write: iops, bw (KiB/s), lat_ns.mean
 fio_run() { # file rw bs qd [fio options] -> "iops mibs lat_us"
@@ -142,7 +163,7 @@ nvmefs_run() { # rw bs qd queues: one thread, qd in flight over the queues
 }
 # What a user who types only the workload and the depth gets.
 nvmefs_defaults() { # rw bs qd
-	local rk=()
+	local rk=("${tls_opts[@]}")
 	[[ $rkey == auto && $digests == 0 ]] || rk=("${perf_opts[@]}")
 	"$nvmefs" perf -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" --qd="$3" \
 		--time="$time_s" "${rk[@]}" -o json 2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
@@ -248,7 +269,50 @@ if [[ $transport == rdma ]]; then
  (RDMA MTU $(ibv_devinfo -d rxe0 | awk '/active_mtu/ { print $2 }')); kernel $(uname -r)."
 else
 	echo "Over TCP (the kernel's nvme-tcp; nvmefs -t tcp); header and data digests $( ((digests)) && echo on || echo off)."
+	((tls)) && echo "TLS 1.3 with a PSK on every queue of every initiator: nvmefs's suite $(jq -r .controller.tls "$mnt/stats"), OpenSSL in user space; the kernel's kTLS after tlshd's handshake."
 	echo "${time_s}s per run, $stat of $runs; link MTU $(cat /sys/class/net/nvmefs0/mtu); kernel $(uname -r)."
+fi
+if ((tls)); then
+	# TLS's cost: the same initiators over a plain NVMe/TCP port (nvmet port 198, the subsystem
+	# linked to it), the kernel connected there instead, after the TLS runs above.
+	fusermount3 -u "$mnt"
+	nvme disconnect-all >/dev/null
+	plain=$((NVMEFS_TEST_TRSVCID + 40)) d=$NVMEFS_TEST_NVMET/ports/198
+	mkdir "$d"
+	echo tcp >"$d/addr_trtype"
+	echo ipv4 >"$d/addr_adrfam"
+	echo "$addr" >"$d/addr_traddr"
+	echo "$plain" >"$d/addr_trsvcid"
+	ln -s "$NVMEFS_TEST_NVMET/subsystems/$nqn" "$d/subsystems/$nqn"
+	nvme connect -t tcp -a "$addr" -s "$plain" -n "$nqn" >/dev/null
+	dev=$(kernel_bdev vs-kernel.sh "$nqn")
+	NVMEFS_TEST_TRSVCID=$plain perf_opts=() tls_opts=()
+	echo
+	echo "TLS's cost: each initiator over TLS against itself over plain NVMe/TCP in this boot (the plain"
+	echo "runs after the TLS ones); for IOPS below 1 is TLS's cost, for latency above 1."
+	echo
+	printf '%-18s | %-29s | %-29s\n' "" "kernel: TLS, plain, TLS/plain" "perf: TLS, plain, TLS/plain"
+	for w in 4k-randread-qd1 4k-randread-qd32; do
+		for x in "${workloads[@]}"; do
+			if [[ $x == "$w "* ]]; then read -r name rw bs qd <<<"$x"; fi
+		done
+		k= kp= p1=
+		for ((r = 0; r < runs; r++)); do
+			k+=$(fio_run "$dev" "$rw" "$bs" "$qd")$'\n'
+			[[ $cpu == none ]] || kp+=$(fio_run "$dev" "$rw" "$bs" "$qd" --cpus_allowed="$cpu")$'\n'
+			p1+=$(nvmefs_run "$rw" "$bs" "$qd" 1)$'\n'
+		done
+		kk=$(pick <<<"$k")
+		[[ $cpu == none ]] || kk=$(better "$kk" "$(pick <<<"$kp")")
+		f=1 fmt='%9.0f IOPS'
+		((qd == 1)) && f=3 fmt='%6.0f us'
+		awk -v name="$name" -v f="$f" -v fmt="$fmt" -v kt="${res[$name k]}" -v kp="$kk" \
+			-v pt="${res[$name p1]}" -v pp="$(pick <<<"$p1")" 'BEGIN {
+				split(kt, a, " "); split(kp, b, " "); split(pt, c, " "); split(pp, d, " ")
+				printf "%-18s | " fmt " " fmt " %5.2fx | " fmt " " fmt " %5.2fx\n", name,
+					a[f], b[f], a[f] / b[f], c[f], d[f], c[f] / d[f]
+			}'
+	done
 fi
 ((floor)) || exit 0
 

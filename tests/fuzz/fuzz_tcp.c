@@ -20,6 +20,9 @@
 #include "../../src/lib/state/ctrl_types.h"
 #include "../../src/lib/transport/queue.h"
 #include "../../src/lib/transport/transport_ops.h"
+#ifdef FUZZ_TLS
+#include "tls_pipe.h"
+#endif
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -79,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tcp_queue *tq;
 	struct nvmefs_queue q;
 	uint8_t *bufs[NR_CMDS];
-	size_t chunk, off;
+	size_t chunk;
 
 	if (size < 3)
 		return 0;
@@ -118,7 +121,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 	}
 	send_all(&q);
-	for (off = 3; off < size;) {
+#ifdef FUZZ_TLS
+	tls_pipe_deliver(&q, data + 3, size - 3, chunk, send_all);
+#else
+	for (size_t off = 3; off < size;) {
 		struct iovec iov[3];
 		size_t room = chunk < size - off ? chunk : size - off, got = 0;
 		int n = nvmefs_tcp_rx_iov(&q, iov, 3);
@@ -137,6 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		send_all(&q);
 	}
+#endif
 	nvmefs_queue_stop(&q, -ESHUTDOWN);
 	nvmefs_tcp_slots_free(&q);
 	nvmefs_queue_fini(&q);

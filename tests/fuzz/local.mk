@@ -4,7 +4,7 @@
 # default, each), keeping what it finds in tests/fuzz/artifacts/.
 
 FUZZ_BINARIES = tests/fuzz/fuzz_output tests/fuzz/fuzz_wire tests/fuzz/fuzz_queue \
-	tests/fuzz/fuzz_discovery tests/fuzz/fuzz_fuse tests/fuzz/fuzz_tcp
+	tests/fuzz/fuzz_discovery tests/fuzz/fuzz_fuse tests/fuzz/fuzz_tcp tests/fuzz/fuzz_tcp_tls
 CLEANFILES = $(FUZZ_BINARIES)
 EXTRA_DIST += \
 	tests/fuzz/check-fuzz \
@@ -14,6 +14,8 @@ EXTRA_DIST += \
 	tests/fuzz/fuzz_discovery.c \
 	tests/fuzz/fuzz_fuse.c \
 	tests/fuzz/fuzz_tcp.c \
+	tests/fuzz/tls_pipe.c \
+	tests/fuzz/tls_pipe.h \
 	tests/fuzz/corpus
 
 if FUZZ
@@ -40,6 +42,10 @@ tests/fuzz/fuzz_discovery: tests/fuzz/fuzz_discovery.c $(FUZZ_LIB_C)
 tests/fuzz/fuzz_tcp: tests/fuzz/fuzz_tcp.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $^ $(FUZZ_LIB_LIBS)
+# fuzz_tcp's bytes as the plaintext of TLS records after a real handshake, through tcp_tls.c.
+tests/fuzz/fuzz_tcp_tls: tests/fuzz/fuzz_tcp.c tests/fuzz/tls_pipe.c tests/fuzz/tls_pipe.h $(FUZZ_LIB_C)
+	@$(MKDIR_P) tests/fuzz
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_TLS -o $@ $(filter %.c,$^) $(FUZZ_LIB_LIBS)
 # The FUSE handlers without libfuse (the harness replies) nor serve.c (the session),
 # over the shared scripted target (tests/lib) without Check: not its transport table,
 # the library's stays.

@@ -126,6 +126,31 @@ kernel_ns_dev() {
 # The block device of namespace NSID of an already connected SUBNQN.
 kernel_connect_ns() { kernel_ns_dev "$1" "$2" || fail "kernel initiator: $1 has no namespace $2"; }
 
+# TLS, where the test's "# testbed: --tls KEY" line asks for it: the key is NVMEFS_TEST_TLS_KEY,
+# and tlshd, which does the target's handshakes and the kernel initiator's, logs to
+# NVMEFS_TEST_TLSHD_LOG. require_tls also puts the key in the file tls_keyfile, which only its
+# owner may read, as nvmefs takes it (and /etc/fstab gives it).
+tls_keyfile=/tmp/tls.key
+require_tls() {
+	[[ -n ${NVMEFS_TEST_TLS_KEY:-} && -s ${NVMEFS_TEST_TLSHD_LOG:-} ]] ||
+		fail "the testbed serves no TLS: this test's '# testbed: --tls' line was not honoured"
+	(umask 077 && printf '%s\n' "$NVMEFS_TEST_TLS_KEY" >"$tls_keyfile") || fail "writing $tls_keyfile failed"
+}
+# The handshakes tlshd has logged as done, both ends' (the target's and the kernel initiator's).
+tls_handshakes() { grep -c 'was successful' "$NVMEFS_TEST_TLSHD_LOG" || true; }
+# kernel_connect_tls SUBNQN [HOSTNQN HOSTID [OPTIONS]]: the kernel initiator to SUBNQN over TLS as
+# HOSTNQN (default: this host's), with the kernel's extra OPTIONS (",dhchap_secret=...") given
+# straight to /dev/nvme-fabrics, as nvme-cli 2.3 has no --tls (and the kernel wants hostid= with
+# hostnqn=); prints the block device of its namespace 1. Returns 1 if the kernel refuses.
+kernel_connect_tls() {
+	local host=${2:-$(</etc/nvme/hostnqn)} hostid=${3:-$(</etc/nvme/hostid)}
+	(exec 3<>/dev/nvme-fabrics &&
+		echo "transport=tcp,traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,nqn=$1,hostnqn=$host,hostid=$hostid,tls${4:-}" >&3) 2>/dev/null ||
+		return 1
+	wait_until 10000 kernel_ns_dev "$1" 1 >/dev/null || fail "kernel initiator: no block device for $1 over TLS"
+	kernel_ns_dev "$1" 1
+}
+
 # The kernel initiator's controller (nvme0, ...) connected to SUBNQN over the run's transport.
 kernel_ctrl() {
 	local c
@@ -213,6 +238,18 @@ test_user_remove() {
 	done
 	! id "$test_user" >/dev/null 2>&1 || testbed_retire
 	test_user=''
+}
+
+# user_procs_kill UID: kills every process of user UID (a container's, rootless podman's pause
+# process), if UID is not empty.
+user_procs_kill() {
+	local s
+	[[ -n $1 ]] || return 0
+	for s in /proc/[0-9]*/status; do
+		[[ $(awk '/^Uid:/ {print $2}' "$s" 2>/dev/null) == "$1" ]] || continue
+		s=${s#/proc/}
+		kill -KILL "${s%/status}" 2>/dev/null || true
+	done
 }
 
 # dev_open NODE...: opens device nodes to every user (chmod 0666) for a test in a kept VM, noting

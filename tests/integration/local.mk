@@ -40,9 +40,15 @@ INTEGRATION_TESTS += \
 	tests/integration/test-auth.sh
 
 # Issue #38: NVMe/TCP with TLS 1.3 and a pre-shared key, beside the kernel initiator over TLS (the
-# testbed's --tls; TCP only, whatever the run's transport).
+# testbed's --tls; TCP only, whatever the run's transport); an 8 s port drop over TLS, beside it;
+# DH-HMAC-CHAP and TLS on one connect; a SHA-384 key against the testbed's tlshd; a rootless
+# container mounting over TLS.
 INTEGRATION_TESTS += \
-	tests/integration/test-tls.sh
+	tests/integration/test-tls.sh \
+	tests/integration/test-tls-auth.sh \
+	tests/integration/test-tls-sha384.sh \
+	tests/integration/test-container-tls.sh \
+	tests/integration/test-outage-tls-vs-kernel.sh
 
 # Issue #24: a controller secret makes the host authenticate a controller that does not ask; an
 # NQN with a comma in the mount's fsname.

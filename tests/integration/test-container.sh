@@ -38,15 +38,11 @@ cni_lock=$(compgen -G /etc/cni/net.d/cni.lock || true)
 # podman's storage and run state and the lock it leaves among the CNI configurations, which the
 # guest had none of, and the device nodes' modes; what it cannot remove retires the VM.
 cleanup() {
-	local c s
+	local c
 	for c in "${containers[@]}"; do
 		as_user crun --root "$dir/run/crun" --cgroup-manager=disabled delete -f "$c" >/dev/null 2>&1 || true
 	done
-	for s in /proc/[0-9]*/status; do
-		[[ -n $uid && $(awk '/^Uid:/ {print $2}' "$s" 2>/dev/null) == "$uid" ]] || continue
-		s=${s#/proc/}
-		kill -KILL "${s%/status}" 2>/dev/null || true
-	done
+	user_procs_kill "$uid"
 	rm -rf "$dir"
 	[[ -z $cgroup_mounted ]] || umount /sys/fs/cgroup
 	dev_restore

@@ -9,15 +9,11 @@
 export NVMEFS_TEST_TRTYPE=tcp
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
-[[ -n ${NVMEFS_TEST_TLS_KEY:-} && -s ${NVMEFS_TEST_TLSHD_LOG:-} ]] ||
-	fail "the testbed serves no TLS: this test's '# testbed: --tls' line was not honoured"
+require_tls
 nqn=${subnqns[0]}
 mnt=/tmp/nvmefs-tls
 trap 'nvmefs_cleanup' EXIT
-keyfile=/tmp/tls.key
-(umask 077 && printf '%s\n' "$NVMEFS_TEST_TLS_KEY" >"$keyfile")
 where=(-t tcp -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn")
-handshakes() { grep -c 'was successful' "$NVMEFS_TEST_TLSHD_LOG" || true; }
 
 log "a plain connect to the port that requires TLS is refused in one line"
 expect_failure "plain connect" "reset queue 0's connection.*If the port requires TLS, give --tls-key" \
@@ -30,18 +26,14 @@ expect_failure "wrong key" "TLS handshake with .* failed .*check that --tls-key 
 	8000 1 -- "$NVMEFS" identify "${where[@]}" --tls-key "$wrong" --timeout 3000
 
 log "the kernel initiator connects over TLS (nvme-cli 2.3 has no --tls: the kernel's option)"
-(exec 3<>/dev/nvme-fabrics &&
-	echo "transport=tcp,traddr=$NVMEFS_TEST_TRADDR,trsvcid=$NVMEFS_TEST_TRSVCID,nqn=$nqn,hostnqn=$(</etc/nvme/hostnqn),hostid=$(</etc/nvme/hostid),tls" >&3) ||
-	fail "the kernel initiator could not connect to $nqn over TLS"
-wait_until 10000 kernel_ns_dev "$nqn" 1 >/dev/null || fail "kernel initiator: no block device for $nqn over TLS"
-dev=$(kernel_ns_dev "$nqn" 1)
+dev=$(kernel_connect_tls "$nqn") || fail "the kernel initiator could not connect to $nqn over TLS"
 kctrl=/sys/block/${dev#/dev/}/device
 [[ -e $kctrl/tls_key ]] && log "the kernel initiator's controller uses TLS key $(<"$kctrl/tls_key")"
 
 log "nvmefs identify over TLS agrees with the kernel initiator's"
-before=$(handshakes)
-out=$("$NVMEFS" identify "${where[@]}" --tls-key "$keyfile" -o json) || fail "nvmefs identify over TLS failed: $out"
-after=$(handshakes)
+before=$(tls_handshakes)
+out=$("$NVMEFS" identify "${where[@]}" --tls-key "$tls_keyfile" -o json) || fail "nvmefs identify over TLS failed: $out"
+after=$(tls_handshakes)
 ((after > before)) || fail "nvmefs identify over TLS succeeded but tlshd logged no handshake for it"
 kid=$(nvme id-ctrl "$dev" -o json) || fail "nvme id-ctrl $dev failed"
 for f in sn mn fr subnqn; do
@@ -50,16 +42,16 @@ for f in sn mn fr subnqn; do
 done
 
 log "identity version 0, whose handshake is quick enough that the ICReq reached tlshd before the target had the socket back"
-out0=$("$NVMEFS" identify "${where[@]}" --tls-key "$keyfile" --identity 0 -o json) ||
+out0=$("$NVMEFS" identify "${where[@]}" --tls-key "$tls_keyfile" --identity 0 -o json) ||
 	fail "nvmefs identify over TLS with identity version 0 failed: $out0"
 [[ $(jq -r .sn <<<"$out0") == $(jq -r .sn <<<"$out") ]] || fail "identify with identity version 0 gives another serial number"
 
 log "data the kernel initiator wrote over TLS reads the same through a mount over TLS"
 head -c 1048576 /dev/urandom >/tmp/tls-data
 dd if=/tmp/tls-data of="$dev" bs=1M count=1 oflag=direct status=none || fail "writing through $dev failed"
-before=$(handshakes)
+before=$(tls_handshakes)
 # As /etc/fstab gives it: the key in a file only its owner can read.
-nvmefs_mount "$nqn" "$mnt" -o "tls_key=$keyfile"
+nvmefs_mount "$nqn" "$mnt" -o "tls_key=$tls_keyfile"
 cmp <(head -c 1048576 "$mnt/n1") /tmp/tls-data || fail "the mount over TLS reads other data than the kernel initiator wrote"
 dd if=/dev/urandom of=/tmp/tls-data2 bs=64k count=1 status=none
 dd if=/tmp/tls-data2 of="$mnt/n1" bs=64k seek=4 conv=notrunc oflag=direct status=none ||
@@ -69,7 +61,7 @@ cmp <(kernel_read "$dev" $((4 * 65536)) 65536) /tmp/tls-data2 ||
 suite=$(nvmefs_stats "$mnt" .controller.tls)
 [[ $suite == TLS_AES_128_GCM_SHA256 ]] || fail "the mount's stats say TLS '$suite', not TLS_AES_128_GCM_SHA256"
 queues=$(nvmefs_stats "$mnt" .controller.io_queues)
-after=$(handshakes)
+after=$(tls_handshakes)
 ((after - before >= queues + 1)) ||
 	fail "tlshd logged $((after - before)) handshakes for the mount, fewer than its admin queue and $queues I/O queues"
 log "the mount runs $suite on its admin queue and $queues I/O queues ($((after - before)) handshakes)"

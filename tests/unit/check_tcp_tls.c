@@ -4,7 +4,10 @@
  * PSK (an identity of about 500 bytes among them), and hostile peers end
  * the connect with one line each: a handshake that stalls (at the connect
  * timeout), TLS 1.2 only, a server without the PSK (unknown identity), and
- * another key under the right identity.
+ * another key under the right identity.  A SHA-384 key (HH 02) negotiates
+ * TLS_AES_256_GCM_SHA384; against a server that takes every PSK as SHA-256
+ * (tlshd before ktls-utils 1.3 with GnuTLS 3.8.11) it fails with one line
+ * that says so and what to do.
  */
 #include "config.h"
 
@@ -18,14 +21,18 @@
 
 #include "tcp_peer.h"
 #include "base/clock.h"
+#include "ctrl/auth_crypto.h"
 #include "ctrl/tls_key.h"
 #include "transport/queue.h"
 
 #define KEY "NVMeTLSkey-1:01:ABEiM0RVZneImQARIjNEVWZ3iJkAESIzRFVmd4iZABHSNtxp:"
 #define OTHER_KEY "NVMeTLSkey-1:01://////////////////////////////////////////8Lq2z/:"
+/* libnvme's test/psk.c's SHA-384 key. */
+#define KEY384 "NVMeTLSkey-1:02:VRLbtnN9AQb2WXW3c9+wEf/DRLz0QuLdbYvEhwtdWwP/w0S89ELi3W2LxIcLXVsDn8kXZQ==:"
 
 enum server_kind {
 	SERVER_PSK,		/* the PSK under its identity, TLS 1.3 */
+	SERVER_PSK_AS_SHA256,	/* the same, every PSK taken as SHA-256 */
 	SERVER_SILENT,		/* accepts and never answers */
 	SERVER_TLS12,		/* TLS 1.2 only */
 	SERVER_NO_PSK,		/* knows no identity */
@@ -46,7 +53,9 @@ static struct {
 
 static int find_session(SSL *ssl, const unsigned char *id, size_t len, SSL_SESSION **sessp)
 {
-	static const unsigned char aes128[] = { 0x13, 0x01 };
+	static const unsigned char aes128[] = { 0x13, 0x01 }, aes256[] = { 0x13, 0x02 };
+	bool sha384 = srv.psk->key->hash == NVMEFS_AUTH_HASH_SHA384 &&
+		      srv.kind != SERVER_PSK_AS_SHA256;
 	SSL_SESSION *sess;
 
 	*sessp = NULL;
@@ -56,7 +65,7 @@ static int find_session(SSL *ssl, const unsigned char *id, size_t len, SSL_SESSI
 		return 1;
 	sess = SSL_SESSION_new();
 	if (!sess || !SSL_SESSION_set1_master_key(sess, srv.psk->key->data, srv.psk->key->len) ||
-	    !SSL_SESSION_set_cipher(sess, SSL_CIPHER_find(ssl, aes128)) ||
+	    !SSL_SESSION_set_cipher(sess, SSL_CIPHER_find(ssl, sha384 ? aes256 : aes128)) ||
 	    !SSL_SESSION_set_protocol_version(sess, TLS1_3_VERSION)) {
 		SSL_SESSION_free(sess);
 		return 0;
@@ -251,6 +260,40 @@ START_TEST(test_other_key_refused)
 }
 END_TEST
 
+/* The fixture's PSK replaced with one of @text, for client and server. */
+static void use_key(const char *text)
+{
+	nvmefs_tls_psk_free(ctrl->tls_psk);
+	ck_assert_int_eq(nvmefs_tls_psk_new(text, ctrl->hostnqn, ctrl->subnqn, 1, false,
+					    &ctrl->tls_psk), 0);
+	srv.psk = ctrl->tls_psk;
+}
+
+START_TEST(test_sha384_psk_handshake)
+{
+	use_key(KEY384);
+	ck_assert_msg(tls_connect(SERVER_PSK) == 0, "connect failed: %s", nvmefs_errmsg());
+	ck_assert_int_eq(srv.handshake, 1);
+	ck_assert_str_eq(srv.suite, "TLS_AES_256_GCM_SHA384");
+	ck_assert(!strncmp(srv.identity, "NVMe1R02 ", 9));
+}
+END_TEST
+
+/* The testbed's tlshd 1.0 (Debian 13's, GnuTLS 3.8.9) takes every PSK as
+ * SHA-256: the transport binding's suite for a SHA-384 key cannot be had
+ * there, and the line must say so rather than doubt the key. */
+START_TEST(test_sha384_psk_against_sha256_only_server)
+{
+	use_key(KEY384);
+	ck_assert_int_eq(tls_connect(SERVER_PSK_AS_SHA256), -ECONNREFUSED);
+	ck_assert_int_ne(srv.handshake, 1);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "SHA-384") &&
+		      strstr(nvmefs_errmsg(), "ktls-utils 1.3") &&
+		      strstr(nvmefs_errmsg(), "gen-tls-key -m 1"), "message: %s", nvmefs_errmsg());
+	one_line();
+}
+END_TEST
+
 static Suite *tcp_tls_suite(void)
 {
 	Suite *s = suite_create("tcp_tls");
@@ -264,6 +307,8 @@ static Suite *tcp_tls_suite(void)
 	tcase_add_test(tc, test_tls12_refused);
 	tcase_add_test(tc, test_unknown_identity_refused);
 	tcase_add_test(tc, test_other_key_refused);
+	tcase_add_test(tc, test_sha384_psk_handshake);
+	tcase_add_test(tc, test_sha384_psk_against_sha256_only_server);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -152,9 +152,23 @@ static int handshake(struct tcp_stream *s, struct tls_conn *c, const struct nvme
 						    "%s", where, strerror(-ret));
 			continue;
 		}
-		ret = nvmefs_error(-ECONNREFUSED, "the TLS handshake with %s failed (%s): check "
-				   "that --tls-key is the target's key for host %s and that the "
-				   "port requires TLS", where, ossl_why(), ctrl->hostnqn);
+		/* tlshd before ktls-utils 1.3 built with GnuTLS 3.8.11 (Debian
+		 * 13's 1.0 among them) takes every PSK with SHA-256, the kernel
+		 * initiator's too, so the binding's suite for a SHA-384 key
+		 * cannot be had there: the key is likely right. */
+		if (c->psk->key->hash == NVMEFS_AUTH_HASH_SHA384)
+			ret = nvmefs_error(-ECONNREFUSED, "the TLS handshake with %s failed (%s): "
+					   "the key is SHA-384 (TLS_AES_256_GCM_SHA384), which "
+					   "tlshd before ktls-utils 1.3 with GnuTLS 3.8.11 cannot "
+					   "take: give target and host a SHA-256 key (nvmefs "
+					   "gen-tls-key -m 1), or check that --tls-key is the "
+					   "target's key for host %s", where, ossl_why(),
+					   ctrl->hostnqn);
+		else
+			ret = nvmefs_error(-ECONNREFUSED, "the TLS handshake with %s failed (%s): "
+					   "check that --tls-key is the target's key for host %s "
+					   "and that the port requires TLS", where, ossl_why(),
+					   ctrl->hostnqn);
 		ERR_clear_error();
 		return ret;
 	}
