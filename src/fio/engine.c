@@ -380,14 +380,19 @@ static int engine_getevents(struct thread_data *td, unsigned int min, unsigned i
 	memmove(e->done, e->done + e->reaped, (e->nr_done - e->reaped) * sizeof(*e->done));
 	e->nr_done -= e->reaped;
 	e->reaped = 0;
+	/* Completions held from an earlier poll are handed over without polling again.  fio
+	 * takes one a call unless iodepth_batch_complete_max says more, and queues an I/O after
+	 * each: those go out together at the poll after the last held one is taken, one send and
+	 * one look at the completion queue for the batch, as iodepth_batch_complete_max=iodepth
+	 * would give, not a system call per I/O (over NVMe/TCP in the testbed, fio's default
+	 * did 2-9x fewer 4k reads at depth 32 than that option when each call polled). */
+	if (e->nr_done && e->nr_done >= min)
+		goto out;
 	if (limit_ms > 0)
 		fio_gettime(&start, NULL);
 	do {
-		/* Every call polls once, which sends what fio queued since the last; it sleeps
-		 * only for completions fio asks for that the engine does not hold yet.  fio
-		 * takes one a call unless iodepth_batch_complete_max says more, and one poll may
-		 * bring many: sleeping with them held cost a wait per I/O (0.2x the kernel at
-		 * depth 32). */
+		/* It sleeps only for completions fio asks for that the engine does not hold yet:
+		 * sleeping with them held cost a wait per I/O (0.2x the kernel at depth 32). */
 		bool wait = !e->poll && limit_ms && e->nr_done < min;
 
 		ret = nvmefs_ioq_poll(e->ioq, wait ? EVENT_WAIT_MS : 0);
@@ -404,6 +409,7 @@ static int engine_getevents(struct thread_data *td, unsigned int min, unsigned i
 		log_err(ENGINE ": job %s: the I/O queue failed: %s\n", td->o.name, nvmefs_errmsg());
 		return ret;
 	}
+out:
 	e->reaped = e->nr_done < max ? e->nr_done : max;
 	return (int)e->reaped;
 }
