@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -437,7 +438,7 @@ static int engine_file_noop(struct thread_data *td, struct fio_file *f)
 	}
 
 static struct fio_option options[] = {
-	STR_OPT("transport", transport, "Transport, as nvme-cli's -t: rdma (default) or tcp"),
+	STR_OPT("transport", transport, NULL),	/* help: engine_describe_transports() */
 	STR_OPT("traddr", traddr, "Target address (required)"),
 	STR_OPT("trsvcid", trsvcid, "Target port (default: the transport's I/O port)"),
 	STR_OPT("host-traddr", host_traddr, "Local address to connect from"),
@@ -467,6 +468,26 @@ static struct fio_option options[] = {
 	},
 	{ .name = NULL },
 };
+
+/* The transport option's help names the library's transports, its default first.  fio reads
+ * the table once the engine is loaded, so it is filled when it is: a constructor, as fio's own
+ * engines register themselves. */
+static void fio_init engine_describe_transports(void)
+{
+	static char help[160];
+	const char *name;
+	size_t len;
+	unsigned int i;
+
+	len = (size_t)snprintf(help, sizeof(help), "Transport, as nvme-cli's -t:");
+	for (i = 0; (name = nvmefs_transport_name(i)) && len < sizeof(help); i++) {
+		const char *sep = !i ? " " : nvmefs_transport_name(i + 1) ? ", " : " or ";
+
+		len += (size_t)snprintf(help + len, sizeof(help) - len, "%s%s%s", sep, name,
+					!i ? " (the default)" : "");
+	}
+	options[0].help = help;
+}
 
 /* Found by fio with dlsym(..., "ioengine"). */
 struct ioengine_ops ioengine = {
