@@ -16,13 +16,13 @@
 #
 #   tests/bench/faces.sh [--time SEC] [--runs N] [--stat best|median] [--transports "rdma tcp"]
 #
-# --time is each run's length after fio's 1 s ramp (default 3: about 4 minutes in all on a quiet
-# host, 60 runs); each cell is the best (or the median) of --runs runs (default 1).  Run from the
-# build tree after `make`.
+# --time is each run's length after fio's 1 s ramp (default 2); 55 runs in all, which with the
+# boot took 5.5 minutes on a loaded host (4 with --time 1).  Each cell is the best (or the median)
+# of --runs runs (default 1).  Run from the build tree after `make`.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-time_s=3 runs=1 stat=best transports="rdma tcp"
+time_s=2 runs=1 stat=best transports="rdma tcp"
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
