@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -380,14 +381,19 @@ static int engine_getevents(struct thread_data *td, unsigned int min, unsigned i
 	memmove(e->done, e->done + e->reaped, (e->nr_done - e->reaped) * sizeof(*e->done));
 	e->nr_done -= e->reaped;
 	e->reaped = 0;
+	/* Completions held from an earlier poll are handed over without polling again.  fio
+	 * takes one a call unless iodepth_batch_complete_max says more, and queues an I/O after
+	 * each: those go out together at the poll after the last held one is taken, one send and
+	 * one look at the completion queue for the batch, as iodepth_batch_complete_max=iodepth
+	 * would give, not a system call per I/O (over NVMe/TCP in the testbed, fio's default
+	 * did 2-9x fewer 4k reads at depth 32 than that option when each call polled). */
+	if (e->nr_done && e->nr_done >= min)
+		goto out;
 	if (limit_ms > 0)
 		fio_gettime(&start, NULL);
 	do {
-		/* Every call polls once, which sends what fio queued since the last; it sleeps
-		 * only for completions fio asks for that the engine does not hold yet.  fio
-		 * takes one a call unless iodepth_batch_complete_max says more, and one poll may
-		 * bring many: sleeping with them held cost a wait per I/O (0.2x the kernel at
-		 * depth 32). */
+		/* It sleeps only for completions fio asks for that the engine does not hold yet:
+		 * sleeping with them held cost a wait per I/O (0.2x the kernel at depth 32). */
 		bool wait = !e->poll && limit_ms && e->nr_done < min;
 
 		ret = nvmefs_ioq_poll(e->ioq, wait ? EVENT_WAIT_MS : 0);
@@ -404,6 +410,7 @@ static int engine_getevents(struct thread_data *td, unsigned int min, unsigned i
 		log_err(ENGINE ": job %s: the I/O queue failed: %s\n", td->o.name, nvmefs_errmsg());
 		return ret;
 	}
+out:
 	e->reaped = e->nr_done < max ? e->nr_done : max;
 	return (int)e->reaped;
 }
@@ -431,7 +438,7 @@ static int engine_file_noop(struct thread_data *td, struct fio_file *f)
 	}
 
 static struct fio_option options[] = {
-	STR_OPT("transport", transport, "Transport, as nvme-cli's -t: rdma (default) or tcp"),
+	STR_OPT("transport", transport, NULL),	/* help: engine_describe_transports() */
 	STR_OPT("traddr", traddr, "Target address (required)"),
 	STR_OPT("trsvcid", trsvcid, "Target port (default: the transport's I/O port)"),
 	STR_OPT("host-traddr", host_traddr, "Local address to connect from"),
@@ -461,6 +468,26 @@ static struct fio_option options[] = {
 	},
 	{ .name = NULL },
 };
+
+/* The transport option's help names the library's transports, its default first.  fio reads
+ * the table once the engine is loaded, so it is filled when it is: a constructor, as fio's own
+ * engines register themselves. */
+static void fio_init engine_describe_transports(void)
+{
+	static char help[160];
+	const char *name;
+	size_t len;
+	unsigned int i;
+
+	len = (size_t)snprintf(help, sizeof(help), "Transport, as nvme-cli's -t:");
+	for (i = 0; (name = nvmefs_transport_name(i)) && len < sizeof(help); i++) {
+		const char *sep = !i ? " " : nvmefs_transport_name(i + 1) ? ", " : " or ";
+
+		len += (size_t)snprintf(help + len, sizeof(help) - len, "%s%s%s", sep, name,
+					!i ? " (the default)" : "");
+	}
+	options[0].help = help;
+}
 
 /* Found by fio with dlsym(..., "ioengine"). */
 struct ioengine_ops ioengine = {

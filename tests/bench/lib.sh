@@ -14,3 +14,42 @@ kernel_bdev() { # script nqn
 	echo "$1: no block device for $2" >&2
 	return 1
 }
+
+# One fio job (O_DIRECT, libaio unless the options name another engine) on @file for $time_s
+# seconds after a second's ramp; fio's JSON .jobs[0].read|write (iops, bw in KiB/s,
+# lat_ns.mean) printed as "IOPS MiB/s mean-latency-us".
+fio_run() { # file rw bs qd [fio options]
+	fio --name=b --filename="$1" --ioengine=libaio --direct=1 --rw="$2" --bs="$3" --iodepth="$4" \
+		--time_based --runtime="$time_s" --ramp_time=1 --output-format=json --norandommap \
+		--randrepeat=0 "${@:5}" | jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end)
+			| "\(.iops) \(.bw / 1024) \(.lat_ns.mean / 1000)"'
+}
+
+# nvmefs perf's JSON on stdin, as fio_run prints its figures.
+perf_figures() {
+	jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
+}
+
+# Of fio_run's or perf_figures' lines on stdin, the run with the highest IOPS, or with $stat
+# median the median one by IOPS (the upper of the middle two).
+pick() {
+	local rows
+	rows=$(sort -n -k1,1 | sed '/^$/d')
+	if [[ ${stat:-best} == best ]]; then
+		tail -n 1 <<<"$rows"
+	else
+		sed -n "$(($(wc -l <<<"$rows") / 2 + 1))p" <<<"$rows"
+	fi
+}
+better() { printf '%s\n%s\n' "$1" "$2" | sort -n -k1,1 | tail -n 1; }
+
+# The workloads of doc/PERFORMANCE.md, "name rw bs qd": qd is the total depth, for fio and for
+# nvmefs perf alike.
+# shellcheck disable=SC2034 # the scripts that source this file read it
+bench_workloads=(
+	"4k-randread-qd1 randread 4k 1"
+	"4k-randread-qd32 randread 4k 32"
+	"4k-randwrite-qd32 randwrite 4k 32"
+	"128k-read-qd16 read 128k 16"
+	"128k-write-qd16 write 128k 16"
+)

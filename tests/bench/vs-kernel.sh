@@ -78,14 +78,7 @@ nvmefs=$top/src/cli/nvmefs
 . "$here/lib.sh"
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 addr=$NVMEFS_TEST_TRADDR
-# name rw bs qd: qd is the total depth, for fio and for nvmefs perf alike.
-workloads=(
-	"4k-randread-qd1 randread 4k 1"
-	"4k-randread-qd32 randread 4k 32"
-	"4k-randwrite-qd32 randwrite 4k 32"
-	"128k-read-qd16 read 128k 16"
-	"128k-write-qd16 write 128k 16"
-)
+workloads=("${bench_workloads[@]}")
 
 # Options of nvmefs perf and mount: remote keys over RDMA; over TCP, digests if asked.
 perf_opts=() mount_opts=() digest_opts=()
@@ -144,13 +137,6 @@ fi
 engine_so=$top/src/fio/.libs/fio-nvmefs.so engine=()
 [[ -f $engine_so && $digests == 0 && $tls == 0 ]] && engine=(--ioengine="external:$engine_so" --transport="$transport"
 	--traddr="$addr" --trsvcid="$NVMEFS_TEST_TRSVCID" --nqn="$nqn" --nsid=1)
-# fio JSON: .jobs[0].read|write: iops, bw (KiB/s), lat_ns.mean
-fio_run() { # file rw bs qd [fio options] -> "iops mibs lat_us"
-	fio --name=b --filename="$1" --ioengine=libaio --direct=1 --rw="$2" --bs="$3" --iodepth="$4" \
-		--time_based --runtime="$time_s" --ramp_time=1 --output-format=json --norandommap \
-		--randrepeat=0 "${@:5}" | jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end)
-			| "\(.iops) \(.bw / 1024) \(.lat_ns.mean / 1000)"'
-}
 pin=()
 [[ $cpu == none ]] || pin=(--cpus="$cpu")
 [[ $cpu == none ]] && pin=(--cpus=none)
@@ -159,27 +145,15 @@ nvmefs_run() { # rw bs qd queues: one thread, qd in flight over the queues
 	(($3 == 1)) && mode=poll
 	"$nvmefs" perf "${pin[@]}" -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" \
 		--bs="$2" --qd="$3" --queues="$4" --threads=1 --time="$time_s" --mode="$mode" "${perf_opts[@]}" -o json \
-		2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
+		2>/dev/null | perf_figures
 }
 # What a user who types only the workload and the depth gets.
 nvmefs_defaults() { # rw bs qd
 	local rk=("${tls_opts[@]}")
 	[[ $rkey == auto && $digests == 0 ]] || rk=("${perf_opts[@]}")
 	"$nvmefs" perf -t "$transport" -a "$addr" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --rw="$1" --bs="$2" --qd="$3" \
-		--time="$time_s" "${rk[@]}" -o json 2>/dev/null | jq -r '"\(.iops) \(.bw_mibs) \(.lat_us.mean)"'
+		--time="$time_s" "${rk[@]}" -o json 2>/dev/null | perf_figures
 }
-# The run with the highest IOPS, or the median one by IOPS (the upper of the middle two).
-pick() {
-	local rows
-	rows=$(sort -n -k1,1 | sed '/^$/d')
-	if [[ $stat == best ]]; then
-		tail -n 1 <<<"$rows"
-	else
-		sed -n "$(($(wc -l <<<"$rows") / 2 + 1))p" <<<"$rows"
-	fi
-}
-better() { printf '%s\n%s\n' "$1" "$2" | sort -n -k1,1 | tail -n 1; }
-
 # Runs alternate between the initiators, so that a slow spell of the emulator is not all one's.
 declare -A res
 for w in "${workloads[@]}"; do
