@@ -239,6 +239,10 @@ void exp_set_io_uring(struct exp *e, bool on);
 int exp_flush_sync(struct exp *e, uint32_t nsid);
 /* Whether the controller, or every path, failed: 0 or its -errno. */
 int exp_failed(const struct exp *e);
+/* Whether the controller, or every path, failed for good (deleted: past
+ * ctrl_loss_tmo, or another target): 0 or its -errno.  Not one that is
+ * reconnecting, as exp_failed() counts it. */
+int exp_lost(const struct exp *e);
 /* Every controller (path) that is not live gives up reconnecting. */
 void exp_stop_reconnecting(struct exp *e);
 /*

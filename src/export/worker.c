@@ -65,6 +65,18 @@ int exp_failed(const struct exp *e)
 	return err;
 }
 
+int exp_lost(const struct exp *e)
+{
+	struct nvmefs_ctrl_status st;
+
+	for (unsigned int i = 0; i < nr_ctrls(e); i++) {
+		nvmefs_ctrl_status(ctrl_at(e, i), &st);
+		if (st.state != NVMEFS_CTRL_DELETED)
+			return 0;
+	}
+	return exp_failed(e);
+}
+
 unsigned int exp_nr_workers(const struct exp *e)
 {
 	return e->opts.workers;

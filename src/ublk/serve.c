@@ -336,7 +336,7 @@ int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	struct sigaction sa = { .sa_handler = on_signal };
 	sigset_t sigs, old;
 	char *out;
-	int ret;
+	int ret, failed;
 
 	sig_fd = eventfd(0, EFD_CLOEXEC);
 	s.ended_fd = eventfd(0, EFD_CLOEXEC);
@@ -383,9 +383,17 @@ int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		free(out);
 		wait_end(&s);
 	}
+	/* Asked before stop(), which gives an outage up (the library logs
+	 * that, and it is what del asked for): a controller that failed for
+	 * good while serving is the error. */
+	failed = ret == 0 ? exp_lost(s.e) : 0;
 	stop(&s);
-	if (ret == 0)
-		ret = exp_failed(s.e);
+	if (failed)
+		ret = exp_error(failed, "the controller of %s failed while serving%s and was not "
+				"reconnected (%s), so block I/O failed with EIO: check the target and "
+				"add the devices again", opts->subnqn,
+				nvmefs_subsys_multipath(subsys) ? ", on every path," : "",
+				strerror(-failed));
 out:
 	if (s.e) {
 		for (unsigned int i = 0; !s.q && i < exp_nr_workers(s.e); i++)

@@ -10,7 +10,9 @@
 # waits and completes after the reconnect, with no error. ublk del while a write is held by such an
 # outage gives the outage up, as 'nvme disconnect' does: it returns within seconds, the write fails
 # with EIO, and no device is left; so does one while writes are held by the multipath head for an
-# inaccessible ANA group. Bad input served right: namespaces of 4 KiB blocks and of a
+# inaccessible ANA group. Neither logs an error (the outage given up is what del asked for); a
+# controller lost for good while serving (past ctrl_loss_tmo) fails I/O, keeps the device until del,
+# and the daemon's last line says so. Bad input served right: namespaces of 4 KiB blocks and of a
 # size that is no multiple of 4 KiB have the kernel initiator's block size and size; the latter
 # grown on the target, its device follows (6.16 and later: its new end written and read back), or
 # the daemon says in one line that this kernel cannot resize a ublk device. A daemon
@@ -240,6 +242,14 @@ wait "$dd_pid" || rc=$?
 wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
 [[ ! -e $dev ]] || fail "$dev is still there after ublk del"
 port_link "$nqn"
+# The outage given up at del is what del asked for: the library's line says so, and the daemon
+# adds no error of its own (it once logged 'nvmefs ublk add: ' with nothing after).
+if [[ -s $syslog_file ]]; then
+	! grep -q "nvmefs\[$pid\]: nvmefs ublk add: *$" "$syslog_file" ||
+		fail "the daemon logged an empty error line when ublk del gave up its outage: $(grep "nvmefs\[$pid\]: nvmefs ublk add: *$" "$syslog_file")"
+	! grep -q "nvmefs\[$pid\]: nvmefs ublk add: the controller .* failed while serving" "$syslog_file" ||
+		fail "the daemon called the outage ublk del gave up a failure while serving: $(grep "nvmefs\[$pid\]: nvmefs ublk add:" "$syslog_file")"
+fi
 log "ublk del with a write held: returned in $ms ms, the write failed with EIO"
 
 # ublk del while writes are held by the multipath head itself (--all-paths: a multipath head, of one
@@ -262,6 +272,25 @@ grep -q "Input/output error" /tmp/fio-ana.out || fail "the writes held when $dev
 wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
 echo optimized >"$ana"
 log "ublk del with writes held for an inaccessible ANA group: returned in $ms ms, the writes failed with EIO"
+
+# A controller lost for good while serving (past ctrl_loss_tmo): I/O fails, the devices stay until
+# del, and the daemon's last line says what failed and what to do.
+timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" -l 1 --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
+	fail "nvmefs ublk add -l 1 failed (exit $?): $(cat /tmp/ublk-add.err)"
+dev=$(head -n 1 /tmp/ublk-add.out) pid=$(cat "$pidfile")
+port_unlink "$nqn"
+lost() { grep -q "nvmefs\[$pid\]: .*not reconnected within ctrl_loss_tmo" "$syslog_file"; }
+[[ -s $syslog_file ]] && { wait_until 10000 lost || fail "the controller was not given up 10 s after a 1 s ctrl_loss_tmo"; }
+dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct 2>/tmp/dd-lost.err && fail "a read of $dev succeeded with its controller lost"
+[[ -b $dev ]] || fail "$dev went when its controller was lost: it stays until ublk del"
+timeout 20 "$NVMEFS" ublk del "$dev" || fail "nvmefs ublk del $dev of a lost controller failed"
+wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
+port_link "$nqn"
+if [[ -s $syslog_file ]]; then
+	grep -q "nvmefs\[$pid\]: nvmefs ublk add: the controller of $nqn failed while serving and was not reconnected (.*), so block I/O failed with EIO: check the target" "$syslog_file" ||
+		fail "the daemon whose controller was lost did not say so as it ended: $(grep "nvmefs\[$pid\]: nvmefs ublk add" "$syslog_file")"
+	log "controller lost: $(grep -o "nvmefs ublk add: the controller .*" "$syslog_file" | tail -n 1)"
+fi
 
 # A daemon killed (SIGKILL, no UBLK_F_USER_RECOVERY) leaves no block device; what the kernel keeps
 # of it (the ublk device, dead until DEL_DEV) ublk del removes, and says so.
