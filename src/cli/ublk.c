@@ -42,7 +42,8 @@ static void help(void)
 	       "as a block device /dev/ublkbN through the kernel's ublk driver (ublk_drv; root),\n"
 	       "printing each device once it exists.  Runs as a daemon unless -f; it ends, and its\n"
 	       "devices go, on SIGTERM, SIGINT or SIGHUP or once 'del' removed them.\n"
-	       "list: the devices nvmefs serves.  del: remove a device, or every device of SUBNQN.\n"
+	       "list: the devices nvmefs serves.  del: remove a device, or every device of SUBNQN;\n"
+	       "I/O held for a removed device (an outage) fails at once, the others serve on.\n"
 	       "\n"
 	       "Options of add:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
@@ -383,7 +384,9 @@ static bool still_serves(long pid, const struct rec *del, unsigned int n)
  * the I/O held for a path first, as 'nvme disconnect' does, where the
  * kernel's STOP_DEV would wait for that I/O until ctrl_loss_tmo, or for
  * ever for a namespace no path reaches (ANA).  A daemon that keeps other
- * devices, or that died, has its devices deleted here.
+ * devices is asked to delete each of these alone, giving up only what is
+ * held for it, its other devices serving on.  Those of a daemon that died
+ * are deleted here.
  */
 static int del_devices(const struct rec *del, unsigned int n)
 {
@@ -397,10 +400,18 @@ static int del_devices(const struct rec *del, unsigned int n)
 
 		for (unsigned int j = 0; j < k && first; j++)
 			first = del[j].pid != pid;
-		if (!first || !all || !all_of_daemon(pid, all, nr_all, del, n) ||
-		    kill((pid_t)pid, SIGTERM) < 0)
+		if (del[k].dead)
 			continue;
-		while (still_serves(pid, del, n) && kill((pid_t)pid, 0) == 0)
+		if (all && all_of_daemon(pid, all, nr_all, del, n)) {
+			if (!first || kill((pid_t)pid, SIGTERM) < 0)
+				continue;
+			while (still_serves(pid, del, n) && kill((pid_t)pid, 0) == 0)
+				usleep(20000);
+			continue;
+		}
+		if (nvmefs_ublk_ask_del((pid_t)pid, del[k].id) < 0)
+			continue;
+		while (still_serves(pid, &del[k], 1) && kill((pid_t)pid, 0) == 0)
 			usleep(20000);
 	}
 	free(all);

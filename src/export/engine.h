@@ -253,6 +253,9 @@ void exp_stop_reconnecting(struct exp *e);
  * parks from now on, fails with EIO at its next exp_worker_run().
  */
 void exp_going(struct exp *e);
+/* From any thread: as exp_going() for namespace @nsid alone (its block
+ * device is being deleted while the others serve on). */
+void exp_ns_give_up(struct exp *e, uint32_t nsid);
 /* A snapshot of every worker's counters and their sum, the controller's
  * state and each path's reach of namespaces @ns (@nr_ns of them), as JSON
  * text of *@len bytes; NULL without memory.  Freed by the caller. */

@@ -36,7 +36,10 @@ struct ublk_dev {
 	struct exp_ns ns;
 	int id;			/* /dev/ublkbN; -1 before ADD_DEV */
 	int cdev;		/* /dev/ublkcN */
-	bool started;
+	/* Read by the library's thread (resize.c). */
+	atomic_bool started;
+	/* Deleted alone, at 'ublk del' (serve.c): its id may be another's now. */
+	bool removed;
 	/* Worker threads still holding its queues' mappings: the last to let
 	 * go closes cdev, which lets DEL_DEV finish. */
 	atomic_uint queues_live;
