@@ -224,6 +224,8 @@ struct rec {
 	char nqn[256];
 	unsigned int nsid;
 	long pid;
+	/* Its namespace was removed or replaced on the target: its I/O fails. */
+	bool gone;
 	/* Its daemon died (SIGKILL) without deleting it: the kernel stopped
 	 * the device and keeps it, with no server, until DEL_DEV. */
 	bool dead;
@@ -234,7 +236,7 @@ struct rec {
 static int rec_read(int id, struct rec *r)
 {
 	struct nvmefs_ublk_info info;
-	char path[64];
+	char path[64], state[8] = "";
 	FILE *f;
 	int n;
 
@@ -242,10 +244,11 @@ static int rec_read(int id, struct rec *r)
 	f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
-	n = fscanf(f, "%255s %u %ld", r->nqn, &r->nsid, &r->pid);
+	n = fscanf(f, "%255s %u %ld %7s", r->nqn, &r->nsid, &r->pid, state);
 	fclose(f);
 	r->id = id;
-	if (n != 3 || nvmefs_ublk_dev_info(id, &info) < 0)
+	r->gone = !strcmp(state, "gone");
+	if (n < 3 || nvmefs_ublk_dev_info(id, &info) < 0)
 		return -ENOENT;
 	r->dead = info.pid == -1 && kill((pid_t)r->pid, 0) < 0 && errno == ESRCH;
 	if (info.pid != r->pid && !r->dead)
@@ -277,6 +280,12 @@ static struct rec *rec_all(unsigned int *nr)
 		closedir(dir);
 	*nr = n;
 	return all;
+}
+
+/* What list says of @r: its daemon's state, or its namespace's. */
+static const char *rec_state(const struct rec *r)
+{
+	return r->dead ? "dead" : r->gone ? "gone" : "live";
 }
 
 static int ublk_list(int argc, char **argv)
@@ -311,14 +320,16 @@ static int ublk_list(int argc, char **argv)
 		json_object_begin(&j, NULL);
 		json_array_begin(&j, "Devices");
 	} else {
-		printf("%-16s %-8s %-10s %s\n", "Node", "Namespace", "PID", "SubsystemNQN");
-		printf("%-16s %-8s %-10s %s\n", "----------------", "---------", "----------",
-		       "------------------------------------");
+		printf("%-16s %-9s %-10s %-5s %s\n", "Node", "Namespace", "PID", "State",
+		       "SubsystemNQN");
+		printf("%-16s %-9s %-10s %-5s %s\n", "----------------", "---------", "----------",
+		       "-----", "------------------------------------");
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/dev/ublkb%d", all[i].id);
 		if (fmt != OUTPUT_JSON) {
-			printf("%-16s %-9u %-10ld %s\n", path, all[i].nsid, all[i].pid, all[i].nqn);
+			printf("%-16s %-9u %-10ld %-5s %s\n", path, all[i].nsid, all[i].pid,
+			       rec_state(&all[i]), all[i].nqn);
 			continue;
 		}
 		json_object_begin(&j, NULL);
@@ -326,6 +337,7 @@ static int ublk_list(int argc, char **argv)
 		json_string(&j, "SubsystemNQN", all[i].nqn);
 		json_uint(&j, "NameSpace", all[i].nsid);
 		json_int(&j, "PID", all[i].pid);
+		json_string(&j, "State", rec_state(&all[i]));
 		json_object_end(&j);
 	}
 	if (fmt == OUTPUT_JSON) {

@@ -73,6 +73,14 @@ struct exp_ns {
  * command's name, says who). */
 int exp_ns_init(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint32_t nsid, const char *face);
 
+/* What the target did to a namespace an export serves. */
+enum exp_ns_change { EXP_NS_SAME, EXP_NS_GONE, EXP_NS_BACK, EXP_NS_RESIZED };
+/* The one rule every front end follows when the target's namespaces
+ * changed: @ns is marked gone (removed, or another namespace behind its
+ * NSID: its I/O fails) or back (enabled again as it was, its size taken),
+ * or takes its new size; *@old_size is the one it had. */
+enum exp_ns_change exp_ns_follow(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint64_t *old_size);
+
 enum exp_op { EXP_READ, EXP_WRITE, EXP_FLUSH, EXP_ZERO, EXP_PUNCH };
 
 /* A worker's counters, which exp_stats_json() reports. */

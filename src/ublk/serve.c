@@ -202,18 +202,20 @@ static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 	return open_cdev(d);
 }
 
-/* What list and del read of device @d: the subsystem, namespace and daemon. */
-static void record(struct ublk_server *s, const struct ublk_dev *d)
+void ublk_record(struct ublk_server *s, const struct ublk_dev *d)
 {
-	char path[64];
+	char path[64], tmp[72];
 	FILE *f;
 
 	mkdir("/run/nvmefs", 0755);
 	mkdir(NVMEFS_UBLK_RUN_DIR, 0755);
 	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
-	f = fopen(path, "we");
-	if (!f || fprintf(f, "%s\n%u\n%ld\n", s->opts->subnqn, d->ns.nsid, (long)getpid()) < 0 ||
-	    fclose(f))
+	/* Renamed into place: list and del, reading it meanwhile, see it whole. */
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "we");
+	if (!f || fprintf(f, "%s\n%u\n%ld\n%s\n", s->opts->subnqn, d->ns.nsid, (long)getpid(),
+			  atomic_load(&d->ns.gone) ? "gone" : "live") < 0 ||
+	    fclose(f) || rename(tmp, path) < 0)
 		exp_logp(LOG_WARNING, "recording ublkb%d in %s failed: %m: nvmefs ublk list will "
 			 "not show it", d->id, path);
 }
@@ -299,7 +301,7 @@ static int start(struct ublk_server *s)
 		if (ret < 0)
 			return ctrl_error(ret, "starting the ublk device");
 		s->dev[i].started = true;
-		record(s, &s->dev[i]);
+		ublk_record(s, &s->dev[i]);
 	}
 	return 0;
 }

@@ -17,7 +17,8 @@
 # grown on the target, its device follows (6.16 and later: its new end written and read back), or
 # the daemon says in one line that this kernel cannot resize a ublk device. One of those two
 # devices deleted during an outage holding a write on each goes within seconds, its write failing
-# with EIO, while the other and its held write stay, the write done once the target is back. A daemon
+# with EIO, while the other and its held write stay, the write done once the target is back; its
+# namespace then removed on the target, ublk list says it is gone and its I/O fails at once. A daemon
 # killed with SIGKILL leaves no block device, and ublk del removes what the kernel kept of it.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
@@ -151,6 +152,19 @@ wait "$dd2_pid" || fail "the write held for $dev2 failed after the target came b
 cmp <(dd if="$dev2" bs=4096 count=1 iflag=direct status=none) /tmp/ublk-held2 ||
 	fail "the write held for $dev2 through the outage reads back otherwise"
 log "ublk del $dev1 of two in an outage: returned in $ms ms, its write failed with EIO; $dev2's write held, then done"
+# Namespace 2 removed on the target (disabled: nvmet sends Namespace Attribute Changed): its device
+# is marked gone as the mount marks its file, ublk list says so, and its I/O fails at once.
+echo 0 >"$NVMEFS_TEST_NVMET/subsystems/$empty/namespaces/2/enable"
+listed_gone() { "$NVMEFS" ublk list | grep -q "^$dev2 .* gone  *$empty\$"; }
+wait_until 10000 listed_gone || fail "ublk list does not show $dev2 gone 10 s after its namespace was removed: $("$NVMEFS" ublk list)"
+"$NVMEFS" ublk list -o json | jq -e --arg d "$dev2" '.Devices[] | select(.DevicePath == $d) | .State == "gone"' >/dev/null ||
+	fail "ublk list -o json does not say $dev2 is gone: $("$NVMEFS" ublk list -o json)"
+start=$(now_ms) rc=0
+timeout 20 dd if="$dev2" of=/dev/null bs=4k count=1 iflag=direct 2>/tmp/dd-gone.err || rc=$?
+ms=$(($(now_ms) - start))
+((rc != 0 && rc != 124)) || fail "a read of $dev2, its namespace removed, exited $rc after $ms ms: $(cat /tmp/dd-gone.err)"
+((ms <= 5000)) || fail "a read of $dev2, its namespace removed, took $ms ms to fail"
+log "namespace 2 removed: $dev2 listed gone, a read failed in $ms ms: $(head -n 1 /tmp/dd-gone.err)"
 timeout 60 "$NVMEFS" ublk del "$empty" || fail "nvmefs ublk del $empty failed"
 wait_gone "$odd_pid" 10000 || fail "the daemon of $empty (PID $odd_pid) still runs 10 s after ublk del"
 port_unlink "$empty"
