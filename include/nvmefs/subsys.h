@@ -100,6 +100,16 @@ int nvmefs_subsys_add_path(struct nvmefs_subsys *subsys, struct nvmefs_ctrl *ctr
  * deleted) while its I/O in flight must end.
  */
 void nvmefs_subsys_give_up(struct nvmefs_subsys *subsys);
+/**
+ * Since 0.2.  From any thread: as nvmefs_subsys_give_up(), for namespace
+ * @nsid alone (one block device of several deleted during an outage).  Its
+ * I/O that a queue holds while no path can carry it (an ANA state, a
+ * controller reconnecting) fails with -EIO at that queue's next poll, and
+ * its I/O sent later fails at once while no path can carry it; it goes as
+ * before on a path that can.  The subsystem's other namespaces wait for
+ * their paths as before, and the controllers go on reconnecting.
+ */
+void nvmefs_subsys_give_up_ns(struct nvmefs_subsys *subsys, uint32_t nsid);
 /** Disconnect every path and free the subsystem.  NULL is ignored. */
 void nvmefs_subsys_destroy(struct nvmefs_subsys *subsys);
 /** How many paths there are. */

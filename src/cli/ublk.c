@@ -42,7 +42,8 @@ static void help(void)
 	       "as a block device /dev/ublkbN through the kernel's ublk driver (ublk_drv; root),\n"
 	       "printing each device once it exists.  Runs as a daemon unless -f; it ends, and its\n"
 	       "devices go, on SIGTERM, SIGINT or SIGHUP or once 'del' removed them.\n"
-	       "list: the devices nvmefs serves.  del: remove a device, or every device of SUBNQN.\n"
+	       "list: the devices nvmefs serves.  del: remove a device, or every device of SUBNQN;\n"
+	       "I/O held for a removed device (an outage) fails at once, the others serve on.\n"
 	       "\n"
 	       "Options of add:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
@@ -223,6 +224,8 @@ struct rec {
 	char nqn[256];
 	unsigned int nsid;
 	long pid;
+	/* Its namespace was removed or replaced on the target: its I/O fails. */
+	bool gone;
 	/* Its daemon died (SIGKILL) without deleting it: the kernel stopped
 	 * the device and keeps it, with no server, until DEL_DEV. */
 	bool dead;
@@ -233,7 +236,7 @@ struct rec {
 static int rec_read(int id, struct rec *r)
 {
 	struct nvmefs_ublk_info info;
-	char path[64];
+	char path[64], state[8] = "";
 	FILE *f;
 	int n;
 
@@ -241,10 +244,11 @@ static int rec_read(int id, struct rec *r)
 	f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
-	n = fscanf(f, "%255s %u %ld", r->nqn, &r->nsid, &r->pid);
+	n = fscanf(f, "%255s %u %ld %7s", r->nqn, &r->nsid, &r->pid, state);
 	fclose(f);
 	r->id = id;
-	if (n != 3 || nvmefs_ublk_dev_info(id, &info) < 0)
+	r->gone = !strcmp(state, "gone");
+	if (n < 3 || nvmefs_ublk_dev_info(id, &info) < 0)
 		return -ENOENT;
 	r->dead = info.pid == -1 && kill((pid_t)r->pid, 0) < 0 && errno == ESRCH;
 	if (info.pid != r->pid && !r->dead)
@@ -276,6 +280,12 @@ static struct rec *rec_all(unsigned int *nr)
 		closedir(dir);
 	*nr = n;
 	return all;
+}
+
+/* What list says of @r: its daemon's state, or its namespace's. */
+static const char *rec_state(const struct rec *r)
+{
+	return r->dead ? "dead" : r->gone ? "gone" : "live";
 }
 
 static int ublk_list(int argc, char **argv)
@@ -310,14 +320,16 @@ static int ublk_list(int argc, char **argv)
 		json_object_begin(&j, NULL);
 		json_array_begin(&j, "Devices");
 	} else {
-		printf("%-16s %-8s %-10s %s\n", "Node", "Namespace", "PID", "SubsystemNQN");
-		printf("%-16s %-8s %-10s %s\n", "----------------", "---------", "----------",
-		       "------------------------------------");
+		printf("%-16s %-9s %-10s %-5s %s\n", "Node", "Namespace", "PID", "State",
+		       "SubsystemNQN");
+		printf("%-16s %-9s %-10s %-5s %s\n", "----------------", "---------", "----------",
+		       "-----", "------------------------------------");
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/dev/ublkb%d", all[i].id);
 		if (fmt != OUTPUT_JSON) {
-			printf("%-16s %-9u %-10ld %s\n", path, all[i].nsid, all[i].pid, all[i].nqn);
+			printf("%-16s %-9u %-10ld %-5s %s\n", path, all[i].nsid, all[i].pid,
+			       rec_state(&all[i]), all[i].nqn);
 			continue;
 		}
 		json_object_begin(&j, NULL);
@@ -325,6 +337,7 @@ static int ublk_list(int argc, char **argv)
 		json_string(&j, "SubsystemNQN", all[i].nqn);
 		json_uint(&j, "NameSpace", all[i].nsid);
 		json_int(&j, "PID", all[i].pid);
+		json_string(&j, "State", rec_state(&all[i]));
 		json_object_end(&j);
 	}
 	if (fmt == OUTPUT_JSON) {
@@ -383,7 +396,9 @@ static bool still_serves(long pid, const struct rec *del, unsigned int n)
  * the I/O held for a path first, as 'nvme disconnect' does, where the
  * kernel's STOP_DEV would wait for that I/O until ctrl_loss_tmo, or for
  * ever for a namespace no path reaches (ANA).  A daemon that keeps other
- * devices, or that died, has its devices deleted here.
+ * devices is asked to delete each of these alone, giving up only what is
+ * held for it, its other devices serving on.  Those of a daemon that died
+ * are deleted here.
  */
 static int del_devices(const struct rec *del, unsigned int n)
 {
@@ -397,10 +412,18 @@ static int del_devices(const struct rec *del, unsigned int n)
 
 		for (unsigned int j = 0; j < k && first; j++)
 			first = del[j].pid != pid;
-		if (!first || !all || !all_of_daemon(pid, all, nr_all, del, n) ||
-		    kill((pid_t)pid, SIGTERM) < 0)
+		if (del[k].dead)
 			continue;
-		while (still_serves(pid, del, n) && kill((pid_t)pid, 0) == 0)
+		if (all && all_of_daemon(pid, all, nr_all, del, n)) {
+			if (!first || kill((pid_t)pid, SIGTERM) < 0)
+				continue;
+			while (still_serves(pid, del, n) && kill((pid_t)pid, 0) == 0)
+				usleep(20000);
+			continue;
+		}
+		if (nvmefs_ublk_ask_del((pid_t)pid, del[k].id) < 0)
+			continue;
+		while (still_serves(pid, &del[k], 1) && kill((pid_t)pid, 0) == 0)
 			usleep(20000);
 	}
 	free(all);

@@ -73,6 +73,14 @@ struct exp_ns {
  * command's name, says who). */
 int exp_ns_init(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint32_t nsid, const char *face);
 
+/* What the target did to a namespace an export serves. */
+enum exp_ns_change { EXP_NS_SAME, EXP_NS_GONE, EXP_NS_BACK, EXP_NS_RESIZED };
+/* The one rule every front end follows when the target's namespaces
+ * changed: @ns is marked gone (removed, or another namespace behind its
+ * NSID: its I/O fails) or back (enabled again as it was, its size taken),
+ * or takes its new size; *@old_size is the one it had. */
+enum exp_ns_change exp_ns_follow(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint64_t *old_size);
+
 enum exp_op { EXP_READ, EXP_WRITE, EXP_FLUSH, EXP_ZERO, EXP_PUNCH };
 
 /* A worker's counters, which exp_stats_json() reports. */
@@ -239,6 +247,10 @@ void exp_set_io_uring(struct exp *e, bool on);
 int exp_flush_sync(struct exp *e, uint32_t nsid);
 /* Whether the controller, or every path, failed: 0 or its -errno. */
 int exp_failed(const struct exp *e);
+/* Whether the controller, or every path, failed for good (deleted: past
+ * ctrl_loss_tmo, or another target): 0 or its -errno.  Not one that is
+ * reconnecting, as exp_failed() counts it. */
+int exp_lost(const struct exp *e);
 /* Every controller (path) that is not live gives up reconnecting. */
 void exp_stop_reconnecting(struct exp *e);
 /*
@@ -249,6 +261,9 @@ void exp_stop_reconnecting(struct exp *e);
  * parks from now on, fails with EIO at its next exp_worker_run().
  */
 void exp_going(struct exp *e);
+/* From any thread: as exp_going() for namespace @nsid alone (its block
+ * device is being deleted while the others serve on). */
+void exp_ns_give_up(struct exp *e, uint32_t nsid);
 /* A snapshot of every worker's counters and their sum, the controller's
  * state and each path's reach of namespaces @ns (@nr_ns of them), as JSON
  * text of *@len bytes; NULL without memory.  Freed by the caller. */

@@ -38,6 +38,30 @@ static void ns_uuid(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint8_t *descs)
 	}
 }
 
+enum exp_ns_change exp_ns_follow(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint64_t *old_size)
+{
+	struct nvmefs_ns_info info;
+	int ret = nvmefs_ns_info(ctrl, ns->nsid, &info);
+	uint64_t size;
+
+	*old_size = atomic_load(&ns->size);
+	if (ret == 0 && info.lba_size != ns->lba_size)
+		ret = -ENODEV;
+	if (ret == -ENODEV || ret == -ENOENT) {
+		if (atomic_exchange(&ns->gone, true))
+			return EXP_NS_SAME;
+		return EXP_NS_GONE;
+	}
+	if (ret < 0 || info.nlb > UINT64_MAX / info.lba_size)
+		return EXP_NS_SAME;
+	size = info.nlb * info.lba_size;
+	if (size != *old_size)
+		atomic_store(&ns->size, size);
+	if (atomic_exchange(&ns->gone, false))
+		return EXP_NS_BACK;
+	return size == *old_size ? EXP_NS_SAME : EXP_NS_RESIZED;
+}
+
 int exp_ns_init(struct nvmefs_ctrl *ctrl, struct exp_ns *ns, uint32_t nsid, const char *face)
 {
 	struct nvmefs_ns_info info;

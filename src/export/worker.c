@@ -53,6 +53,14 @@ void exp_going(struct exp *e)
 		eventfd_write(e->workers[i].wake_fd, 1);
 }
 
+void exp_ns_give_up(struct exp *e, uint32_t nsid)
+{
+	nvmefs_subsys_give_up_ns(e->subsys, nsid);
+	/* Each worker unparks what it holds for @nsid, which then fails. */
+	for (unsigned int i = 0; i < e->opts.workers; i++)
+		eventfd_write(e->workers[i].wake_fd, 1);
+}
+
 int exp_failed(const struct exp *e)
 {
 	int err = 0;
@@ -63,6 +71,18 @@ int exp_failed(const struct exp *e)
 			return 0;
 	}
 	return err;
+}
+
+int exp_lost(const struct exp *e)
+{
+	struct nvmefs_ctrl_status st;
+
+	for (unsigned int i = 0; i < nr_ctrls(e); i++) {
+		nvmefs_ctrl_status(ctrl_at(e, i), &st);
+		if (st.state != NVMEFS_CTRL_DELETED)
+			return 0;
+	}
+	return exp_failed(e);
 }
 
 unsigned int exp_nr_workers(const struct exp *e)

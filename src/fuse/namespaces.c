@@ -53,31 +53,28 @@ int fs_scan_namespaces(struct fs *fs)
 static void ns_file_update(struct fs *fs, unsigned int idx)
 {
 	struct exp_ns *ns = &fs->ns[idx];
-	struct nvmefs_ns_info info;
-	uint64_t size;
-	int ret;
+	uint64_t old, size;
 
-	ret = nvmefs_ns_info(fs->ctrl, ns->nsid, &info);
-	if (ret == 0 && atomic_load(&ns->gone)) {
-		/* Back as it was (enabled again on the target): listed again. */
-		atomic_store(&ns->gone, false);
-		exp_logp(LOG_NOTICE, "%s: namespace %u is back on the target", ns->name, ns->nsid);
-	} else if (atomic_load(&ns->gone)) {
+	switch (exp_ns_follow(fs->ctrl, ns, &old)) {
+	case EXP_NS_SAME:
 		return;
-	}
-	if (ret == -ENODEV || ret == -ENOENT) {
-		atomic_store(&ns->gone, true);
+	case EXP_NS_GONE:
 		exp_logp(LOG_WARNING, "%s: namespace %u was removed or replaced on the target: the file "
 		         "is no longer listed, and I/O through open ones fails", ns->name, ns->nsid);
 		fuse_lowlevel_notify_inval_entry(fs->se, FUSE_ROOT_ID, ns->name, strlen(ns->name));
 		return;
+	case EXP_NS_BACK:
+		/* Back as it was (enabled again on the target): listed again. */
+		exp_logp(LOG_NOTICE, "%s: namespace %u is back on the target", ns->name, ns->nsid);
+		break;
+	case EXP_NS_RESIZED:
+		break;
 	}
-	size = info.nlb * info.lba_size;
-	if (ret < 0 || size == atomic_load(&ns->size))
+	size = atomic_load(&ns->size);
+	if (size == old)
 		return;
 	exp_logp(LOG_NOTICE, "%s: namespace %u resized on the target from %" PRIu64 " to %" PRIu64
-	         " bytes", ns->name, ns->nsid, (uint64_t)atomic_load(&ns->size), size);
-	atomic_store(&ns->size, size);
+	         " bytes", ns->name, ns->nsid, old, size);
 	fuse_lowlevel_notify_inval_inode(fs->se, INO_NS_BASE + idx, 0, 0);
 }
 

@@ -72,5 +72,9 @@ struct nvmefs_ublk_info {
 int nvmefs_ublk_dev_info(int id, struct nvmefs_ublk_info *info);
 /* Stops and deletes device @id, which its daemon then lets go: 0 or -errno. */
 int nvmefs_ublk_dev_del(int id);
+/* Asks daemon @pid to delete its device @id alone, giving up the I/O held
+ * for it first (an outage, an ANA state) while its other devices serve
+ * on: 0 or -errno.  The device's record goes once it is deleted. */
+int nvmefs_ublk_ask_del(pid_t pid, int id);
 
 #endif /* NVMEFS_UBLK_DEVICES_H */

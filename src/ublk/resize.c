@@ -27,20 +27,31 @@ uint64_t ublk_features(void)
 
 static void follow(struct ublk_server *s, struct ublk_dev *d)
 {
-	struct nvmefs_ns_info info;
-	uint64_t size, old = atomic_load(&d->ns.size);
+	uint64_t size, old;
 	int ret;
 
-	/* A namespace gone or reformatted is the engine's I/O errors' to tell. */
-	if (nvmefs_ns_info(s->ctrl, d->ns.nsid, &info) < 0 || info.lba_size != d->ns.lba_size ||
-	    info.nlb > UINT64_MAX / info.lba_size)
+	/* The engine's size first (exp_ns_follow()), before the kernel's:
+	 * once that shrinks no request passes the new end, and until then the
+	 * engine fails those that do. */
+	switch (exp_ns_follow(s->ctrl, &d->ns, &old)) {
+	case EXP_NS_SAME:
 		return;
-	size = info.nlb * info.lba_size;
+	case EXP_NS_GONE:
+		exp_logp(LOG_WARNING, "/dev/ublkb%d: namespace %u was removed or replaced on the target: "
+			 "its I/O fails; 'nvmefs ublk del' the device", d->id, d->ns.nsid);
+		ublk_record(s, d);
+		return;
+	case EXP_NS_BACK:
+		exp_logp(LOG_NOTICE, "/dev/ublkb%d: namespace %u is back on the target", d->id,
+			 d->ns.nsid);
+		ublk_record(s, d);
+		break;
+	case EXP_NS_RESIZED:
+		break;
+	}
+	size = atomic_load(&d->ns.size);
 	if (size == old)
 		return;
-	/* Before the kernel's size: once that shrinks no request passes the
-	 * new end, and until then the engine fails those that do. */
-	atomic_store(&d->ns.size, size);
 	if (!(s->features & UBLK_F_UPDATE_SIZE)) {
 		exp_logp(LOG_WARNING, "/dev/ublkb%d keeps %" PRIu64 " bytes while namespace %u now has %"
 			 PRIu64 ": this kernel cannot resize a ublk device (UBLK_F_UPDATE_SIZE, Linux "

@@ -38,6 +38,32 @@ static void on_signal(int sig)
 	eventfd_write(sig_fd, 1);
 }
 
+/* 'ublk del' of one device of several: a real-time signal (each one sent
+ * is delivered), queued with the device's id, which the handler passes on
+ * to the main thread. */
+#define DEL_SIGNAL SIGRTMIN
+static int del_pipe[2] = { -1, -1 };
+
+static void on_del(int sig, siginfo_t *si, void *uc)
+{
+	int id = si->si_value.sival_int;
+	ssize_t n;
+
+	(void)sig;
+	(void)uc;
+	if (si->si_code != SI_QUEUE)
+		return;
+	n = write(del_pipe[1], &id, sizeof(id));
+	(void)n;
+}
+
+int nvmefs_ublk_ask_del(pid_t pid, int id)
+{
+	union sigval v = { .sival_int = id };
+
+	return sigqueue(pid, DEL_SIGNAL, v) < 0 ? -errno : 0;
+}
+
 static struct exp_opts engine_opts(const struct nvmefs_ublk_opts *opts)
 {
 	return (struct exp_opts){ .workers = opts->workers, .depth = opts->depth,
@@ -176,18 +202,20 @@ static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 	return open_cdev(d);
 }
 
-/* What list and del read of device @d: the subsystem, namespace and daemon. */
-static void record(struct ublk_server *s, const struct ublk_dev *d)
+void ublk_record(struct ublk_server *s, const struct ublk_dev *d)
 {
-	char path[64];
+	char path[64], tmp[72];
 	FILE *f;
 
 	mkdir("/run/nvmefs", 0755);
 	mkdir(NVMEFS_UBLK_RUN_DIR, 0755);
 	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
-	f = fopen(path, "we");
-	if (!f || fprintf(f, "%s\n%u\n%ld\n", s->opts->subnqn, d->ns.nsid, (long)getpid()) < 0 ||
-	    fclose(f))
+	/* Renamed into place: list and del, reading it meanwhile, see it whole. */
+	snprintf(tmp, sizeof(tmp), "%s.new", path);
+	f = fopen(tmp, "we");
+	if (!f || fprintf(f, "%s\n%u\n%ld\n%s\n", s->opts->subnqn, d->ns.nsid, (long)getpid(),
+			  atomic_load(&d->ns.gone) ? "gone" : "live") < 0 ||
+	    fclose(f) || rename(tmp, path) < 0)
 		exp_logp(LOG_WARNING, "recording ublkb%d in %s failed: %m: nvmefs ublk list will "
 			 "not show it", d->id, path);
 }
@@ -273,26 +301,63 @@ static int start(struct ublk_server *s)
 		if (ret < 0)
 			return ctrl_error(ret, "starting the ublk device");
 		s->dev[i].started = true;
-		record(s, &s->dev[i]);
+		ublk_record(s, &s->dev[i]);
 	}
 	return 0;
+}
+
+/*
+ * 'ublk del' of device @id alone.  What is held for its namespace fails
+ * first, as at the stop: STOP_DEV waits for the device's I/O in flight,
+ * which an outage would hold until ctrl_loss_tmo.  The other devices serve
+ * on, their I/O held as before.
+ */
+static void remove_one(struct ublk_server *s, int id)
+{
+	for (unsigned int i = 0; i < s->nr_dev; i++) {
+		struct ublk_dev *d = &s->dev[i];
+		int ret;
+
+		if (d->id != id || !d->started)
+			continue;
+		d->started = false;
+		exp_ns_give_up(s->e, d->ns.nsid);
+		/* The queues let go of the device once STOP_DEV aborts its
+		 * commands, which DEL_DEV waits for. */
+		ret = ublk_ctrl_cmd(UBLK_U_CMD_STOP_DEV, id, NULL, 0, 0);
+		if (ret == 0)
+			ret = ublk_ctrl_cmd(UBLK_U_CMD_DEL_DEV, id, NULL, 0, 0);
+		if (ret < 0) {
+			exp_logp(LOG_ERR, "deleting /dev/ublkb%d failed: %s: 'nvmefs ublk del' it "
+				 "again, or stop the daemon (PID %ld)", id, strerror(-ret),
+				 (long)getpid());
+			return;
+		}
+		d->removed = true;
+		unrecord(d);
+		exp_logp(LOG_INFO, "/dev/ublkb%d removed", id);
+	}
 }
 
 /* Until a signal, or until every queue ended (every device deleted). */
 static void wait_end(struct ublk_server *s)
 {
-	struct pollfd pfd[2] = { { .fd = sig_fd, .events = POLLIN },
-				 { .fd = s->ended_fd, .events = POLLIN } };
+	struct pollfd pfd[3] = { { .fd = sig_fd, .events = POLLIN },
+				 { .fd = s->ended_fd, .events = POLLIN },
+				 { .fd = del_pipe[0], .events = POLLIN } };
 	unsigned int ended = 0;
 	eventfd_t n;
+	int id;
 
 	while (ended < s->nr_q) {
-		if (poll(pfd, 2, -1) < 0)
+		if (poll(pfd, 3, -1) < 0)
 			continue;
 		if (pfd[0].revents)
 			return;
 		if (pfd[1].revents && eventfd_read(s->ended_fd, &n) == 0)
 			ended += (unsigned int)n;
+		while (pfd[2].revents && read(del_pipe[0], &id, sizeof(id)) == (ssize_t)sizeof(id))
+			remove_one(s, id);
 	}
 }
 
@@ -310,7 +375,7 @@ static void stop(struct ublk_server *s)
 	exp_going(s->e);
 	nvmefs_ctrl_set_change_cb(s->ctrl, NULL, NULL);
 	for (unsigned int i = 0; i < s->nr_dev; i++)
-		if (s->dev[i].id >= 0)
+		if (s->dev[i].id >= 0 && !s->dev[i].removed)
 			ublk_ctrl_cmd(UBLK_U_CMD_STOP_DEV, s->dev[i].id, NULL, 0, 0);
 	for (unsigned int i = 0; i < s->nr_q; i++)
 		ublk_queue_join(&s->q[i]);
@@ -319,7 +384,7 @@ static void stop(struct ublk_server *s)
 
 		if (d->cdev >= 0)
 			close(d->cdev);
-		if (d->id < 0)
+		if (d->id < 0 || d->removed)
 			continue;
 		ublk_ctrl_cmd(UBLK_U_CMD_DEL_DEV, d->id, NULL, 0, 0);
 		unrecord(d);
@@ -333,14 +398,15 @@ int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 {
 	struct ublk_server s = { .ctrl = ctrl, .opts = opts, .ended_fd = -1 };
 	struct exp_opts eo = engine_opts(opts);
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = { .sa_handler = on_signal },
+			 del_sa = { .sa_sigaction = on_del, .sa_flags = SA_SIGINFO };
 	sigset_t sigs, old;
 	char *out;
-	int ret;
+	int ret, failed;
 
 	sig_fd = eventfd(0, EFD_CLOEXEC);
 	s.ended_fd = eventfd(0, EFD_CLOEXEC);
-	if (sig_fd < 0 || s.ended_fd < 0) {
+	if (sig_fd < 0 || s.ended_fd < 0 || pipe2(del_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		ret = exp_error(-errno, "setting up the daemon's events failed: %s", strerror(errno));
 		goto out;
 	}
@@ -360,11 +426,13 @@ int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(DEL_SIGNAL, &del_sa, NULL);
 	/* The queues' threads take no signal, which would only interrupt their waits. */
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
 	sigaddset(&sigs, SIGHUP);
+	sigaddset(&sigs, DEL_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &sigs, &old);
 	s.iod_len = ((size_t)s.depth * sizeof(struct ublksrv_io_desc) +
 		     (size_t)sysconf(_SC_PAGESIZE) - 1) & ~((size_t)sysconf(_SC_PAGESIZE) - 1);
@@ -383,9 +451,17 @@ int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 		free(out);
 		wait_end(&s);
 	}
+	/* Asked before stop(), which gives an outage up (the library logs
+	 * that, and it is what del asked for): a controller that failed for
+	 * good while serving is the error. */
+	failed = ret == 0 ? exp_lost(s.e) : 0;
 	stop(&s);
-	if (ret == 0)
-		ret = exp_failed(s.e);
+	if (failed)
+		ret = exp_error(failed, "the controller of %s failed while serving%s and was not "
+				"reconnected (%s), so block I/O failed with EIO: check the target and "
+				"add the devices again", opts->subnqn,
+				nvmefs_subsys_multipath(subsys) ? ", on every path," : "",
+				strerror(-failed));
 out:
 	if (s.e) {
 		for (unsigned int i = 0; !s.q && i < exp_nr_workers(s.e); i++)
@@ -398,6 +474,12 @@ out:
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sigaction(DEL_SIGNAL, &sa, NULL);
+	for (int i = 0; i < 2; i++) {
+		if (del_pipe[i] >= 0)
+			close(del_pipe[i]);
+		del_pipe[i] = -1;
+	}
 	if (sig_fd >= 0)
 		close(sig_fd);
 	sig_fd = -1;

@@ -36,7 +36,10 @@ struct ublk_dev {
 	struct exp_ns ns;
 	int id;			/* /dev/ublkbN; -1 before ADD_DEV */
 	int cdev;		/* /dev/ublkcN */
-	bool started;
+	/* Read by the library's thread (resize.c). */
+	atomic_bool started;
+	/* Deleted alone, at 'ublk del' (serve.c): its id may be another's now. */
+	bool removed;
 	/* Worker threads still holding its queues' mappings: the last to let
 	 * go closes cdev, which lets DEL_DEV finish. */
 	atomic_uint queues_live;
@@ -83,6 +86,10 @@ int ublk_queue_start(struct ublk_server *s, unsigned int i);
 void ublk_queue_join(struct ublk_queue *q);
 
 extern const struct exp_ops ublk_exp_ops;
+
+/* Records device @d (its subsystem, namespace, daemon and whether its
+ * namespace is gone) for list and del. */
+void ublk_record(struct ublk_server *s, const struct ublk_dev *d);
 
 /* GET_FEATURES: the UBLK_F_* the running kernel offers; 0 before 6.5. */
 uint64_t ublk_features(void);

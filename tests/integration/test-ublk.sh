@@ -10,10 +10,15 @@
 # waits and completes after the reconnect, with no error. ublk del while a write is held by such an
 # outage gives the outage up, as 'nvme disconnect' does: it returns within seconds, the write fails
 # with EIO, and no device is left; so does one while writes are held by the multipath head for an
-# inaccessible ANA group. Bad input served right: namespaces of 4 KiB blocks and of a
+# inaccessible ANA group. Neither logs an error (the outage given up is what del asked for); a
+# controller lost for good while serving (past ctrl_loss_tmo) fails I/O, keeps the device until del,
+# and the daemon's last line says so. Bad input served right: namespaces of 4 KiB blocks and of a
 # size that is no multiple of 4 KiB have the kernel initiator's block size and size; the latter
 # grown on the target, its device follows (6.16 and later: its new end written and read back), or
-# the daemon says in one line that this kernel cannot resize a ublk device. A daemon
+# the daemon says in one line that this kernel cannot resize a ublk device. One of those two
+# devices deleted during an outage holding a write on each goes within seconds, its write failing
+# with EIO, while the other and its held write stay, the write done once the target is back; its
+# namespace then removed on the target, ublk list says it is gone and its I/O fails at once. A daemon
 # killed with SIGKILL leaves no block device, and ublk del removes what the kernel kept of it.
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
@@ -112,6 +117,54 @@ else
 fi
 kernel_disconnect "$empty"
 odd_pid=$(cat /tmp/ublk-odd.pid)
+# One device of the daemon's two deleted during an outage that holds a write on each: del returns
+# within seconds and fails that device's write with EIO; the other device, its daemon and its held
+# write stay, and the write completes once the target is back.
+dev1=$(jq -r '.Devices[] | select(.NameSpace == 1) | .DevicePath' /tmp/ublk-odd.json)
+dev2=$(jq -r '.Devices[] | select(.NameSpace == 2) | .DevicePath' /tmp/ublk-odd.json)
+port_unlink "$empty"
+head -c 4096 /dev/urandom >/tmp/ublk-held2
+dd if=/dev/urandom of="$dev1" bs=4k count=1 oflag=direct 2>/tmp/dd-held1.err &
+dd1_pid=$!
+dd if=/tmp/ublk-held2 of="$dev2" bs=4k count=1 oflag=direct 2>/tmp/dd-held2.err &
+dd2_pid=$!
+sleep 2
+kill -0 "$dd1_pid" 2>/dev/null && kill -0 "$dd2_pid" 2>/dev/null ||
+	fail "a write to $dev1 or $dev2 ended with the port gone, not held: $(cat /tmp/dd-held1.err /tmp/dd-held2.err)"
+start=$(now_ms) rc=0
+timeout 20 "$NVMEFS" ublk del "$dev1" 2>/tmp/ublk-del.err || rc=$?
+ms=$(($(now_ms) - start))
+((rc == 0)) || fail "nvmefs ublk del $dev1 (of two devices, an outage holding a write on each) exited $rc after $ms ms (124: still waiting at 20 s): $(cat /tmp/ublk-del.err)"
+((ms <= 10000)) || fail "nvmefs ublk del $dev1 of two devices in an outage took $ms ms"
+wait_gone "$dd1_pid" 5000 || fail "the held write to $dev1 still waits 5 s after ublk del $dev1 returned"
+rc=0
+wait "$dd1_pid" || rc=$?
+((rc != 0)) && grep -q "Input/output error" /tmp/dd-held1.err ||
+	fail "the write held when $dev1 was deleted did not fail with EIO: exit $rc, $(cat /tmp/dd-held1.err)"
+[[ ! -e $dev1 ]] || fail "$dev1 is still there after ublk del $dev1"
+kill -0 "$odd_pid" && [[ -b $dev2 ]] || fail "ublk del $dev1 took the daemon (PID $odd_pid) or $dev2 with it"
+kill -0 "$dd2_pid" 2>/dev/null || fail "the write held for $dev2 ended when $dev1 was deleted: $(cat /tmp/dd-held2.err)"
+"$NVMEFS" ublk list | grep -q "^$dev2 " && ! "$NVMEFS" ublk list | grep -q "^$dev1 " ||
+	fail "after ublk del $dev1, ublk list does not show $dev2 alone: $("$NVMEFS" ublk list)"
+port_link "$empty"
+wait_gone "$dd2_pid" 30000 || fail "the write held for $dev2 still waits 30 s after the target came back"
+wait "$dd2_pid" || fail "the write held for $dev2 failed after the target came back: $(cat /tmp/dd-held2.err)"
+cmp <(dd if="$dev2" bs=4096 count=1 iflag=direct status=none) /tmp/ublk-held2 ||
+	fail "the write held for $dev2 through the outage reads back otherwise"
+log "ublk del $dev1 of two in an outage: returned in $ms ms, its write failed with EIO; $dev2's write held, then done"
+# Namespace 2 removed on the target (disabled: nvmet sends Namespace Attribute Changed): its device
+# is marked gone as the mount marks its file, ublk list says so, and its I/O fails at once.
+echo 0 >"$NVMEFS_TEST_NVMET/subsystems/$empty/namespaces/2/enable"
+listed_gone() { "$NVMEFS" ublk list | grep -q "^$dev2 .* gone  *$empty\$"; }
+wait_until 10000 listed_gone || fail "ublk list does not show $dev2 gone 10 s after its namespace was removed: $("$NVMEFS" ublk list)"
+"$NVMEFS" ublk list -o json | jq -e --arg d "$dev2" '.Devices[] | select(.DevicePath == $d) | .State == "gone"' >/dev/null ||
+	fail "ublk list -o json does not say $dev2 is gone: $("$NVMEFS" ublk list -o json)"
+start=$(now_ms) rc=0
+timeout 20 dd if="$dev2" of=/dev/null bs=4k count=1 iflag=direct 2>/tmp/dd-gone.err || rc=$?
+ms=$(($(now_ms) - start))
+((rc != 0 && rc != 124)) || fail "a read of $dev2, its namespace removed, exited $rc after $ms ms: $(cat /tmp/dd-gone.err)"
+((ms <= 5000)) || fail "a read of $dev2, its namespace removed, took $ms ms to fail"
+log "namespace 2 removed: $dev2 listed gone, a read failed in $ms ms: $(head -n 1 /tmp/dd-gone.err)"
 timeout 60 "$NVMEFS" ublk del "$empty" || fail "nvmefs ublk del $empty failed"
 wait_gone "$odd_pid" 10000 || fail "the daemon of $empty (PID $odd_pid) still runs 10 s after ublk del"
 port_unlink "$empty"
@@ -240,6 +293,14 @@ wait "$dd_pid" || rc=$?
 wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
 [[ ! -e $dev ]] || fail "$dev is still there after ublk del"
 port_link "$nqn"
+# The outage given up at del is what del asked for: the library's line says so, and the daemon
+# adds no error of its own (it once logged 'nvmefs ublk add: ' with nothing after).
+if [[ -s $syslog_file ]]; then
+	! grep -q "nvmefs\[$pid\]: nvmefs ublk add: *$" "$syslog_file" ||
+		fail "the daemon logged an empty error line when ublk del gave up its outage: $(grep "nvmefs\[$pid\]: nvmefs ublk add: *$" "$syslog_file")"
+	! grep -q "nvmefs\[$pid\]: nvmefs ublk add: the controller .* failed while serving" "$syslog_file" ||
+		fail "the daemon called the outage ublk del gave up a failure while serving: $(grep "nvmefs\[$pid\]: nvmefs ublk add:" "$syslog_file")"
+fi
 log "ublk del with a write held: returned in $ms ms, the write failed with EIO"
 
 # ublk del while writes are held by the multipath head itself (--all-paths: a multipath head, of one
@@ -263,6 +324,25 @@ wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk d
 echo optimized >"$ana"
 log "ublk del with writes held for an inaccessible ANA group: returned in $ms ms, the writes failed with EIO"
 
+# A controller lost for good while serving (past ctrl_loss_tmo): I/O fails, the devices stay until
+# del, and the daemon's last line says what failed and what to do.
+timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" -l 1 --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
+	fail "nvmefs ublk add -l 1 failed (exit $?): $(cat /tmp/ublk-add.err)"
+dev=$(head -n 1 /tmp/ublk-add.out) pid=$(cat "$pidfile")
+port_unlink "$nqn"
+lost() { grep -q "nvmefs\[$pid\]: .*not reconnected within ctrl_loss_tmo" "$syslog_file"; }
+[[ -s $syslog_file ]] && { wait_until 10000 lost || fail "the controller was not given up 10 s after a 1 s ctrl_loss_tmo"; }
+dd if="$dev" of=/dev/null bs=4k count=1 iflag=direct 2>/tmp/dd-lost.err && fail "a read of $dev succeeded with its controller lost"
+[[ -b $dev ]] || fail "$dev went when its controller was lost: it stays until ublk del"
+timeout 20 "$NVMEFS" ublk del "$dev" || fail "nvmefs ublk del $dev of a lost controller failed"
+wait_gone "$pid" 5000 || fail "the daemon (PID $pid) still runs 5 s after ublk del $dev"
+port_link "$nqn"
+if [[ -s $syslog_file ]]; then
+	grep -q "nvmefs\[$pid\]: nvmefs ublk add: the controller of $nqn failed while serving and was not reconnected (.*), so block I/O failed with EIO: check the target" "$syslog_file" ||
+		fail "the daemon whose controller was lost did not say so as it ended: $(grep "nvmefs\[$pid\]: nvmefs ublk add" "$syslog_file")"
+	log "controller lost: $(grep -o "nvmefs ublk add: the controller .*" "$syslog_file" | tail -n 1)"
+fi
+
 # A daemon killed (SIGKILL, no UBLK_F_USER_RECOVERY) leaves no block device; what the kernel keeps
 # of it (the ublk device, dead until DEL_DEV) ublk del removes, and says so.
 timeout 60 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" --pidfile "$pidfile" >/tmp/ublk-add.out 2>/tmp/ublk-add.err ||
@@ -284,4 +364,4 @@ fi
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices after a killed daemon's were deleted: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
-echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"
+echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once, and one device of two deleted alone in an outage; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"

@@ -314,6 +314,66 @@ START_TEST(test_outage_single_head_holds)
 }
 END_TEST
 
+/*
+ * One namespace given up (a block device deleted while the controller
+ * reconnects): the read held for it fails with EIO at the next poll and
+ * new I/O to it fails at once, while the controller goes on reconnecting;
+ * another namespace given up holds on to none of its I/O.
+ */
+START_TEST(test_outage_give_up_ns)
+{
+	struct nvmefs_ctrl *ctrl = connect_recovering(10);
+	struct nvmefs_subsys *s = NULL;
+	struct nvmefs_ctrl_status st;
+	struct cb_rec a = { 0 }, b = { 0 };
+	struct nvmefs_mpq *mpq;
+	struct fake_step *step;
+	int64_t end;
+	void *buf;
+
+	create_ioqs(ctrl, 1, 32, 0);
+	ck_assert_int_eq(nvmefs_subsys_create_single(ctrl, &s), 0);
+	mpq = nvmefs_subsys_queue(s, 0);
+	buf = nvmefs_mpq_buf_get(mpq);
+	step = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	step->hold = true;
+	fake_expect_destroy();		/* I/O queue 1 */
+	fake_expect_destroy();		/* the admin queue */
+	step = fake_expect_create(TRADDR, "4420");
+	step->create_ret = -ECONNREFUSED;
+	snprintf(step->create_msg, sizeof(step->create_msg), "nobody listens (scripted)");
+	fake_repeat(step, 1, 100000);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 0, 8, buf, on_io, &a), 0);
+	fake_disconnect(1);
+	for (end = now_ms() + 5000; !nvmefs_mpq_ns_held(mpq, 1) && now_ms() < end;)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 1);
+	nvmefs_subsys_give_up_ns(s, 2);
+	for (int i = 0; i < 5; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_uint_eq(a.calls, 0);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 1);
+
+	nvmefs_subsys_give_up_ns(s, 1);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
+	ck_assert_int_gt(nvmefs_mpq_arm(mpq), 0);
+	nvmefs_mpq_poll(mpq, 0);
+	ck_assert_uint_eq(a.calls, 1);
+	ck_assert_int_eq(a.status, -EIO);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 8, 8, buf, on_io, &b), -EIO);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "namespace 1's user gave up waiting"), "message: %s",
+		      nvmefs_errmsg());
+	ck_assert_uint_eq(b.calls, 0);
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 0);
+	nvmefs_ctrl_status(ctrl, &st);
+	ck_assert_int_ne(st.state, NVMEFS_CTRL_DELETED);
+	ck_assert_int_ne(st.state, NVMEFS_CTRL_LIVE);
+	nvmefs_mpq_buf_put(mpq, buf);
+	nvmefs_ctrl_stop_reconnect(ctrl);
+	nvmefs_subsys_destroy(s);
+}
+END_TEST
+
 static Suite *io_suite(void)
 {
 	Suite *s = suite_create("io");
@@ -337,6 +397,7 @@ static Suite *io_suite(void)
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, test_outage_ns_held);
 	tcase_add_test(tc, test_outage_single_head_holds);
+	tcase_add_test(tc, test_outage_give_up_ns);
 	suite_add_tcase(s, tc);
 
 	return s;

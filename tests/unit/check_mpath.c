@@ -439,22 +439,29 @@ START_TEST(test_give_up_fails_held)
 }
 END_TEST
 
-START_TEST(test_held_per_namespace)
+/* Two paths, A and B, to namespaces 1 and 2. */
+static struct nvmefs_subsys *two_ns_two_paths(struct nvmefs_ctrl **a, struct nvmefs_ctrl **b)
 {
 	static const struct fake_ns two[] = { { .nsid = 1, .nsze = 1u << 20, .lba_shift = 9 },
 					      { .nsid = 2, .nsze = 1u << 20, .lba_shift = 9 } };
-	struct nvmefs_ctrl *b = path(TRADDR_B, CNTLID_B, SUBNQN, two, 2);
-	struct nvmefs_ctrl *a = path(TRADDR_A, CNTLID_A, SUBNQN, two, 2);
-	struct result r1 = { 0 }, r1b = { 0 }, r2 = { 0 };
 	struct nvmefs_subsys *s = NULL;
-	struct nvmefs_mpq *mpq;
-	struct fake_step *step;
-	void *buf;
 
-	ck_assert_int_eq(nvmefs_subsys_create(a, NVMEFS_IOPOLICY_NUMA, &s), 0);
-	ck_assert_int_eq(nvmefs_subsys_add_path(s, b), 0);
-	mpq = nvmefs_subsys_queue(s, 0);
-	buf = nvmefs_mpq_buf_get(mpq);
+	*b = path(TRADDR_B, CNTLID_B, SUBNQN, two, 2);
+	*a = path(TRADDR_A, CNTLID_A, SUBNQN, two, 2);
+	ck_assert_int_eq(nvmefs_subsys_create(*a, NVMEFS_IOPOLICY_NUMA, &s), 0);
+	ck_assert_int_eq(nvmefs_subsys_add_path(s, *b), 0);
+	return s;
+}
+
+START_TEST(test_held_per_namespace)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_ns_two_paths(&a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	struct result r1 = { 0 }, r1b = { 0 }, r2 = { 0 };
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *step;
+
 	/* Namespace 1 reachable on no path (its ANA group inaccessible on
 	 * both): its I/O waits, in order; namespace 2's goes meanwhile. */
 	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
@@ -480,6 +487,50 @@ START_TEST(test_held_per_namespace)
 	while (!r1b.calls)
 		nvmefs_mpq_poll(mpq, 10);
 	ck_assert_ptr_eq(path_of(step), b);
+	nvmefs_mpq_buf_put(mpq, buf);
+	destroy(s, true, true);
+}
+END_TEST
+
+/* One namespace given up while both wait for a path (an ANA state on
+ * both): its held read fails at the next poll and new I/O to it fails at
+ * once; the other's read stays held, and goes once a path is back. */
+START_TEST(test_give_up_ns_fails_its_held)
+{
+	struct nvmefs_ctrl *a, *b;
+	struct nvmefs_subsys *s = two_ns_two_paths(&a, &b);
+	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
+	struct result r1 = { 0 }, r1b = { 0 }, r2 = { 0 };
+	void *buf = nvmefs_mpq_buf_get(mpq);
+	struct fake_step *step;
+
+	for (int i = 0; i < 2; i++) {
+		atomic_store(&a->ns[i].ana_state, NVME_ANA_STATE_INACCESSIBLE);
+		atomic_store(&b->ns[i].ana_state, NVME_ANA_STATE_INACCESSIBLE);
+	}
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 1, 1, 1, buf, io_cb, &r1), 0);
+	ck_assert_int_eq(nvmefs_mpq_read(mpq, 2, 5, 1, buf, io_cb, &r2), 0);
+	for (int i = 0; i < 3; i++)
+		nvmefs_mpq_poll(mpq, 10);
+	ck_assert_int_eq(r1.calls + r2.calls, 0);
+
+	nvmefs_subsys_give_up_ns(s, 1);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
+	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 2), 1);
+	ck_assert_int_gt(nvmefs_mpq_arm(mpq), 0);
+	nvmefs_mpq_poll(mpq, 0);
+	ck_assert_int_eq(r1.calls, 1);
+	ck_assert_int_eq(r1.status, -EIO);
+	ck_assert_int_eq(r2.calls, 0);
+	ck_assert_int_lt(nvmefs_mpq_read(mpq, 1, 2, 1, buf, io_cb, &r1b), 0);
+	ck_assert_msg(strstr(nvmefs_errmsg(), "gave up waiting"), "message: %s", nvmefs_errmsg());
+	ck_assert_int_eq(r1b.calls, 0);
+	/* Namespace 2's group is back on B: its read goes. */
+	atomic_store(&b->ns[1].ana_state, NVME_ANA_STATE_OPTIMIZED);
+	step = fake_expect_rw(1, nvme_cmd_read, 2, 5, 1, 512);
+	poll_until(mpq, &r2);
+	ck_assert_ptr_eq(path_of(step), b);
+	ck_assert_int_eq(r2.status, 0);
 	nvmefs_mpq_buf_put(mpq, buf);
 	destroy(s, true, true);
 }
@@ -875,6 +926,7 @@ static Suite *mpath_suite(void)
 	tcase_add_test(tc, test_held_without_usable_path);
 	tcase_add_test(tc, test_held_per_namespace);
 	tcase_add_test(tc, test_give_up_fails_held);
+	tcase_add_test(tc, test_give_up_ns_fails_its_held);
 	tcase_add_test(tc, test_flush_waits_for_writes_on_other_paths);
 	tcase_add_loop_test(tc, test_every_call_through_either_head, 0, 2);
 	tcase_add_test(tc, test_refused_paths);

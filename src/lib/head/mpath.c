@@ -105,11 +105,21 @@ static bool path_may_return(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 	return ns && !atomic_load(&ns->gone);
 }
 
+/* Whether @nsid's user gave up waiting for a path (nvmefs_subsys_give_up()
+ * or nvmefs_subsys_give_up_ns()). */
+static bool ns_given_up(const struct nvmefs_subsys *s, uint32_t nsid)
+{
+	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(s->paths[0], nsid);
+
+	return atomic_load(&((struct nvmefs_subsys *)s)->given_up) ||
+	       (ns && atomic_load(&((struct nvmefs_ns_cache *)ns)->given_up));
+}
+
 /* Whether some path may carry @nsid's I/O later (mp_gate()'s question
  * once none can now). */
 static bool ns_may_come_back(const struct nvmefs_subsys *s, uint32_t nsid)
 {
-	if (atomic_load(&((struct nvmefs_subsys *)s)->given_up))
+	if (ns_given_up(s, nsid))
 		return false;
 	for (unsigned int p = 0; p < s->nr_paths; p++)
 		if (path_may_return(s->paths[p], nsid))
@@ -189,7 +199,7 @@ static int no_path(struct nvmefs_mpq *mpq, uint32_t nsid)
 	const struct nvmefs_ctrl *first = s->paths[0];
 	int err = atomic_load(&((struct nvmefs_ctrl *)first)->failed);
 
-	if (atomic_load(&((struct nvmefs_subsys *)s)->given_up))
+	if (ns_given_up(s, nsid))
 		return nvmefs_error(-EIO, "no path of %s can carry namespace %u's I/O now, and its "
 				    "user gave up waiting for one", first->subnqn, nsid);
 	return nvmefs_error(err ? err : -ENODEV, "no path of %s can carry namespace %u's I/O any "
@@ -404,7 +414,7 @@ static int mp_arm(struct nvmefs_mpq *mpq)
 	 * Otherwise a path's state change, or a completion that frees room on
 	 * the path it goes to, wakes that queue's descriptor. */
 	for (const struct mp_io *io = mpq->held_head; io; io = io->next) {
-		if (!any_path_left(mpq) || atomic_load(&mpq->subsys->given_up) ||
+		if (!any_path_left(mpq) || ns_given_up(mpq->subsys, io->nsid) ||
 		    path_has_room(mpq, io->nsid)) {
 			n++;
 			break;

@@ -173,6 +173,20 @@ void nvmefs_subsys_give_up(struct nvmefs_subsys *s)
 	atomic_store(&s->given_up, true);
 }
 
+void nvmefs_subsys_give_up_ns(struct nvmefs_subsys *s, uint32_t nsid)
+{
+	for (unsigned int p = 0; p < s->nr_paths; p++) {
+		struct nvmefs_ctrl *ctrl = s->paths[p];
+		struct nvmefs_ns_cache *ns = (struct nvmefs_ns_cache *)nvmefs_io_find_ns(ctrl, nsid);
+
+		if (!ns)
+			continue;
+		atomic_store(&ns->given_up, true);
+		/* A queue asleep in its outage looks at what it holds again. */
+		nvmefs_io_wake(ctrl);
+	}
+}
+
 bool nvmefs_subsys_multipath(const struct nvmefs_subsys *s)
 {
 	return s->multipath;

@@ -59,7 +59,8 @@ static bool ioq_deleted(const struct nvmefs_ctrl *ctrl)
 /* What a new I/O to @ns (NULL: not active) meets while the controller's
  * failure is @failed (0: live).  nvmefs_io_submit() acts on it and
  * nvmefs_ioq_ns_held() tells it: one rule for both. */
-enum io_gate { GATE_SEND, GATE_HOLD, GATE_GIVE_BACK, GATE_FAIL, GATE_NO_NS, GATE_NS_GONE };
+enum io_gate { GATE_SEND, GATE_HOLD, GATE_GIVE_BACK, GATE_FAIL, GATE_NO_NS, GATE_NS_GONE,
+	       GATE_GIVEN_UP };
 
 static enum io_gate io_gate(const struct nvmefs_ctrl *ctrl, const struct nvmefs_ns_cache *ns,
 			    int failed)
@@ -73,6 +74,8 @@ static enum io_gate io_gate(const struct nvmefs_ctrl *ctrl, const struct nvmefs_
 		return GATE_NO_NS;
 	if (atomic_load_explicit(&ns->gone, memory_order_relaxed))
 		return GATE_NS_GONE;
+	if (failed && atomic_load_explicit(&ns->given_up, memory_order_relaxed))
+		return GATE_GIVEN_UP;
 	/* Held through the outage, and sent once reconnected. */
 	return failed ? GATE_HOLD : GATE_SEND;
 }
@@ -105,6 +108,8 @@ int nvmefs_io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 			: nvmefs_error(-ENODEV, "namespace %u of %s is gone or was replaced by another "
 				       "during an outage: nothing more is written to it", nsid,
 				       ctrl->subnqn);
+	case GATE_GIVEN_UP:
+		return nvmefs_io_given_up_error(ctrl, nsid);
 	case GATE_SEND:
 	case GATE_HOLD:
 		break;

@@ -213,6 +213,53 @@ static bool ns_gone(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
 	return !ns || atomic_load_explicit(&ns->gone, memory_order_relaxed);
 }
 
+static bool ns_given_up(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
+{
+	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(ctrl, nsid);
+
+	return ns && atomic_load(&((struct nvmefs_ns_cache *)ns)->given_up);
+}
+
+int nvmefs_io_given_up_error(const struct nvmefs_ctrl *ctrl, uint32_t nsid)
+{
+	return nvmefs_error(-EIO, "the controller failed (%s) and namespace %u's user gave up "
+			    "waiting for it to reconnect", ctrl->fail_msg, nsid);
+}
+
+bool nvmefs_io_pending_given_up(const struct nvmefs_ioq *ioq)
+{
+	for (const struct nvmefs_io *io = ioq->pending_head; io; io = io->next)
+		if (!io->outstanding && ns_given_up(ioq->ctrl, io->nsid))
+			return true;
+	return false;
+}
+
+void nvmefs_io_fail_given_up(struct nvmefs_ioq *ioq)
+{
+	struct nvmefs_io *io, *prev;
+
+	/* From the head again after each: its callback, or the flushes it
+	 * releases, may change the list. */
+again:
+	for (io = ioq->pending_head, prev = NULL; io; prev = io, io = io->next) {
+		if (io->outstanding || !ns_given_up(ioq->ctrl, io->nsid))
+			continue;
+		if (prev)
+			prev->next = io->next;
+		else
+			ioq->pending_head = io->next;
+		if (ioq->pending_tail == io)
+			ioq->pending_tail = prev;
+		io->next = NULL;
+		io->pending = false;
+		if (!io->status)
+			io->status = nvmefs_io_given_up_error(ioq->ctrl, io->nsid);
+		io->nlb_left = 0;
+		io_finish(ioq, io);
+		goto again;
+	}
+}
+
 /* The time before which the oldest I/O waiting for slots may not go (a
  * command retry delay), or 0. */
 int64_t nvmefs_io_pending_not_before(const struct nvmefs_ioq *ioq)

@@ -35,5 +35,13 @@ int64_t nvmefs_io_pending_not_before(const struct nvmefs_ioq *ioq);
 bool nvmefs_io_pending_can_go(struct nvmefs_ioq *ioq);
 /* Sends more of the I/Os that waited for slots, oldest first. */
 void nvmefs_io_pump_pending(struct nvmefs_ioq *ioq);
+/* Why I/O to @nsid fails while @ctrl is not live: its user gave up
+ * waiting (nvmefs_subsys_give_up_ns()).  -EIO. */
+int nvmefs_io_given_up_error(const struct nvmefs_ctrl *ctrl, uint32_t nsid);
+/* Whether I/O held in the stopped @ioq is for a namespace given up. */
+bool nvmefs_io_pending_given_up(const struct nvmefs_ioq *ioq);
+/* In an outage, with @ioq stopped: the I/O it holds for a namespace given
+ * up fails; the rest stays held. */
+void nvmefs_io_fail_given_up(struct nvmefs_ioq *ioq);
 
 #endif /* NVMEFS_IO_CMD_H */

@@ -95,6 +95,8 @@ static int ioq_outage(struct nvmefs_ioq *ioq, int failed, int timeout_ms)
 			}
 			nvmefs_io_pump_pending(ioq);
 		}
+	} else if (ioq->pending_head) {
+		nvmefs_io_fail_given_up(ioq);
 	}
 	if (timeout_ms && !atomic_load(&ctrl->io_failing) && ioq->completed == before)
 		wait_wake(ioq, timeout_ms < 0 || timeout_ms > 100 ? 100 : timeout_ms);
@@ -231,7 +233,7 @@ int nvmefs_ioq_arm(struct nvmefs_ioq *ioq)
 		/* Something for poll to do: stop the queue, or end held I/O. */
 		if (atomic_load_explicit(&ioq->stopped_gen, memory_order_relaxed) !=
 		    atomic_load(&ctrl->gen) || (atomic_load(&ctrl->io_failing) && ioq->pending_head) ||
-		    !atomic_load(&ctrl->failed))
+		    !atomic_load(&ctrl->failed) || nvmefs_io_pending_given_up(ioq))
 			return 1;
 		return 0;
 	}

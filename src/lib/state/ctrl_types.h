@@ -52,6 +52,9 @@ struct nvmefs_ns_cache {
 	 * nothing is written to it.  Written by the recovery thread while the
 	 * I/O queues are stopped, read by their owners. */
 	atomic_bool gone;
+	/* nvmefs_subsys_give_up_ns(): its user waits for this controller no
+	 * more; while the controller is not live its I/O fails. */
+	atomic_bool given_up;
 	/* Why it could not be identified when listed (it is gone from the
 	 * start), or NULL. */
 	char *unusable;
