@@ -142,12 +142,18 @@ static bool ring_run(void *arg, unsigned int i)
 	return fs_ring_run(arg, i);
 }
 
+static void ring_flush(void *arg, unsigned int i)
+{
+	fs_ring_flush(arg, i);
+}
+
 const struct fs_loop_ops fs_loop_ops = {
 	.read = read_request,
 	.io_nsid = io_nsid,
 	.handle = handle,
 	.watch = ring_watch,
 	.run = ring_run,
+	.flush = ring_flush,
 };
 
 const struct exp_ops fs_exp_ops = {

@@ -105,9 +105,11 @@ bool fs_ring_io(fuse_req_t req, struct exp_ns *ns, enum exp_op op, uint64_t off,
 /* The request of an engine's @cookie, about to be replied to on this thread
  * (a ring entry's reply then goes into the entry). */
 fuse_req_t fs_ring_replying(void *cookie);
-/* loop.c's hooks for thread @i: its ring in @epfd, and its requests served. */
+/* loop.c's hooks for thread @i: its ring in @epfd, its requests served,
+ * and the commands its pass queued handed to the kernel. */
 int fs_ring_watch(struct fs *fs, unsigned int i, int epfd);
 bool fs_ring_run(struct fs *fs, unsigned int i);
+void fs_ring_flush(struct fs *fs, unsigned int i);
 /* After the session was unmounted: the rings closed, the payloads'
  * registrations released. */
 void fs_ring_close(struct fs *fs);

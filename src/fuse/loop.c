@@ -125,6 +125,7 @@ static void *loop_main(void *arg)
 	struct loop_thread *th = arg;
 	struct fs_loop *l = th->l;
 	struct exp_worker *w = th->w;
+	unsigned int idx = (unsigned int)(th - l->th);
 	struct exp_req *r;
 
 	while (!atomic_load(&l->done)) {
@@ -134,7 +135,7 @@ static void *loop_main(void *arg)
 
 		if (serve_resumed(th))
 			busy = true;
-		if (l->ops->run && l->ops->run(l->arg, (unsigned int)(th - l->th)))
+		if (l->ops->run && l->ops->run(l->arg, idx))
 			busy = true;
 		/* Take what has queued up. */
 		while (!atomic_load(&l->ended) && may_be_readable(th) && (r = exp_worker_req(w)) &&
@@ -143,6 +144,8 @@ static void *loop_main(void *arg)
 		if (th->fd_ready && !atomic_load(&l->ended))
 			atomic_store_explicit(&l->unread, true, memory_order_relaxed);
 		watch_fd(th);
+		if (l->ops->flush)
+			l->ops->flush(l->arg, idx);
 		if (busy || !exp_worker_arm(w, &wait))
 			continue;
 		n = epoll_wait(th->epfd, ev, 4, wait);
@@ -153,9 +156,16 @@ static void *loop_main(void *arg)
 				exp_worker_event(w, &ev[i]);
 		}
 	}
-	while (!exp_worker_drain(w))
-		serve_resumed(th);
-	return NULL;
+	for (;;) {
+		bool drained = exp_worker_drain(w);
+
+		if (!drained)
+			serve_resumed(th);
+		if (l->ops->flush)
+			l->ops->flush(l->arg, idx);
+		if (drained)
+			return NULL;
+	}
 }
 
 static int setup_thread(struct fs_loop *l, unsigned int i)

@@ -35,6 +35,9 @@ struct fs_loop_ops {
 	 * the thread, its requests served: whether any came. */
 	int (*watch)(void *arg, unsigned int i, int epfd);
 	bool (*run)(void *arg, unsigned int i);
+	/* Optional: what thread @i's pass queued for that source (its replies)
+	 * handed over in one go, at the end of each pass and while draining. */
+	void (*flush)(void *arg, unsigned int i);
 };
 
 struct fs_loop;

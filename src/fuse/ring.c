@@ -87,7 +87,6 @@ struct ring_thread {
 	struct io_uring uring;
 	bool uring_up;
 	bool registered;
-	bool in_cqes;		/* taking completions: submitted after them */
 	/* I/O requests that came while the worker had no buffer free, oldest
 	 * first: what comes behind them that needs none is answered meanwhile. */
 	struct ring_ent *wait_head, *wait_tail;
@@ -280,7 +279,10 @@ static void submit_now(struct ring_thread *t)
 		exp_log("FUSE over io_uring: submitting to the ring failed: %s", strerror(-ret));
 }
 
-/* Queues @e's command @cmd (REGISTER, or COMMIT_AND_FETCH of its request). */
+/* Queues @e's command @cmd (REGISTER, or COMMIT_AND_FETCH of its request).
+ * It goes to the kernel with the rest of the thread's pass, in one system
+ * call (fs_ring_flush()): at depth a pass's completions commit many
+ * entries. */
 static void queue_cmd(struct ring_ent *e, uint32_t cmd)
 {
 	struct ring_thread *t = e->t;
@@ -306,8 +308,6 @@ static void queue_cmd(struct ring_ent *e, uint32_t cmd)
 	req->qid = e->qid;
 	req->commit_id = cmd == FUSE_IO_URING_CMD_COMMIT_AND_FETCH ? e->commit_id : 0;
 	io_uring_sqe_set_data(sqe, e);
-	if (!t->in_cqes)
-		submit_now(t);
 }
 
 /* libfuse's reply to @e's request, into the entry, which takes the next. */
@@ -461,7 +461,6 @@ static void register_all(struct ring_thread *t)
 	size_t slot = RING_HEAD + t->fs->ring->payload_len;
 	bool spares = true;
 
-	t->in_cqes = true;
 	/* The spares first: the kernel hands a request to the entry made
 	 * available last, so that the registered ones take them while free. */
 	for (unsigned int q = idx; q < queues; q += n)
@@ -477,8 +476,6 @@ static void register_all(struct ring_thread *t)
 			ent_init(e, t, (uint16_t)q, &t->hdrs[k], t->area + k * slot + RING_HEAD, true);
 			queue_cmd(e, FUSE_IO_URING_CMD_REGISTER);
 		}
-	t->in_cqes = false;
-	submit_now(t);
 }
 
 /* The kernel failed @e's command: an entry it would not register leaves the
@@ -534,7 +531,6 @@ bool fs_ring_run(struct fs *fs, unsigned int i)
 		t->registered = true;
 		register_all(t);
 	}
-	t->in_cqes = true;
 	any = serve_waiting(t);
 	while (io_uring_peek_cqe(&t->uring, &cqe) == 0) {
 		struct ring_ent *e = io_uring_cqe_get_data(cqe);
@@ -549,10 +545,15 @@ bool fs_ring_run(struct fs *fs, unsigned int i)
 		else if (res != -ENOTCONN && res != -ECANCELED && res != -ECONNABORTED)
 			refused(t, e, -res);
 	}
-	t->in_cqes = false;
-	if (io_uring_sq_ready(&t->uring))
-		submit_now(t);
 	return any;
+}
+
+void fs_ring_flush(struct fs *fs, unsigned int i)
+{
+	struct ring_thread *t = thread_of(fs, i);
+
+	if (t && t->uring_up && io_uring_sq_ready(&t->uring))
+		submit_now(t);
 }
 
 void fs_ring_close(struct fs *fs)
@@ -648,6 +649,11 @@ bool fs_ring_run(struct fs *fs, unsigned int i)
 {
 	(void)fs, (void)i;
 	return false;
+}
+
+void fs_ring_flush(struct fs *fs, unsigned int i)
+{
+	(void)fs, (void)i;
 }
 
 void fs_ring_close(struct fs *fs)

@@ -4,8 +4,10 @@
 # compared under the same conditions.  Each run mounts the namespace with one build (default
 # options: 2 workers), runs fio (libaio, O_DIRECT, one job) on the file for --time seconds after
 # a 1 s ramp, and unmounts; prints IOPS, MiB/s and mean latency per run, then B's ratio to A per
-# workload (the median of the runs' ratios).  The workloads: 4k random reads (or --rw randwrite)
-# at QD1 and QD32, or those of --workloads, each RW:BS:QD (fio's --rw, --bs and --iodepth), e.g.
+# workload (the median of the runs' ratios), with the guest's CPU time per request (all its
+# vCPUs, the target's included: on a loaded host less noisy than IOPS) and the daemon's.  The
+# workloads: 4k random reads (or --rw randwrite) at QD1 and QD32, or those of --workloads, each
+# RW:BS:QD (fio's --rw, --bs and --iodepth), e.g.
 # --workloads "randread:4k:1 randread:4k:32 randwrite:4k:32 read:128k:16 write:128k:16".
 #
 #   tests/bench/ab-mount.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N] [--rw randread|randwrite]
@@ -17,7 +19,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-(($# >= 2)) || { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+(($# >= 2)) || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 a=$(readlink -f "$1") b=$(readlink -f "$2")
 shift 2
 time_s=3 runs=3 rw=randread workloads= a_opts= b_opts=
@@ -46,17 +48,25 @@ nqn=${NVMEFS_TEST_SUBNQNS%% *}
 mnt=/tmp/nvmefs-ab
 mkdir -p "$mnt"
 trap 'fusermount3 -u "$mnt" 2>/dev/null || true' EXIT
-run() { # nvmefs "mount options" rw bs qd -> "IOPS MiB/s mean_us"
-	local nvmefs=$1 opts
+# Non-idle jiffies of the guest (its two vCPUs, shared with the target), and of process PID.
+guest_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+proc_busy() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+run() { # nvmefs "mount options" rw bs qd -> "IOPS MiB/s mean_us guest_us_per_req daemon_us_per_req"
+	local nvmefs=$1 opts pid g0 d0 out
 	read -r -a opts <<<"$2"
 	shift 2
-	"$nvmefs" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" "${opts[@]}" "$mnt" \
-		>/dev/null || { echo "mount failed"; return; }
-	fio --name=b --filename="$mnt/n1" --ioengine=libaio --direct=1 --rw="$1" --bs="$2" \
+	"$nvmefs" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --pidfile "$mnt.pid" \
+		"${opts[@]}" "$mnt" >/dev/null || { echo "mount failed"; return; }
+	pid=$(cat "$mnt.pid")
+	g0=$(guest_busy) d0=$(proc_busy "$pid")
+	out=$(fio --name=b --filename="$mnt/n1" --ioengine=libaio --direct=1 --rw="$1" --bs="$2" \
 		--iodepth="$3" --time_based --runtime="$time_s" --ramp_time=1 --norandommap --randrepeat=0 \
 		--output-format=json 2>/dev/null |
-		jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end) | "\(.iops | floor) \(.bw / 1024 | floor) \(.lat_ns.mean / 1000 | floor)"' ||
-		echo "failed"
+		jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end) | "\(.iops | floor) \(.bw / 1024 | floor) \(.lat_ns.mean / 1000 | floor)"') ||
+		out=failed
+	# CPU per request: jiffies (10 ms) over the run, ramp included, at the run's rate.
+	echo "$out" $(awk -v g=$(($(guest_busy) - g0)) -v d=$(($(proc_busy "$pid") - d0)) -v t=$((time_s + 1)) \
+		'{ n = $1 * t; if (n > 0) printf "%d %d", g * 10000 / n, d * 10000 / n }' <<<"$out")
 	fusermount3 -u "$mnt"
 }
 declare -A ratios
@@ -74,20 +84,20 @@ for w in $workloads; do
 		for r in A B; do
 			v=$ra
 			[[ $r == B ]] && v=$rb
-			read -r iops mibs lat <<<"$v"
-			printf '%-16s run %d  %s %s IOPS, %s MiB/s, mean %s us\n' "$wrw-$bs-qd$qd" "$i" "$r" \
-				"$iops" "${mibs:-}" "${lat:-}"
+			read -r iops mibs lat gcpu dcpu <<<"$v"
+			printf '%-16s run %d  %s %s IOPS, %s MiB/s, mean %s us, CPU per request %s us (guest), %s us (daemon)\n' \
+				"$wrw-$bs-qd$qd" "$i" "$r" "$iops" "${mibs:-}" "${lat:-}" "${gcpu:-}" "${dcpu:-}"
 		done
 		ratios[$w]+="$ra $rb"$'\n'
 	done
 done
 echo
-printf '%-17s  %s\n' workload "B/A: IOPS (MiB/s alike), mean latency: the median of the runs' ratios"
+printf '%-17s  %s\n' workload "B/A: IOPS (MiB/s alike), mean latency, guest CPU per request: the median of the runs' ratios"
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) printf "%.2fx", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for w in $workloads; do
 	IFS=: read -r wrw bs qd <<<"$w"
-	r=$(awk 'NF == 6 && $1 > 0 && $3 > 0 { print $4 / $1, $6 / $3 }' <<<"${ratios[$w]}")
-	printf '%-17s  %s  %s  (%d runs; IOPS ratios %s)\n' "$wrw-$bs-qd$qd" "$(cut -d' ' -f1 <<<"$r" | median)" \
-		"$(cut -d' ' -f2 <<<"$r" | median)" "$(grep -c . <<<"$r")" \
+	r=$(awk 'NF == 10 && $1 > 0 && $3 > 0 && $4 > 0 { print $6 / $1, $8 / $3, $9 / $4 }' <<<"${ratios[$w]}")
+	printf '%-17s  %s  %s  %s  (%d runs; IOPS ratios %s)\n' "$wrw-$bs-qd$qd" "$(cut -d' ' -f1 <<<"$r" | median)" \
+		"$(cut -d' ' -f2 <<<"$r" | median)" "$(cut -d' ' -f3 <<<"$r" | median)" "$(grep -c . <<<"$r")" \
 		"$(cut -d' ' -f1 <<<"$r" | xargs printf '%.2f ' | sed 's/ $//')"
 done

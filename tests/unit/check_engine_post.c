@@ -68,6 +68,43 @@ START_TEST(test_posted_requests)
 }
 END_TEST
 
+/* The replies a thread makes as its I/O completes are flushed (ring.c:
+ * committed in one io_uring_enter) before it sleeps again, not left for
+ * the next request to carry. */
+START_TEST(test_posted_replies_flushed)
+{
+	struct exp_post p[2];
+	uint8_t image[4096];
+	struct fake_step *s;
+	int64_t end;
+
+	connect_with(MDTS_1M, 0);
+	engine_create(4);
+	fill(image, sizeof(image), 5);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_data(s, image, sizeof(image));
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 8, 8, 4096);
+	fake_step_data(s, image, sizeof(image));
+	engine_start();
+	post(0, &p[0], EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
+	post(0, &p[1], EXP_READ, 4096, 4096, 1, NULL, false, NULL, 0);
+	ck_assert_int_eq(wait_done(0, 5000).err, 0);
+	ck_assert_int_eq(wait_done(1, 5000).err, 0);
+	end = now_ms() + 2000;
+	pthread_mutex_lock(&t.lock);
+	while (t.flushed < 2 && now_ms() < end) {
+		pthread_mutex_unlock(&t.lock);
+		usleep(1000);
+		pthread_mutex_lock(&t.lock);
+	}
+	ck_assert_msg(t.flushed == 2, "%u of 2 completed requests' replies flushed", t.flushed);
+	pthread_mutex_unlock(&t.lock);
+	fs_loop_stop(t.loop);
+	t.loop = NULL;
+	finish();
+}
+END_TEST
+
 /* A write posted with a payload that is not registered is copied into the
  * worker's buffer and sent from there. */
 START_TEST(test_posted_copy)
@@ -137,6 +174,7 @@ TCase *engine_post_tcase(void)
 
 	tcase_add_test(tc, test_posted_requests);
 	tcase_add_test(tc, test_posted_copy);
+	tcase_add_test(tc, test_posted_replies_flushed);
 	tcase_add_test(tc, test_posted_held_namespace_parks);
 	return tc;
 }

@@ -78,6 +78,9 @@ struct engine_harness {
 	/* The threads that serve it, from sock[0]. */
 	struct fs_loop *loop;
 	struct post_list posts[MAX_WORKERS];
+	/* Requests completed, and how many of them the last flush of the
+	 * front end (fs_loop_ops.flush) came after. */
+	unsigned int completed, flushed;
 };
 extern struct engine_harness t;
 /* The test's front end: the requests of sock[0] served on loop.c's threads. */
