@@ -125,7 +125,9 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	fq->qid = q->qid;
 	fake_last_ctrl = q->ctrl;
 	if (q->qid < FAKE_MAX_QUEUES) {
+		pthread_mutex_lock(&fake_lock);
 		queues[q->qid] = fq;
+		pthread_mutex_unlock(&fake_lock);
 		stopped_qid[q->qid] = false;
 	}
 	fq->slot_size = params->data_slot_size;
@@ -161,10 +163,13 @@ static void fake_queue_destroy(struct nvmefs_queue *q)
 	fake_assert_that(fq);
 	/* Responses still held for it never come. */
 	drop_held(fq);
+	/* A test's thread may be writing a CM event into it (cm_event()). */
+	pthread_mutex_lock(&fake_lock);
 	close(fq->efd);
 	close(fq->cm_efd);
 	if (fq->qid < FAKE_MAX_QUEUES && queues[fq->qid] == fq)
 		queues[fq->qid] = NULL;
+	pthread_mutex_unlock(&fake_lock);
 	free(fq->unposted);
 	free(fq->capsules);
 	free(fq->data);
@@ -593,9 +598,13 @@ static void cm_event(uint16_t qid, int err)
 {
 	uint64_t one = 1;
 
+	/* From the test's thread, while the controller's may tear the queue
+	 * down: the event it raises can be what makes it do so. */
+	pthread_mutex_lock(&fake_lock);
 	fake_assert(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u for a CM event", qid);
 	atomic_store(&queues[qid]->cm_error, err);
 	fake_assert_that(write(queues[qid]->cm_efd, &one, sizeof(one)) == (int)sizeof(one));
+	pthread_mutex_unlock(&fake_lock);
 }
 
 void fake_disconnect(uint16_t qid)
@@ -610,8 +619,10 @@ void fake_device_removed(uint16_t qid)
 
 void fake_break(uint16_t qid)
 {
+	pthread_mutex_lock(&fake_lock);
 	fake_assert(qid < FAKE_MAX_QUEUES && queues[qid], "no live queue %u to break", qid);
 	atomic_store(&queues[qid]->broken, true);
+	pthread_mutex_unlock(&fake_lock);
 }
 
 bool fake_queue_stopped(uint16_t qid)
