@@ -16,11 +16,11 @@
 
 #include <nvme/types.h>
 
-#include "../../src/lib/state/ctrl_types.h"
+#include "../../src/lib/types/ctrl_types.h"
 #include "../../src/lib/transport/mr.h"
 #include "../../src/lib/transport/queue.h"
 #include "../../src/lib/transport/transport.h"
-#include "../../src/lib/transport/transport_ops.h"
+#include "../../src/lib/types/transport_ops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -56,7 +56,7 @@
 #include <nvme/types.h>
 
 #include "../../src/lib/lifecycle/ctrl.h"
-#include "../../src/lib/state/ctrl_types.h"
+#include "../../src/lib/types/ctrl_types.h"
 #include "../../src/lib/transport/mr.h"
 #include "../../src/lib/transport/queue.h"
 #include "../../src/fuse/fs_priv.h"

@@ -17,9 +17,9 @@
 #include <string.h>
 
 #include "../../src/lib/tcp/tcp_pdu.h"
-#include "../../src/lib/state/ctrl_types.h"
+#include "../../src/lib/types/ctrl_types.h"
 #include "../../src/lib/transport/queue.h"
-#include "../../src/lib/transport/transport_ops.h"
+#include "../../src/lib/types/transport_ops.h"
 #ifdef FUZZ_TLS
 #include "tls_pipe.h"
 #endif

@@ -23,7 +23,7 @@
 
 #include "../../src/lib/base/clock.h"
 #include "../../src/lib/ctrl/tls_key.h"
-#include "../../src/lib/state/ctrl_types.h"
+#include "../../src/lib/types/ctrl_types.h"
 #include "../../src/lib/tcp/tcp_pdu.h"
 #include "../../src/lib/tcp/tcp_stream.h"
 #include "../../src/lib/transport/queue.h"

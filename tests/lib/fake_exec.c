@@ -9,7 +9,7 @@
 
 #include "fake_transport.h"
 #include "fake_priv.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "transport/queue.h"
 
 const struct fake_exec *fake_exec;

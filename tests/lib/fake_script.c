@@ -14,9 +14,9 @@
 #include "fake_transport.h"
 #include "fake_priv.h"
 #include "lifecycle/ctrl.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "transport/queue.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 #define FAKE_MAX_STEPS 2048
 

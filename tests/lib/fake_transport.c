@@ -24,11 +24,11 @@
 #include "fake_priv.h"
 #include "rdma/rdma_sgl.h"
 #include "lifecycle/ctrl.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "base/error.h"
 #include "transport/mr.h"
 #include "transport/queue.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 #define FAKE_MAX_HELD 4096
 

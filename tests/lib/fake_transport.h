@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "transport/mr.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 extern const struct nvmefs_transport_ops fake_ops;
 /*

@@ -18,8 +18,8 @@
 
 #include <check.h>
 
-#include "state/ctrl_types.h"
-#include "transport/transport_ops.h"
+#include "types/ctrl_types.h"
+#include "types/transport_ops.h"
 
 struct arm_contract {
 	/* A queue with one request in flight whose response has not come. */

@@ -22,7 +22,7 @@
 #include "test_util.h"
 #include "ctrl/auth_crypto.h"
 #include "lifecycle/ctrl.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 
 #define SUBNQN "nqn.2024-01.io.example:subsys1"
 /* Made by 'nvme gen-dhchap-key -m 1' (SHA-256 transformed) and '-m 0'. */

@@ -21,9 +21,9 @@
 #include "fake_transport.h"
 #include "test_util.h"
 #include "ctrl/connect_opts.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "transport/transport.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 #include "abi/abi_0_1.h"
 
 /* The 0.1 layout, as a program built then has it. */

@@ -25,7 +25,7 @@
 #include "test_util.h"
 #include "lifecycle/ctrl.h"
 #include "state/ctrl_state.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "base/error.h"
 #include "lifecycle/recover.h"
 

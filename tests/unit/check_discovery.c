@@ -21,9 +21,9 @@
 #include "test_util.h"
 #include "ctrl/admin_cmds.h"
 #include "lifecycle/ctrl.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "transport/transport.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 #define LID_DISC NVME_LOG_LID_DISCOVER	/* 0x70 */
 #define HDR 1024u

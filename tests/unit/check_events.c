@@ -26,7 +26,7 @@
 #include "fake_transport.h"
 #include "lifecycle/ctrl.h"
 #include "state/ctrl_state.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 
 #define TRADDR "192.0.2.20"
 #define SUBNQN "nqn.2024-01.io.example:events"

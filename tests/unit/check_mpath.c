@@ -29,7 +29,7 @@
 #include "ctrl/ana.h"
 #include "lifecycle/ctrl.h"
 #include "state/ctrl_state.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "io/ioq.h"
 
 #define TRADDR_A "192.0.2.20"

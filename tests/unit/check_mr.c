@@ -17,7 +17,7 @@
 
 #include "test_util.h"
 #include "fake_transport.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "transport/mr.h"
 
 #define CHURNED 8

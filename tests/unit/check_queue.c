@@ -22,11 +22,11 @@
 
 #include "test_util.h"
 #include "fake_transport.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "base/error.h"
 #include "ctrl/admin.h"
 #include "transport/queue.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 static int64_t now_ms(void)
 {

@@ -21,7 +21,7 @@
 #include "base/clock.h"
 #include "transport/mr.h"
 #include "transport/queue.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 /* ------------------------------------------------------------------------ */
 /* Digests and the handshake                                                 */

@@ -19,7 +19,7 @@
 #include "tcp_peer.h"
 #include "base/clock.h"
 #include "transport/queue.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 /*
  * Faults in the polls of the test's own thread (the binary is linked with

@@ -20,10 +20,10 @@
 #include "rdma/rdma_sgl.h"
 #include "lifecycle/ctrl.h"
 #include "state/ctrl_state.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "io/ioq.h"
 #include "transport/mr.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 #define TRADDR "192.0.2.20"
 #define SUBNQN "nqn.2024-01.io.example:io"

@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "tcp_peer.h"
-#include "state/ctrl_types.h"
+#include "types/ctrl_types.h"
 #include "transport/queue.h"
-#include "transport/transport_ops.h"
+#include "types/transport_ops.h"
 
 struct peer peer;
 struct nvmefs_ctrl *ctrl;

@@ -13,8 +13,8 @@
 
 #include <check.h>
 
-#include "state/ctrl_types.h"
-#include "transport/transport_ops.h"
+#include "types/ctrl_types.h"
+#include "types/transport_ops.h"
 #include "tcp/tcp_pdu.h"
 #include "test_util.h"
 

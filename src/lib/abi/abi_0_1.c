@@ -11,7 +11,7 @@
 #include "../ctrl/connect_opts.h"
 #include "../lifecycle/ctrl.h"
 #include "../lifecycle/discovery.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* struct nvmefs_connect_opts as 0.1 laid it out; never to change. */
 struct nvmefs_connect_opts_0_1 {

@@ -15,10 +15,10 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 int nvmefs_req_exec(struct nvmefs_req *req, unsigned int timeout_ms)
 {

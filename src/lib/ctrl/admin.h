@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 struct nvmefs_req;
 

@@ -15,9 +15,9 @@
 #include "admin_cmds.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* As identify(), with the controller's status (0 if it answered none) in *@status. */
 static int identify_status(struct nvmefs_ctrl *ctrl, uint8_t cns, uint32_t nsid, void *buf,

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* As nvmefs_identify_ns(), with the status the controller answered (0 if
  * none) in *@status. */

@@ -20,7 +20,7 @@
 #include "ana.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* The log is 16 bytes a header, 32 a group and 4 a namespace: a megabyte
  * is room for more groups and namespaces than a controller reports. */

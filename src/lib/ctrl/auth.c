@@ -33,10 +33,10 @@
 #include "nvmefs/wire_auth.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* Room for the largest message: a Reply with two SHA-512 values and an
  * ffdhe8192 public value is 16 + 128 + 1024 bytes. */

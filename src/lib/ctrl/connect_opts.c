@@ -17,7 +17,7 @@
 #include "fabrics.h"
 #include "../base/error.h"
 #include "../transport/transport.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /*
  * Whether @addr can name a host: an IPv4 or IPv6 literal (with a zone,

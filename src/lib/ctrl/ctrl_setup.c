@@ -14,8 +14,8 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
-#include "../transport/transport_ops.h"
+#include "../types/ctrl_types.h"
+#include "../types/transport_ops.h"
 #include "../../common/text.h"
 
 static void sleep_ms(unsigned int ms)

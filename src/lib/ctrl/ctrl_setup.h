@@ -4,7 +4,7 @@
 #ifndef NVMEFS_CTRL_SETUP_H
 #define NVMEFS_CTRL_SETUP_H
 
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* Identify data and discovery log chunks fit one slot each. */
 #define ADMIN_DATA_SLOT_SIZE NVMEFS_IDENTIFY_DATA_SIZE

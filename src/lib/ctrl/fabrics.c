@@ -15,9 +15,9 @@
 #include "fabrics.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 static int set_hostid(struct nvmefs_ctrl *ctrl, const char *str, const char *source)
 {

@@ -41,7 +41,7 @@
 #include "../io/io_priv.h"
 #include "../io/ioq.h"
 #include "../io/namespaces.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* Sent, held until a path is usable, or failed (a -errno). */
 #define MP_HELD 1

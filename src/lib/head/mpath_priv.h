@@ -14,7 +14,7 @@
 #include "../io/flush_order.h"
 #include "../io/io_cmd.h"
 #include "../io/ioq.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
 
 struct nvmefs_mpq;

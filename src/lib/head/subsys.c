@@ -23,7 +23,7 @@
 #include "../io/ioq.h"
 #include "../io/namespaces.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 static int mpq_init(struct nvmefs_subsys *s, struct nvmefs_mpq *mpq, struct nvmefs_ioq *first)
 {

@@ -31,7 +31,7 @@
 #include "namespaces.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
 
 /* ---------------------------------------------------------------------- */

@@ -15,7 +15,7 @@
 #include "namespaces.h"
 #include "../base/clock.h"
 #include "../base/error.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/queue.h"
 
 bool nvmefs_io_writes(const struct nvmefs_io *io)

@@ -16,7 +16,7 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/queue.h"
 
 /* Takes this queue's mail: others' I/O onto the pending list, its own

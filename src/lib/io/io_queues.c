@@ -22,10 +22,10 @@
 #include "../ctrl/ana.h"
 #include "../ctrl/fabrics.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* Connect data is the largest command payload an I/O queue sends from its
  * own slots (Dataset Management ranges are 16 bytes). */

@@ -15,7 +15,7 @@
 #include "namespaces.h"
 #include "../base/clock.h"
 #include "../ctrl/admin_cmds.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* As Linux's nvme_max_retries: a status without DNR is tried this often more. */
 #define MAX_RETRIES 5

@@ -10,7 +10,7 @@
 
 #include "flush_order.h"
 #include "nvmefs/nvmefs.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 struct nvmefs_io {
 	nvmefs_io_cb cb;

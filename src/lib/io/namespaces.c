@@ -20,7 +20,7 @@
 #include "../ctrl/admin_cmds.h"
 #include "../ctrl/ana.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* Logical blocks from 512 bytes to 64 KiB (LBADS 9 to 16). */
 #define MIN_LBA_SHIFT 9

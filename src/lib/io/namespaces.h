@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* Identifies every active namespace into ctrl->ns (I/O queue creation). */
 int nvmefs_io_scan_namespaces(struct nvmefs_ctrl *ctrl);

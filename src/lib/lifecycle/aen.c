@@ -25,10 +25,10 @@
 #include "../ctrl/ana.h"
 #include "../io/namespaces.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../state/notify.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* Completion dword 0 of an Asynchronous Event Request. */
 #define AEN_TYPE(dw0) ((dw0) & 0x7)

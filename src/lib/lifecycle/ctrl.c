@@ -22,11 +22,11 @@
 #include "../ctrl/ctrl_setup.h"
 #include "../ctrl/fabrics.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../state/notify.h"
 #include "../transport/mr.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 static int copy_opt(char *dst, size_t size, const char *src, const char *what)
 {

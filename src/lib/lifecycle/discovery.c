@@ -23,10 +23,10 @@
 #include "../ctrl/admin_cmds.h"
 #include "../ctrl/connect_opts.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
 #include "../transport/transport.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 #include "../../common/text.h"
 
 /* Bounds on what a target can make us do. */

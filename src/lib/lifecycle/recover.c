@@ -30,7 +30,7 @@
 #include "../io/io_queues.h"
 #include "../io/namespaces.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../state/notify.h"
 #include "../transport/mr.h"
 #include "../transport/queue.h"

@@ -15,10 +15,10 @@
 
 #include "rdma_priv.h"
 #include "../base/error.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* Receive work requests carry this bit in wr_id, the others the request's
  * address (user space pointers never have it) and their kind in the low

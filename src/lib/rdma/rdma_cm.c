@@ -31,9 +31,9 @@
 #include "rdma_priv.h"
 #include "../base/clock.h"
 #include "../base/error.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "../transport/mr.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* IB CM REJ reasons (InfiniBand Architecture, table "REJ reason"), which
  * RoCE uses too: nobody listens on the service id (the port), or the

@@ -12,7 +12,7 @@
 
 #include "rdma_sgl.h"
 #include "../state/ctrl_state.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 struct rdma_ctrl {
 	struct ibv_context *verbs;

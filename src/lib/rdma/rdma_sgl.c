@@ -10,7 +10,7 @@
 #include "rdma_sgl.h"
 #include "../base/error.h"
 #include "../transport/mr.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 int nvmefs_rdma_map_data(struct nvmefs_req *req, uint32_t inline_size, uint32_t slot_lkey,
 			 uint32_t slot_rkey, const uint32_t *io_rkey,

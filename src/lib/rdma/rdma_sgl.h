@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "nvmefs/wire_rdma.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* The capsule's data SGE, as struct ibv_sge has it: rdma.c copies it into
  * its send. */

@@ -29,7 +29,7 @@
 #include <sys/eventfd.h>
 
 #include "ctrl_state.h"
-#include "ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "notify.h"
 #include "../base/clock.h"
 #include "../base/error.h"

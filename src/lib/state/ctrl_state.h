@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "nvmefs/nvmefs.h"
 
 /*

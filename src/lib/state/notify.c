@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctrl_types.h"
+#include "../types/ctrl_types.h"
 #include "notify.h"
 #include "../base/error.h"
 

@@ -7,7 +7,7 @@
 #ifndef NVMEFS_NOTIFY_H
 #define NVMEFS_NOTIFY_H
 
-#include "ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 struct nvmefs_notice {
 	struct nvmefs_notice *next;

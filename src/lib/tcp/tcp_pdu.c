@@ -16,7 +16,7 @@
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 /* Padding before data that the controller wants aligned (CPDA). */
 static const uint8_t zeros[(NVMEFS_TCP_MAX_PDA + 1) * 4];

@@ -13,7 +13,7 @@
 
 #include "nvmefs/wire_tcp.h"
 #include "tcp_stream.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 #include "../wire/le_bytes.h"
 
 /* Every PDU after ICResp has a 24-byte header, whatever its type. */

@@ -16,7 +16,7 @@
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
 #include "../transport/queue.h"
-#include "../transport/transport_ops.h"
+#include "../types/transport_ops.h"
 
 static uint32_t rx_hdr_len(const struct tcp_queue *tq)
 {

@@ -18,7 +18,7 @@
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 int nvmefs_tcp_poll_until(struct pollfd *pfd, int64_t deadline)
 {

@@ -23,7 +23,7 @@
 #include "../ctrl/auth_crypto.h"
 #include "../ctrl/tls_key.h"
 #include "../state/ctrl_state.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 /* A TLS record's most plaintext: writes are gathered up to one record. */
 #define TLS_RECORD_MAX 16384

@@ -17,7 +17,7 @@
 
 #include "mr.h"
 #include "../base/error.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 size_t nvmefs_pinned_span(uintptr_t addr, size_t len, size_t page)
 {

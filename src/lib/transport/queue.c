@@ -17,10 +17,10 @@
 #include <time.h>
 
 #include "queue.h"
-#include "transport_ops.h"
+#include "../types/transport_ops.h"
 #include "../base/clock.h"
 #include "../base/error.h"
-#include "../state/ctrl_types.h"
+#include "../types/ctrl_types.h"
 
 #define NO_SLOT 0xffffu
 #define SQ_HEAD_UNTRACKED 0xffffu

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "transport_ops.h"
+#include "../types/transport_ops.h"
 
 int nvmefs_queue_init(struct nvmefs_queue *q, struct nvmefs_ctrl *ctrl,
 		      const struct nvmefs_queue_params *params);

@@ -14,7 +14,7 @@
 
 #include "nvmefs/nvmefs.h"
 #include "transport.h"
-#include "transport_ops.h"
+#include "../types/transport_ops.h"
 #include "../base/error.h"
 
 const struct nvmefs_transport_ops *nvmefs_transport_override;

@@ -9,7 +9,7 @@
 #include <nvme/types.h>
 
 #include "transport.h"
-#include "transport_ops.h"
+#include "../types/transport_ops.h"
 
 const struct nvmefs_transport_row nvmefs_transports[] = {
 	{ &nvmefs_rdma_ops, NVMF_TRTYPE_RDMA },

@@ -15,7 +15,7 @@
 #include <nvme/types.h>
 
 #include "nvmefs/nvmefs.h"
-#include "../transport/transport_ops.h"
+#include "transport_ops.h"
 
 struct nvmefs_mr;
 struct nvmefs_ioq;
