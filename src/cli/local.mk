@@ -63,6 +63,7 @@ src_cli_nvmefs_SOURCES = \
 	src/ublk/iod.h \
 	src/ublk/queue.c \
 	src/ublk/serve.c \
+	src/ublk/record.c \
 	src/ublk/resize.c \
 	$(LIST_SOURCES) \
 	src/fuse/fs_ops.c \

@@ -202,32 +202,6 @@ static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 	return open_cdev(d);
 }
 
-void ublk_record(struct ublk_server *s, const struct ublk_dev *d)
-{
-	char path[64], tmp[72];
-	FILE *f;
-
-	mkdir("/run/nvmefs", 0755);
-	mkdir(NVMEFS_UBLK_RUN_DIR, 0755);
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
-	/* Renamed into place: list and del, reading it meanwhile, see it whole. */
-	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "we");
-	if (!f || fprintf(f, "%s\n%u\n%ld\n%s\n", s->opts->subnqn, d->ns.nsid, (long)getpid(),
-			  atomic_load(&d->ns.gone) ? "gone" : "live") < 0 ||
-	    fclose(f) || rename(tmp, path) < 0)
-		exp_logp(LOG_WARNING, "recording ublkb%d in %s failed: %m: nvmefs ublk list will "
-			 "not show it", d->id, path);
-}
-
-static void unrecord(const struct ublk_dev *d)
-{
-	char path[64];
-
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
-	unlink(path);
-}
-
 /* What `ublk add` prints: the devices, a line each, or as JSON (nvme
  * list's keys where they mean the same). */
 static char *devices_text(const struct ublk_server *s)
@@ -334,7 +308,7 @@ static void remove_one(struct ublk_server *s, int id)
 			return;
 		}
 		d->removed = true;
-		unrecord(d);
+		ublk_unrecord(d);
 		exp_logp(LOG_INFO, "/dev/ublkb%d removed", id);
 	}
 }
@@ -387,7 +361,7 @@ static void stop(struct ublk_server *s)
 		if (d->id < 0 || d->removed)
 			continue;
 		ublk_ctrl_cmd(UBLK_U_CMD_DEL_DEV, d->id, NULL, 0, 0);
-		unrecord(d);
+		ublk_unrecord(d);
 		if (d->started)
 			exp_logp(LOG_INFO, "/dev/ublkb%d removed", d->id);
 	}

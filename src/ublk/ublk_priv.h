@@ -87,9 +87,10 @@ void ublk_queue_join(struct ublk_queue *q);
 
 extern const struct exp_ops ublk_exp_ops;
 
-/* Records device @d (its subsystem, namespace, daemon and whether its
- * namespace is gone) for list and del. */
+/* record.c: records device @d (its subsystem, namespace, daemon and
+ * whether its namespace is gone) for list and del; the record removed. */
 void ublk_record(struct ublk_server *s, const struct ublk_dev *d);
+void ublk_unrecord(const struct ublk_dev *d);
 
 /* GET_FEATURES: the UBLK_F_* the running kernel offers; 0 before 6.5. */
 uint64_t ublk_features(void);
