@@ -36,8 +36,8 @@ src_cli_nvmefs_SOURCES = \
 	src/common/histogram.h \
 	src/common/status.c \
 	src/common/status.h \
-	src/common/ctrl_json.c \
-	src/common/ctrl_json.h \
+	src/common/rkeys_json.c \
+	src/common/rkeys_json.h \
 	src/cli/util_parse.c \
 	src/cli/util_parse.h \
 	src/cli/perf.c \

@@ -11,7 +11,7 @@
 
 #include "perf_report.h"
 #include "../common/json.h"
-#include "../common/ctrl_json.h"
+#include "../common/rkeys_json.h"
 
 static const char *const cmd = "perf";
 

@@ -268,6 +268,10 @@ void exp_ns_give_up(struct exp *e, uint32_t nsid);
  * state and each path's reach of namespaces @ns (@nr_ns of them), as JSON
  * text of *@len bytes; NULL without memory.  Freed by the caller. */
 char *exp_stats_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns, size_t *len);
+struct json;
+/* @ctrl's "trtype", "traddr", "trsvcid", and "tls" (its suite) on a
+ * secure channel: what the stats and a front end's own info say of a path. */
+void exp_ctrl_address_json(struct json *j, const struct nvmefs_ctrl *ctrl);
 
 /* Why exp_create() failed; also what a front end sets with
  * exp_error(), so that it has one message. */

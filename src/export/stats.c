@@ -14,7 +14,7 @@
 
 #include "export_priv.h"
 #include "../common/json.h"
-#include "../common/ctrl_json.h"
+#include "../common/rkeys_json.h"
 
 /* The counters and latencies of @s, as members of the object open in @j. */
 static void stats_members(struct json *j, const struct exp_stats *s, const struct histogram *lat)
@@ -37,6 +37,15 @@ static void stats_members(struct json *j, const struct exp_stats *s, const struc
 	json_object_end(j);
 }
 
+void exp_ctrl_address_json(struct json *j, const struct nvmefs_ctrl *ctrl)
+{
+	json_string(j, "trtype", nvmefs_ctrl_trtype(ctrl));
+	json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
+	json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
+	if (nvmefs_ctrl_tls_suite(ctrl))
+		json_string(j, "tls", nvmefs_ctrl_tls_suite(ctrl));
+}
+
 /* Each path of a multipath mount: where, its state, how it reaches each
  * namespace, and what went through it. */
 static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_ns, struct json *j)
@@ -53,7 +62,7 @@ static void paths_json(struct exp *e, const struct exp_ns *ns, unsigned int nr_n
 		nvmefs_ctrl_rkey_stats(ctrl, &ks);
 		nvmefs_subsys_path_stats(e->subsys, i, &ps);
 		json_object_begin(j, NULL);
-		ctrl_address_json(j, ctrl);
+		exp_ctrl_address_json(j, ctrl);
 		json_uint(j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
 		json_string(j, "state", nvmefs_ctrl_state_name(cs.state));
 		json_uint(j, "reconnects", cs.reconnects);

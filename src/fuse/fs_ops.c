@@ -44,7 +44,6 @@
 #include <nvme/util.h>
 
 #include "fs_priv.h"
-#include "../common/ctrl_json.h"
 #include "../common/histogram.h"
 #include "../common/json.h"
 #include "../common/text.h"
@@ -525,7 +524,7 @@ int fs_build_info(struct fs *fs)
 	json_string(&j, "firmware", v);
 	json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(fs->ctrl));
 	/* Where the mount goes even without several paths: `nvmefs list` shows it. */
-	ctrl_address_json(&j, fs->ctrl);
+	exp_ctrl_address_json(&j, fs->ctrl);
 	json_string(&j, "hostnqn", nvmefs_ctrl_hostnqn(fs->ctrl));
 	json_uint(&j, "io_queues", fs->opts.workers);
 	json_string(&j, "mode", fs->opts.cached ? "cached" : "direct");
@@ -536,7 +535,7 @@ int fs_build_info(struct fs *fs)
 			struct nvmefs_ctrl *ctrl = nvmefs_subsys_path(fs->subsys, i);
 
 			json_object_begin(&j, NULL);
-			ctrl_address_json(&j, ctrl);
+			exp_ctrl_address_json(&j, ctrl);
 			json_uint(&j, "cntlid", nvmefs_ctrl_cntlid(ctrl));
 			json_object_end(&j);
 		}

@@ -1,16 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 
-#include "ctrl_json.h"
-
-void ctrl_address_json(struct json *j, const struct nvmefs_ctrl *ctrl)
-{
-	json_string(j, "trtype", nvmefs_ctrl_trtype(ctrl));
-	json_string(j, "traddr", nvmefs_ctrl_traddr(ctrl));
-	json_string(j, "trsvcid", nvmefs_ctrl_trsvcid(ctrl));
-	if (nvmefs_ctrl_tls_suite(ctrl))
-		json_string(j, "tls", nvmefs_ctrl_tls_suite(ctrl));
-}
+#include "rkeys_json.h"
 
 void rkeys_json(struct json *j, const struct nvmefs_rkey_stats *st)
 {
