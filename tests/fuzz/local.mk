@@ -54,7 +54,7 @@ tests/fuzz/fuzz_fuse: tests/fuzz/fuzz_fuse.c $(FUZZ_FAKE) tests/lib/fake_transpo
 		tests/lib/fake_priv.h src/fuse/fs_ops.c src/fuse/adapter.c src/fuse/ring.c src/export/log.c src/export/stats.c src/export/requests.c \
 		src/export/limits.c src/export/worker.c src/export/post.c \
 		src/export/parking.c \
-		src/fuse/namespaces.c src/export/ns_info.c src/common/histogram.c src/common/json.c src/common/status.c src/common/ctrl_json.c $(FUZZ_LIB_C)
+		src/fuse/namespaces.c src/export/ns_info.c src/common/histogram.c src/common/json.c src/common/status.c src/common/rkeys_json.c $(FUZZ_LIB_C)
 	@$(MKDIR_P) tests/fuzz
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUSE3_CFLAGS) -I$(top_srcdir)/tests/lib -DFAKE_NO_CHECK \
 		-o $@ $(filter %.c,$^) $(FUZZ_LIB_LIBS) -lm

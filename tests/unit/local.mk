@@ -489,7 +489,7 @@ ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_post.c \
 	src/export/post.c src/fuse/loop.c src/fuse/loop.h \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
 	src/common/histogram.c src/common/histogram.h src/common/json.c src/common/json.h \
-	src/common/status.c src/common/status.h src/common/ctrl_json.c src/common/ctrl_json.h
+	src/common/status.c src/common/status.h src/common/rkeys_json.c src/common/rkeys_json.h
 check_PROGRAMS += tests/unit/check_engine
 UNIT_TESTS += tests/unit/check_engine
 SAN_UNIT_TESTS += tests/unit/san/check_engine tests/unit/tsan/check_engine
