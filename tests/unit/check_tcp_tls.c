@@ -17,7 +17,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/evp.h>
 #include <openssl/ssl.h>
+#include <openssl/x509.h>
 
 #include "tcp_peer.h"
 #include "base/clock.h"
@@ -38,6 +40,7 @@ enum server_kind {
 	SERVER_NO_PSK,		/* knows no identity */
 	SERVER_LOSES_FIRST,	/* the first connection's ICReq goes unanswered */
 	SERVER_GARBAGE,		/* after ICResp, a record that does not authenticate */
+	SERVER_CERT,		/* no PSK: a self-signed certificate instead */
 };
 
 static struct {
@@ -74,6 +77,28 @@ static int find_session(SSL *ssl, const unsigned char *id, size_t len, SSL_SESSI
 	return 1;
 }
 
+/* A self-signed certificate and its key on @ctx: what a TLS server that
+ * knows no PSK offers instead. */
+static void use_certificate(SSL_CTX *ctx)
+{
+	EVP_PKEY *key = EVP_EC_gen("P-256");
+	X509 *cert = X509_new();
+
+	ck_assert(key && cert);
+	X509_set_version(cert, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(cert), 1);
+	X509_gmtime_adj(X509_getm_notBefore(cert), 0);
+	X509_gmtime_adj(X509_getm_notAfter(cert), 3600);
+	X509_set_pubkey(cert, key);
+	X509_NAME_add_entry_by_txt(X509_get_subject_name(cert), "CN", MBSTRING_ASC,
+				   (const unsigned char *)"target", -1, -1, 0);
+	X509_set_issuer_name(cert, X509_get_subject_name(cert));
+	ck_assert(X509_sign(cert, key, EVP_sha256()) > 0);
+	ck_assert(SSL_CTX_use_certificate(ctx, cert) == 1 && SSL_CTX_use_PrivateKey(ctx, key) == 1);
+	X509_free(cert);
+	EVP_PKEY_free(key);
+}
+
 /* The target: over TLS, ICReq in, ICResp out.  SERVER_LOSES_FIRST takes
  * the first connection's ICReq and answers nothing, as the kernel target
  * does when the ICReq came while tlshd still held the socket; the next
@@ -98,7 +123,10 @@ next:
 		SSL_CTX_set_max_proto_version(ctx, TLS1_2_VERSION);
 	else
 		SSL_CTX_set_min_proto_version(ctx, TLS1_3_VERSION);
-	SSL_CTX_set_psk_find_session_callback(ctx, find_session);
+	if (srv.kind == SERVER_CERT)
+		use_certificate(ctx);
+	else
+		SSL_CTX_set_psk_find_session_callback(ctx, find_session);
 	ssl = SSL_new(ctx);
 	SSL_set_fd(ssl, srv.fd);
 	srv.handshake = SSL_accept(ssl);
@@ -260,6 +288,17 @@ START_TEST(test_other_key_refused)
 }
 END_TEST
 
+/* A peer that answers with a certificate, not the PSK: refused, whatever
+ * the certificate, as the host trusts none. */
+START_TEST(test_certificate_refused)
+{
+	ck_assert_int_eq(tls_connect(SERVER_CERT), -ECONNREFUSED);
+	ck_assert_int_ne(srv.handshake, 1);
+	ck_assert_ptr_nonnull(strstr(nvmefs_errmsg(), "TLS handshake"));
+	one_line();
+}
+END_TEST
+
 /* The fixture's PSK replaced with one of @text, for client and server. */
 static void use_key(const char *text)
 {
@@ -309,6 +348,7 @@ static Suite *tcp_tls_suite(void)
 	tcase_add_test(tc, test_other_key_refused);
 	tcase_add_test(tc, test_sha384_psk_handshake);
 	tcase_add_test(tc, test_sha384_psk_against_sha256_only_server);
+	tcase_add_test(tc, test_certificate_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
