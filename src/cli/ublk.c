@@ -37,6 +37,7 @@ static void help(void)
 	printf("Usage: nvmefs ublk add [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN [OPTIONS]\n"
 	       "       nvmefs ublk list [-o json]\n"
 	       "       nvmefs ublk del /dev/ublkbN|N|SUBNQN\n"
+	       "       nvmefs ublk stats /dev/ublkbN|N\n"
 	       "\n"
 	       "add: connect to the NVM subsystem SUBNQN and serve each of its active namespaces\n"
 	       "as a block device /dev/ublkbN through the kernel's ublk driver (ublk_drv; root),\n"
@@ -44,6 +45,8 @@ static void help(void)
 	       "devices go, on SIGTERM, SIGINT or SIGHUP or once 'del' removed them.\n"
 	       "list: the devices nvmefs serves.  del: remove a device, or every device of SUBNQN;\n"
 	       "I/O held for a removed device (an outage) fails at once, the others serve on.\n"
+	       "stats: the statistics of the daemon serving a device (all its devices), as JSON,\n"
+	       "as a mount's stats file has them; refreshed every second.\n"
 	       "\n"
 	       "Options of add:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
@@ -447,10 +450,56 @@ static int del_devices(const struct rec *del, unsigned int n)
 	return ret;
 }
 
+/* A device as del and stats take it, /dev/ublkbN or N: 0 and its
+ * number in *@id, or -EINVAL. */
+static int parse_dev(const char *what, int64_t *id)
+{
+	const char *num = !strncmp(what, "/dev/ublkb", 10) ? what + 10 : what;
+
+	return parse_int(num, 0, INT32_MAX, id);
+}
+
+/* The statistics of the daemon serving one device, as the mount's stats
+ * file has them (every device of that daemon together). */
+static int ublk_stats(int argc, char **argv)
+{
+	static const char *const cmd = "ublk stats";
+	char path[64], buf[4096];
+	struct rec r;
+	int64_t id;
+	size_t n;
+	FILE *f;
+
+	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+		help();
+		return finish_output(cmd, EXIT_OK);
+	}
+	if (argc != 2 || argv[1][0] == '-')
+		return usage_error(cmd, "give one device (/dev/ublkbN or N)");
+	if (parse_dev(argv[1], &id))
+		return usage_error(cmd, "'%s' is not a ublk device (/dev/ublkbN or N)", argv[1]);
+	if (rec_read((int)id, &r) < 0 || r.dead) {
+		fprintf(stderr, "nvmefs %s: /dev/ublkb%d is not a device an nvmefs daemon serves: "
+			"'nvmefs ublk list' lists them\n", cmd, (int)id);
+		return EXIT_FAIL;
+	}
+	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%ld.stats", r.pid);
+	f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "nvmefs %s: reading %s failed: %s: its daemon (PID %ld) writes it "
+			"every second; try again\n", cmd, path, strerror(errno), r.pid);
+		return EXIT_FAIL;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		fwrite(buf, 1, n, stdout);
+	fclose(f);
+	return finish_output(cmd, EXIT_OK);
+}
+
 static int ublk_del(int argc, char **argv)
 {
 	static const char *const cmd = "ublk del";
-	const char *what, *num;
+	const char *what;
 	struct rec *all, r;
 	unsigned int n, found = 0;
 	int64_t id;
@@ -463,9 +512,8 @@ static int ublk_del(int argc, char **argv)
 	if (argc != 2 || argv[1][0] == '-')
 		return usage_error(cmd, "give one device (/dev/ublkbN or N) or one subsystem NQN");
 	what = argv[1];
-	num = !strncmp(what, "/dev/ublkb", 10) ? what + 10 : what;
 	if (strncmp(what, "nqn.", 4)) {
-		if (parse_int(num, 0, INT32_MAX, &id))
+		if (parse_dev(what, &id))
 			return usage_error(cmd, "'%s' is neither a ublk device (/dev/ublkbN or N) nor "
 					   "an NQN", what);
 		if (rec_read((int)id, &r) < 0) {
@@ -497,6 +545,7 @@ int cmd_ublk(int argc, char **argv)
 		{ "add", "ublk add", ublk_add },
 		{ "list", "ublk list", ublk_list },
 		{ "del", "ublk del", ublk_del },
+		{ "stats", "ublk stats", ublk_stats },
 	};
 
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -509,6 +558,6 @@ int cmd_ublk(int argc, char **argv)
 			optind = 1;
 			return subs[i].fn(argc - 1, argv + 1);
 		}
-	return usage_error("ublk", argc < 2 ? "give add, list or del"
-				   : "'%s' is not add, list or del", argc < 2 ? "" : argv[1]);
+	return usage_error("ublk", argc < 2 ? "give add, list, del or stats"
+				   : "'%s' is not add, list, del or stats", argc < 2 ? "" : argv[1]);
 }

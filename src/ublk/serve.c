@@ -313,18 +313,31 @@ static void remove_one(struct ublk_server *s, int id)
 	}
 }
 
-/* Until a signal, or until every queue ended (every device deleted). */
+/* How often the daemon's stats file is written again. */
+#define STATS_EVERY_MS 1000
+
+/* Until a signal, or until every queue ended (every device deleted);
+ * meanwhile the stats file kept fresh. */
 static void wait_end(struct ublk_server *s)
 {
 	struct pollfd pfd[3] = { { .fd = sig_fd, .events = POLLIN },
 				 { .fd = s->ended_fd, .events = POLLIN },
 				 { .fd = del_pipe[0], .events = POLLIN } };
 	unsigned int ended = 0;
+	uint64_t written_ns = hist_now_ns();
 	eventfd_t n;
 	int id;
 
+	ublk_write_stats(s);
 	while (ended < s->nr_q) {
-		if (poll(pfd, 3, -1) < 0)
+		int ready = poll(pfd, 3, STATS_EVERY_MS);
+
+		/* A second without events, or a busy one: the stats again. */
+		if (ready == 0 || hist_now_ns() - written_ns >= STATS_EVERY_MS * 1000000ull) {
+			ublk_write_stats(s);
+			written_ns = hist_now_ns();
+		}
+		if (ready <= 0)
 			continue;
 		if (pfd[0].revents)
 			return;
@@ -365,6 +378,7 @@ static void stop(struct ublk_server *s)
 		if (d->started)
 			exp_logp(LOG_INFO, "/dev/ublkb%d removed", d->id);
 	}
+	ublk_unrecord_stats();
 }
 
 int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,

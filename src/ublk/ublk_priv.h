@@ -91,6 +91,10 @@ extern const struct exp_ops ublk_exp_ops;
  * whether its namespace is gone) for list and del; the record removed. */
 void ublk_record(struct ublk_server *s, const struct ublk_dev *d);
 void ublk_unrecord(const struct ublk_dev *d);
+/* The daemon's statistics (exp_stats_json(), the mount's stats file's) in
+ * NVMEFS_UBLK_RUN_DIR/PID.stats for `nvmefs ublk stats`; the file removed. */
+void ublk_write_stats(struct ublk_server *s);
+void ublk_unrecord_stats(void);
 
 /* GET_FEATURES: the UBLK_F_* the running kernel offers; 0 before 6.5. */
 uint64_t ublk_features(void);

@@ -223,6 +223,21 @@ ticks=$(($(cpu_ticks "$pid") - ticks))
 ((ticks <= 20)) || fail "the idle daemon used $ticks clock ticks ($(getconf CLK_TCK) a second) in 2 s: a thread spins"
 log "idle for 2 s: $ticks clock ticks of CPU"
 
+# The daemon's statistics, as a mount's stats file has them (its schema), at most a second old:
+# the two verify runs above wrote and read back every byte they name.
+"$NVMEFS" ublk stats "$dev" >/tmp/ublk-stats.json 2>/tmp/ublk-stats.err ||
+	fail "nvmefs ublk stats $dev failed: $(cat /tmp/ublk-stats.err)"
+moved=$((($(scaled 2 16) + $(scaled 16 64)) << 20))
+jq -e --argjson n "$moved" '.total.write_bytes >= $n and .total.read_bytes >= $n and .total.errors == 0' \
+	/tmp/ublk-stats.json >/dev/null ||
+	fail "nvmefs ublk stats $dev does not count the $moved bytes fio wrote and read: $(jq -c .total /tmp/ublk-stats.json)"
+/usr/bin/python3 -c '
+import json, sys, jsonschema
+jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))
+' "$schemas/mount-stats.schema.json" /tmp/ublk-stats.json 2>/tmp/schema.err ||
+	fail "nvmefs ublk stats' JSON does not match the mount's stats schema: $(tail -n 3 /tmp/schema.err)"
+log "ublk stats: $(jq -c '.total | {reads, writes, read_bytes, write_bytes, errors}' /tmp/ublk-stats.json)"
+
 # An 8 s port drop under fio verify: the I/O waits through it and completes after the reconnect.
 fio_load_start ublk "$dev" 14
 sleep 3
@@ -364,4 +379,4 @@ fi
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices after a killed daemon's were deleted: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
-echo "PASS ($trtype): nvmefs ublk add/list/del: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once, and one device of two deleted alone in an outage; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"
+echo "PASS ($trtype): nvmefs ublk add/list/del/stats: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once, and one device of two deleted alone in an outage; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"
