@@ -57,6 +57,48 @@ START_TEST(test_held_namespace_parks)
 }
 END_TEST
 
+/* Asks of the library's "is this namespace held?", outside its submit
+ * (the link wraps nvmefs_mpq_ns_held()). */
+static atomic_uint held_asks;
+
+int __real_nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid);
+int __wrap_nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid);
+
+int __wrap_nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
+{
+	atomic_fetch_add(&held_asks, 1);
+	return __real_nvmefs_mpq_ns_held(mpq, nsid);
+}
+
+/*
+ * A read to a live namespace asks "held?" once, in the submit that sends
+ * it (issue #36: submit says "held" itself), as Linux's
+ * nvme_ns_head_submit_bio() decides requeue or submit once: the engine
+ * does not ask the head beforehand.
+ */
+START_TEST(test_held_asked_once)
+{
+	static uint8_t image[4096];
+	struct fake_step *s;
+	struct done d;
+
+	connect_with(MDTS_16K, 0);
+	engine_create(1);
+	fill(image, sizeof(image), 5);
+	s = fake_expect_rw(1, nvme_cmd_read, 1, 0, 8, 4096);
+	fake_step_data(s, image, sizeof(image));
+	engine_start();
+	atomic_store(&held_asks, 0);
+	send_req(EXP_READ, 0, 4096, 0, NULL);
+	d = wait_done(0, 5000);
+	ck_assert_int_eq(d.err, 0);
+	ck_assert_msg(atomic_load(&held_asks) == 0, "the engine asked whether namespace 1 is "
+		      "held %u time(s) before submitting one read, whose submit asks again",
+		      atomic_load(&held_asks));
+	finish();
+}
+END_TEST
+
 /* CPU time the threads named nvmefs-worker (the front end's, serving the
  * workers) have used, in ms, each in @ms[] by the order /proc lists them;
  * returns how many there are. */
@@ -204,6 +246,7 @@ TCase *engine_outage_tcase(void)
 	TCase *tc = engine_tcase("outages");
 
 	tcase_add_test(tc, test_held_namespace_parks);
+	tcase_add_test(tc, test_held_asked_once);
 	tcase_add_test(tc, test_forwarded_io_on_idle_worker);
 	tcase_add_test(tc, test_going_fails_held);
 	return tc;
