@@ -162,6 +162,32 @@ int nvmefs_mpq_punch(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba,
 		     uint64_t nlb, nvmefs_io_cb cb, void *arg);
 int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba,
 			  uint64_t nlb, nvmefs_io_cb cb, void *arg);
+/* What nvmefs_mpq_submit() sends. */
+enum nvmefs_io_kind {
+	NVMEFS_IO_READ,
+	NVMEFS_IO_WRITE,
+	NVMEFS_IO_FLUSH,
+	NVMEFS_IO_WRITE_ZEROES,
+	/* Write Zeroes that deallocates where the namespace can. */
+	NVMEFS_IO_PUNCH,
+	NVMEFS_IO_DEALLOCATE,
+};
+
+/* nvmefs_mpq_submit()'s flag: I/O that would be held is not taken. */
+#define NVMEFS_MPQ_NO_HOLD 1u
+/* nvmefs_mpq_submit()'s answer to NVMEFS_MPQ_NO_HOLD: held, not taken. */
+#define NVMEFS_MPQ_HELD 1
+
+/**
+ * Any of the forms above, by @kind (@buf as theirs, NULL for the ones
+ * without data; @nlb 0 for a flush).  With NVMEFS_MPQ_NO_HOLD, I/O that
+ * would be held (nvmefs_mpq_ns_held()) is refused with NVMEFS_MPQ_HELD and
+ * nothing of it is kept, so that its caller can wait with it elsewhere,
+ * asking once per I/O; else 0, -EAGAIN or -errno as they return.
+ */
+int nvmefs_mpq_submit(struct nvmefs_mpq *mpq, enum nvmefs_io_kind kind, uint32_t nsid,
+		      uint64_t slba, uint64_t nlb, void *buf, unsigned int flags,
+		      nvmefs_io_cb cb, void *arg);
 /**
  * As nvmefs_ioq_poll(), over every path; also sends held I/O once a path is
  * usable.  A negative errno once no path can come back (after every

@@ -167,14 +167,16 @@ void *exp_req_buf(struct exp_req *r);
  * The request of @len bytes just read into @r's buffer, I/O to namespace
  * @nsid, or 0 for one answered on the spot: true when the front end
  * handles it now (calling exp_submit() for its I/O), then exp_req_handled();
- * false when the engine parked it (copied), to give it back through
- * exp_worker_resumed() once it can go.
+ * false when the engine parked it (copied: read into the spare), to give it
+ * back through exp_worker_resumed() once a buffer is free.
  */
 bool exp_req_admit(struct exp_req *r, size_t len, uint32_t nsid);
 /*
  * Takes over admitted @r, and its buffer, for I/O on @ns; completes it
  * through ops with @cookie.  A write's @data (@size bytes) lies in that
  * buffer.  Offsets and sizes are the caller's to check against the namespace.
+ * I/O its namespace's queue would hold (no usable path) is copied out and
+ * parked, and the buffer is free again once exp_submit() returns.
  */
 void exp_submit(struct exp_req *r, void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off,
 		size_t size, const void *data);
@@ -236,8 +238,8 @@ struct exp_post {
 bool exp_worker_can_post(const struct exp_worker *w);
 /* On the thread serving @w, when exp_worker_can_post(): starts @p in a
  * buffer of @w's (1), or parks it while its namespace is held (0: it keeps
- * no buffer, and is completed once its namespace has a path or the held
- * I/O fails); -ENOMEM when the parking is full (completed with ENOMEM). */
+ * no buffer, and is started once its namespace has a path, or fails with
+ * the held I/O); past the parking's bound the queue holds it in a buffer. */
 int exp_worker_post(struct exp_worker *w, struct exp_post *p);
 /* The front end takes requests from an io_uring (the stats say so). */
 void exp_set_io_uring(struct exp *e, bool on);

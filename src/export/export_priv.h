@@ -42,6 +42,8 @@ struct exp_req {
 	bool busy;		/* owned by an asynchronous operation */
 	bool taken;		/* claimed by exp_submit(): exp_req_put() returns it, not exp_req_handled() */
 	bool listed;		/* on the worker's retry list */
+	bool may_park;		/* its first submit: refused if its namespace is held */
+	bool held;		/* refused so: none of it went, and it is parked */
 	uint64_t off;
 	size_t size;
 	const uint8_t *data;	/* a write's payload, inside buf */
@@ -137,21 +139,22 @@ void exp_req_put(struct exp_worker *w, struct exp_req *f);
 bool exp_run_retries(struct exp_worker *w);
 
 /* Starts the request in @f, which the worker took from its free list,
- * as exp_submit() does, its read's blocks going to @rbuf (NULL: f->buf). */
-void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,
-		   uint64_t off, size_t size, const void *data, uint8_t *rbuf);
+ * as exp_submit() does, its read's blocks going to @rbuf (NULL: f->buf).
+ * With @may_park, false when its namespace is held: none of it went, and
+ * the caller parks it (exp_park_held()). */
+bool exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,
+		   uint64_t off, size_t size, const void *data, uint8_t *rbuf, bool may_park);
+
+/* worker.c */
+/* @f, refused by its queue as held, waits parked and gives its buffer
+ * back: @post where it was posted, else a copy of @f's request.  Past the
+ * parking's bound the queue holds it in @f after all.  Whether it parked. */
+bool exp_park_held(struct exp_req *f, struct exp_post *post);
 
 /* post.c */
-/* Starts the posted request @p in one of @w's free buffers. */
-void exp_post_start(struct exp_worker *w, struct exp_post *p);
-
-/* Whether I/O to @nsid, read in (worker.c) or posted (post.c),
- * is parked rather than given a buffer: its namespace held by @w's queue,
- * while the export has room to park it. */
-static inline bool exp_parks(struct exp_worker *w, uint32_t nsid)
-{
-	return nsid && nvmefs_mpq_ns_held(w->mpq, nsid) && park_room(&w->e->parked_bytes);
-}
+/* Starts the posted request @p in one of @w's free buffers, or with
+ * @may_park parks it while its namespace is held (0; else 1). */
+int exp_post_start(struct exp_worker *w, struct exp_post *p, bool may_park);
 
 /* A worker's queue of the head. */
 static inline int worker_poll(struct exp_worker *w, int timeout_ms)

@@ -6,9 +6,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine.h"
 #include "parking.h"
 
 /* What one parked request costs: its copy and its record. */
@@ -56,6 +58,28 @@ int park_add(struct park_list *l, atomic_size_t *total, uint32_t nsid, const uin
 	if (!p)
 		return -ENOMEM;
 	memcpy(p->bytes, buf, len);
+	return 0;
+}
+
+int park_add_copy(struct park_list *l, atomic_size_t *total, uint32_t nsid,
+		  const struct exp_post *req)
+{
+	size_t data = req->data ? req->size : 0;
+	struct parked *p = park_new(l, total, nsid, sizeof(*req) + data);
+	struct exp_post *copy;
+
+	_Static_assert(offsetof(struct parked, bytes) % _Alignof(struct exp_post) == 0,
+		       "a parked record's bytes hold a struct exp_post");
+	if (!p)
+		return -ENOMEM;
+	copy = (struct exp_post *)p->bytes;
+	*copy = *req;
+	if (data) {
+		memcpy(copy + 1, req->data, data);
+		copy->data = copy + 1;
+		copy->copy = true;
+	}
+	p->post = copy;
 	return 0;
 }
 

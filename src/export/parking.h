@@ -48,6 +48,10 @@ bool park_room(atomic_size_t *total);
  * @l, counted in @total; -ENOMEM. */
 int park_add(struct park_list *l, atomic_size_t *total, uint32_t nsid, const uint8_t *buf,
 	     size_t len);
+/* Parks a copy of request @req, I/O to @nsid, and of its write data if
+ * any (@req->size bytes at @req->data), at the end of @l; -ENOMEM. */
+int park_add_copy(struct park_list *l, atomic_size_t *total, uint32_t nsid,
+		  const struct exp_post *req);
 /* Parks the posted request @post, I/O to @nsid, at the end of @l; -ENOMEM. */
 int park_add_post(struct park_list *l, atomic_size_t *total, uint32_t nsid,
 		  struct exp_post *post);

@@ -30,7 +30,7 @@ static bool read_in_place(const struct exp_post *p)
 	       ((p->size + mask) & ~(size_t)mask) <= p->read_room;
 }
 
-void exp_post_start(struct exp_worker *w, struct exp_post *p)
+int exp_post_start(struct exp_worker *w, struct exp_post *p, bool may_park)
 {
 	struct exp_req *f = exp_req_take(w);
 	const void *data = p->data;
@@ -40,8 +40,10 @@ void exp_post_start(struct exp_worker *w, struct exp_post *p)
 		memcpy(f->buf, p->data, p->size);
 		data = f->buf;
 	}
-	exp_start_req(f, p->cookie, p->ns, p->op, p->off, p->size, data,
-		      read_in_place(p) ? p->read_buf : NULL);
+	if (exp_start_req(f, p->cookie, p->ns, p->op, p->off, p->size, data,
+			  read_in_place(p) ? p->read_buf : NULL, may_park))
+		return 1;
+	return !exp_park_held(f, p);
 }
 
 bool exp_worker_can_post(const struct exp_worker *w)
@@ -51,13 +53,5 @@ bool exp_worker_can_post(const struct exp_worker *w)
 
 int exp_worker_post(struct exp_worker *w, struct exp_post *p)
 {
-	if (!exp_parks(w, p->ns->nsid)) {
-		exp_post_start(w, p);
-		return 1;
-	}
-	if (park_add_post(&w->held, &w->e->parked_bytes, p->ns->nsid, p) < 0) {
-		w->e->ops->complete(p->cookie, p->op, ENOMEM, 0);
-		return -ENOMEM;
-	}
-	return 0;
+	return exp_post_start(w, p, true);
 }

@@ -204,38 +204,38 @@ static uint64_t zeroes_commands(const struct exp_ns *ns, uint64_t nlb)
 	return nlb / ns->max_zeroes_nlb + (nlb % ns->max_zeroes_nlb != 0);
 }
 
-/* Submits sub-I/O @i of @f; a full queue only postpones it. */
+/*
+ * Submits sub-I/O @i of @f; a full queue only postpones it.  A request's
+ * first submit asks the queue not to hold it: a namespace without a usable
+ * path refuses it (f->held) before any of it is sent, once per request,
+ * and it is parked rather than kept in its buffer.
+ */
 static void sub_submit(struct exp_req *f, unsigned int i)
 {
+	static const enum nvmefs_io_kind kinds[] = {
+		[SUB_READ] = NVMEFS_IO_READ, [SUB_WRITE] = NVMEFS_IO_WRITE,
+		[SUB_ZEROES] = NVMEFS_IO_WRITE_ZEROES, [SUB_PUNCH] = NVMEFS_IO_PUNCH,
+		[SUB_FLUSH] = NVMEFS_IO_FLUSH,
+	};
 	struct exp_worker *w = f->w;
 	struct sub_io *s = &f->sub[i];
-	uint32_t nsid = f->ns->nsid;
 	struct exp_stats *st = &w->stats;
+	unsigned int flags = f->may_park ? NVMEFS_MPQ_NO_HOLD : 0;
 	int ret;
 
-	switch (s->kind) {
-	case SUB_READ:
-		ret = nvmefs_mpq_read(w->mpq, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
-		break;
-	case SUB_WRITE:
-		ret = nvmefs_mpq_write(w->mpq, nsid, s->slba, (uint32_t)s->nlb, s->buf, sub_done, f);
-		break;
-	case SUB_ZEROES:
-		ret = nvmefs_mpq_write_zeroes(w->mpq, nsid, s->slba, s->nlb, sub_done, f);
-		if (!ret)
-			atomic_fetch_add_explicit(&st->write_zeroes, zeroes_commands(f->ns, s->nlb),
-						  memory_order_relaxed);
-		break;
-	case SUB_PUNCH:
-		ret = nvmefs_mpq_punch(w->mpq, nsid, s->slba, s->nlb, sub_done, f);
-		if (!ret)
-			atomic_fetch_add_explicit(&st->deallocates, zeroes_commands(f->ns, s->nlb),
-						  memory_order_relaxed);
-		break;
-	default:
-		ret = nvmefs_mpq_flush(w->mpq, nsid, sub_done, f);
-		break;
+	f->may_park = false;
+	ret = nvmefs_mpq_submit(w->mpq, kinds[s->kind], f->ns->nsid, s->slba, s->nlb, s->buf, flags,
+				sub_done, f);
+	if (ret == NVMEFS_MPQ_HELD) {
+		f->held = true;
+		return;
 	}
+	if (!ret && s->kind == SUB_ZEROES)
+		atomic_fetch_add_explicit(&st->write_zeroes, zeroes_commands(f->ns, s->nlb),
+					  memory_order_relaxed);
+	else if (!ret && s->kind == SUB_PUNCH)
+		atomic_fetch_add_explicit(&st->deallocates, zeroes_commands(f->ns, s->nlb),
+					  memory_order_relaxed);
 	s->waiting = ret == -EAGAIN;
 	if (ret == 0) {
 		f->pending++;
@@ -350,12 +350,12 @@ static bool write_start(struct exp_req *f)
 	f->phase = 0;
 	if (head)
 		sub_add(f, 0, SUB_READ, first, 1, f->edge);
-	if (tail && (last != first || !head))
+	if (tail && (last != first || !head) && !f->held)
 		sub_add(f, 1, SUB_READ, last, 1, f->edge + EXP_MAX_LBA_SIZE);
 	/* The whole blocks between the edges: [mfirst, mend). */
 	mfirst = head ? first + 1 : first;
 	mend = tail ? last : last + 1;
-	if (mfirst < mend) {
+	if (mfirst < mend && !f->held) {
 		uint64_t nlb = mend - mfirst;
 
 		if (f->op == EXP_WRITE)
@@ -364,6 +364,12 @@ static bool write_start(struct exp_req *f)
 			sub_add(f, 2, SUB_PUNCH, mfirst, nlb, NULL);
 		else
 			sub_add(f, 2, SUB_ZEROES, mfirst, nlb, NULL);
+	}
+	if (f->held) {
+		/* Refused before any of it went: nothing to wait for. */
+		release_resv(w->e, f->resv);
+		f->resv = -1;
+		return true;
 	}
 	step(f);
 	return true;
@@ -415,11 +421,12 @@ static void count_write_start(struct exp *e)
 void exp_submit(struct exp_req *r, void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off,
 		size_t size, const void *data)
 {
-	exp_start_req(r, cookie, ns, op, off, size, data, NULL);
+	if (!exp_start_req(r, cookie, ns, op, off, size, data, NULL, true))
+		exp_park_held(r, NULL);
 }
 
-void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,
-		   uint64_t off, size_t size, const void *data, uint8_t *rbuf)
+bool exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,
+		   uint64_t off, size_t size, const void *data, uint8_t *rbuf, bool may_park)
 {
 	uint64_t first, last;
 
@@ -437,6 +444,8 @@ void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_
 	f->phase = 0;
 	f->resv = -1;
 	f->rbuf = rbuf ? rbuf : f->buf;
+	f->may_park = may_park;
+	f->held = false;
 	memset(f->sub, 0, sizeof(f->sub));
 	if (op == EXP_WRITE)
 		count_write_start(f->w->e);
@@ -445,15 +454,26 @@ void exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_
 		first = off >> ns->lba_shift;
 		last = (off + size - 1) >> ns->lba_shift;
 		sub_add(f, 0, SUB_READ, first, (uint32_t)(last - first + 1), f->rbuf);
-		step(f);
 		break;
 	case EXP_FLUSH:
 		sub_add(f, 0, SUB_FLUSH, 0, 0, NULL);
-		step(f);
 		break;
 	default:
-		if (!write_start(f))
+		if (!write_start(f)) {
+			/* Waiting for another write's blocks: the queue holds
+			 * it, if it must, when it goes. */
+			f->may_park = false;
 			retry_push(f->w, f);
+		}
 		break;
 	}
+	if (f->held) {
+		if (op == EXP_WRITE)
+			atomic_fetch_sub_explicit(&f->w->e->writes_inflight, 1,
+						  memory_order_relaxed);
+		return false;
+	}
+	if (op == EXP_READ || op == EXP_FLUSH)
+		step(f);
+	return true;
 }

@@ -169,21 +169,45 @@ static void admit(struct exp_req *f)
 	f->start_ns = hist_now_ns();
 }
 
-/* I/O the queue would hold is parked, keeping the buffer free for I/O that
- * can go; so is I/O that came into the spare. */
+/* I/O that came into the spare waits for a buffer.  I/O the queue would
+ * hold is parked by its submit (exp_park_held()), which asks the queue. */
 bool exp_req_admit(struct exp_req *r, size_t len, uint32_t nsid)
 {
 	struct exp_worker *w = r->w;
 
-	if (exp_parks(w, nsid)) {
-		park(w, &w->held, nsid, r->buf, len);
-		return false;
-	}
 	if (nsid && r == &w->spare) {
 		park(w, &w->ready, nsid, r->buf, len);
 		return false;
 	}
 	admit(r);
+	return true;
+}
+
+bool exp_park_held(struct exp_req *f, struct exp_post *post)
+{
+	struct exp_worker *w = f->w;
+	atomic_size_t *total = &w->e->parked_bytes;
+	int ret = -ENOSPC;
+
+	if (park_room(total)) {
+		if (post) {
+			ret = park_add_post(&w->held, total, f->ns->nsid, post);
+		} else {
+			struct exp_post copy = {
+				.cookie = f->cookie, .ns = f->ns, .op = (enum exp_op)f->op,
+				.off = f->off, .size = f->size, .data = f->data,
+				.copy = true, .start_ns = f->start_ns,
+			};
+
+			ret = park_add_copy(&w->held, total, f->ns->nsid, &copy);
+		}
+	}
+	if (ret < 0) {
+		exp_start_req(f, f->cookie, f->ns, (enum exp_op)f->op, f->off, f->size, f->data,
+			      f->rbuf == f->buf ? NULL : f->rbuf, false);
+		return false;
+	}
+	exp_req_put(w, f);
 	return true;
 }
 
@@ -280,8 +304,10 @@ static bool unpark(struct exp_worker *w, bool force)
 			park_append(&w->held, p);
 			continue;
 		}
+		/* Not parked again should its namespace have lost its
+		 * path since: a copy's record goes here. */
 		if (p->post)
-			exp_post_start(w, p->post);
+			exp_post_start(w, p->post, false);
 		else
 			resume(w, p);
 		park_free(p, &e->parked_bytes);

@@ -325,7 +325,7 @@ START_TEST(test_outage_give_up_ns)
 	struct nvmefs_ctrl *ctrl = connect_recovering(10);
 	struct nvmefs_subsys *s = NULL;
 	struct nvmefs_ctrl_status st;
-	struct cb_rec a = { 0 }, b = { 0 };
+	struct cb_rec a = { 0 }, b = { 0 }, c = { 0 };
 	struct nvmefs_mpq *mpq;
 	struct fake_step *step;
 	int64_t end;
@@ -348,6 +348,11 @@ START_TEST(test_outage_give_up_ns)
 	for (end = now_ms() + 5000; !nvmefs_mpq_ns_held(mpq, 1) && now_ms() < end;)
 		nvmefs_mpq_poll(mpq, 10);
 	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 1);
+	/* Asked not to hold it, the queue says "held" and keeps nothing: @c
+	 * never comes back. */
+	ck_assert_int_eq(nvmefs_mpq_submit(mpq, NVMEFS_IO_WRITE, 1, 8, 8, buf, NVMEFS_MPQ_NO_HOLD,
+					   on_io, &c), NVMEFS_MPQ_HELD);
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 1);
 	nvmefs_subsys_give_up_ns(s, 2);
 	for (int i = 0; i < 5; i++)
 		nvmefs_mpq_poll(mpq, 10);
@@ -364,6 +369,7 @@ START_TEST(test_outage_give_up_ns)
 	ck_assert_msg(strstr(nvmefs_errmsg(), "namespace 1's user gave up waiting"), "message: %s",
 		      nvmefs_errmsg());
 	ck_assert_uint_eq(b.calls, 0);
+	ck_assert_uint_eq(c.calls, 0);
 	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 0);
 	nvmefs_ctrl_status(ctrl, &st);
 	ck_assert_int_ne(st.state, NVMEFS_CTRL_DELETED);

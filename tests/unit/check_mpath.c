@@ -414,16 +414,22 @@ START_TEST(test_give_up_fails_held)
 	struct nvmefs_mpq *mpq = nvmefs_subsys_queue(s, 0);
 	void *buf = nvmefs_mpq_buf_get(mpq);
 	struct fake_step *step;
-	struct result r = { 0 };
+	struct result r = { 0 }, w = { 0 };
 
 	hold_read(mpq, buf, &r);
 	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 1);
+	/* Asked not to hold it, the head says "held" and keeps nothing: @w
+	 * never comes back. */
+	ck_assert_int_eq(nvmefs_mpq_submit(mpq, NVMEFS_IO_WRITE, 1, 12, 1, buf, NVMEFS_MPQ_NO_HOLD,
+					   io_cb, &w), NVMEFS_MPQ_HELD);
+	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 1);
 	nvmefs_subsys_give_up(s);
 	ck_assert_int_gt(nvmefs_mpq_arm(mpq), 0);
 	for (int i = 0; i < 50 && !r.calls; i++)
 		nvmefs_mpq_poll(mpq, 10);
 	ck_assert_int_eq(r.calls, 1);
 	ck_assert_int_eq(r.status, -EIO);
+	ck_assert_int_eq(w.calls, 0);
 	ck_assert_int_eq(nvmefs_mpq_ns_held(mpq, 1), 0);
 	ck_assert_uint_eq(nvmefs_mpq_inflight(mpq), 0);
 	/* A path optimized again carries I/O as before. */

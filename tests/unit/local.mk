@@ -490,19 +490,22 @@ ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_post.c \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
 	src/common/histogram.c src/common/histogram.h src/common/json.c src/common/json.h \
 	src/common/status.c src/common/status.h src/common/rkeys_json.c src/common/rkeys_json.h
+# check_engine_outage.c counts the engine's asks of "held?" outside submit.
+ENGINE_WRAP = -Wl,--wrap=nvmefs_mpq_ns_held
 check_PROGRAMS += tests/unit/check_engine
 UNIT_TESTS += tests/unit/check_engine
 SAN_UNIT_TESTS += tests/unit/san/check_engine tests/unit/tsan/check_engine
 tests_unit_check_engine_SOURCES = $(ENGINE_UNIT_SOURCES)
 tests_unit_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS)
+tests_unit_check_engine_LDFLAGS = $(ENGINE_WRAP)
 tests_unit_check_engine_LDADD = $(UNIT_FAKE_LDADD) -lm
 tests_unit_san_check_engine_SOURCES = $(ENGINE_UNIT_SOURCES)
 tests_unit_san_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS) $(SAN_FLAGS)
-tests_unit_san_check_engine_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_engine_LDFLAGS = $(SAN_FLAGS) $(ENGINE_WRAP)
 tests_unit_san_check_engine_LDADD = $(UNIT_FAKE_SAN_LDADD) -lm
 tests_unit_tsan_check_engine_SOURCES = $(ENGINE_UNIT_SOURCES)
 tests_unit_tsan_check_engine_CFLAGS = $(UNIT_FAKE_CFLAGS) $(TSAN_FLAGS)
-tests_unit_tsan_check_engine_LDFLAGS = $(TSAN_FLAGS)
+tests_unit_tsan_check_engine_LDFLAGS = $(TSAN_FLAGS) $(ENGINE_WRAP)
 tests_unit_tsan_check_engine_LDADD = $(TSAN_LDADD) -lm
 
 # Which discovery log records --all-paths connects (src/cli/paths_log.c, issue #27), and

@@ -25,6 +25,7 @@
  * ctrl_loss_tmo), and fails once none can, as Linux's requeue list does.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,7 +220,7 @@ static int mp_send(struct nvmefs_mpq *mpq, struct mp_io *io)
 		if (mpq->subsys->policy == NVMEFS_IOPOLICY_ROUND_ROBIN)
 			mpq->rr_next = (unsigned int)p + 1;
 		ret = nvmefs_io_submit(mpq->ioqs[p], (enum io_op)io->op, io->nsid, io->slba, io->nlb,
-				       io->buf, mp_done, io);
+				       io->buf, 0, mp_done, io);
 		if (ret == 0) {
 			io->path = (uint8_t)p;
 			return 0;
@@ -339,9 +340,10 @@ static void pump_held(struct nvmefs_mpq *mpq)
 }
 
 static int mp_submit(struct nvmefs_mpq *mpq, enum io_op op, uint32_t nsid, uint64_t slba,
-		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
+		     uint64_t nlb, void *buf, unsigned int flags, nvmefs_io_cb cb, void *arg)
 {
 	struct mp_io *io = mpq->free_ios;
+	bool refused;
 	int ret;
 
 	if (!io)
@@ -361,12 +363,20 @@ static int mp_submit(struct nvmefs_mpq *mpq, enum io_op op, uint32_t nsid, uint6
 	}
 	if (mp_writes(io))
 		flush_order_write_start(&mpq->order, &io->order);
-	/* Nothing overtakes what is held for its namespace. */
-	ret = mpq->held_head && held_before(mpq, nsid, NULL) ? MP_HELD : mp_send(mpq, io);
-	if (ret < 0) {
+	/* Nothing overtakes what is held for its namespace.  What waits there
+	 * only for the next poll (its namespace has a path now) is sent then,
+	 * not handed back to a caller that would rather not have it held. */
+	if (mpq->held_head && held_before(mpq, nsid, NULL)) {
+		ret = MP_HELD;
+		refused = (flags & NVMEFS_MPQ_NO_HOLD) && mp_gate(mpq, nsid, 0) == MP_GATE_HOLD;
+	} else {
+		ret = mp_send(mpq, io);
+		refused = ret == MP_HELD && (flags & NVMEFS_MPQ_NO_HOLD);
+	}
+	if (ret < 0 || refused) {
 		if (mp_writes(io))
 			flush_order_write_done(&mpq->order, &io->order);
-		return ret;
+		return refused ? NVMEFS_MPQ_HELD : ret;
 	}
 	mpq->free_ios = io->next;
 	mpq->inflight++;
@@ -489,9 +499,9 @@ const struct mpq_ops nvmefs_mpq_multipath_ops = {
 
 /* Held or not is io.c's io_gate(), which the path's submit follows too. */
 static int single_submit(struct nvmefs_mpq *mpq, enum io_op op, uint32_t nsid, uint64_t slba,
-			 uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
+			 uint64_t nlb, void *buf, unsigned int flags, nvmefs_io_cb cb, void *arg)
 {
-	return nvmefs_io_submit(mpq->ioqs[0], op, nsid, slba, nlb, buf, cb, arg);
+	return nvmefs_io_submit(mpq->ioqs[0], op, nsid, slba, nlb, buf, flags, cb, arg);
 }
 
 static int single_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)
@@ -542,36 +552,61 @@ const struct mpq_ops nvmefs_mpq_single_ops = {
 int nvmefs_mpq_read(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		    void *buf, nvmefs_io_cb cb, void *arg)
 {
-	return mpq->ops->submit(mpq, IO_READ, nsid, slba, nlb, buf, cb, arg);
+	return mpq->ops->submit(mpq, IO_READ, nsid, slba, nlb, buf, 0, cb, arg);
 }
 
 int nvmefs_mpq_write(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		     const void *buf, nvmefs_io_cb cb, void *arg)
 {
-	return mpq->ops->submit(mpq, IO_WRITE, nsid, slba, nlb, (void *)buf, cb, arg);
+	return mpq->ops->submit(mpq, IO_WRITE, nsid, slba, nlb, (void *)buf, 0, cb, arg);
 }
 
 int nvmefs_mpq_flush(struct nvmefs_mpq *mpq, uint32_t nsid, nvmefs_io_cb cb, void *arg)
 {
-	return mpq->ops->submit(mpq, IO_FLUSH, nsid, 0, 0, NULL, cb, arg);
+	return mpq->ops->submit(mpq, IO_FLUSH, nsid, 0, 0, NULL, 0, cb, arg);
 }
 
 int nvmefs_mpq_write_zeroes(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			    nvmefs_io_cb cb, void *arg)
 {
-	return mpq->ops->submit(mpq, IO_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
+	return mpq->ops->submit(mpq, IO_WRITE_ZEROES, nsid, slba, nlb, NULL, 0, cb, arg);
 }
 
 int nvmefs_mpq_punch(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 		     nvmefs_io_cb cb, void *arg)
 {
-	return mpq->ops->submit(mpq, IO_PUNCH, nsid, slba, nlb, NULL, cb, arg);
+	return mpq->ops->submit(mpq, IO_PUNCH, nsid, slba, nlb, NULL, 0, cb, arg);
 }
 
 int nvmefs_mpq_deallocate(struct nvmefs_mpq *mpq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			  nvmefs_io_cb cb, void *arg)
 {
-	return mpq->ops->submit(mpq, IO_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
+	return mpq->ops->submit(mpq, IO_DEALLOCATE, nsid, slba, nlb, NULL, 0, cb, arg);
+}
+
+int nvmefs_mpq_submit(struct nvmefs_mpq *mpq, enum nvmefs_io_kind kind, uint32_t nsid,
+		      uint64_t slba, uint64_t nlb, void *buf, unsigned int flags,
+		      nvmefs_io_cb cb, void *arg)
+{
+	static const enum io_op ops[] = {
+		[NVMEFS_IO_READ] = IO_READ,
+		[NVMEFS_IO_WRITE] = IO_WRITE,
+		[NVMEFS_IO_FLUSH] = IO_FLUSH,
+		[NVMEFS_IO_WRITE_ZEROES] = IO_WRITE_ZEROES,
+		[NVMEFS_IO_PUNCH] = IO_PUNCH,
+		[NVMEFS_IO_DEALLOCATE] = IO_DEALLOCATE,
+	};
+
+	if ((unsigned int)kind >= sizeof(ops) / sizeof(ops[0]))
+		return nvmefs_error(-EINVAL, "no I/O of kind %d", (int)kind);
+	if ((kind == NVMEFS_IO_READ || kind == NVMEFS_IO_WRITE) && nlb > UINT32_MAX)
+		return nvmefs_error(-EINVAL, "a read or write of %" PRIu64 " blocks: at most %u",
+				    nlb, UINT32_MAX);
+	if (kind == NVMEFS_IO_FLUSH)
+		slba = nlb = 0;
+	if (kind != NVMEFS_IO_READ && kind != NVMEFS_IO_WRITE)
+		buf = NULL;
+	return mpq->ops->submit(mpq, ops[kind], nsid, slba, nlb, buf, flags, cb, arg);
 }
 
 int nvmefs_mpq_ns_held(const struct nvmefs_mpq *mpq, uint32_t nsid)

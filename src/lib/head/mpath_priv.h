@@ -28,9 +28,9 @@ struct nvmefs_mpq;
  * rule its submit follows.
  */
 struct mpq_ops {
-	/* 0, -EAGAIN or -errno, as nvmefs_io_submit(). */
+	/* 0, -EAGAIN, -errno or NVMEFS_MPQ_HELD, as nvmefs_io_submit(). */
 	int (*submit)(struct nvmefs_mpq *mpq, enum io_op op, uint32_t nsid, uint64_t slba,
-		      uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg);
+		      uint64_t nlb, void *buf, unsigned int flags, nvmefs_io_cb cb, void *arg);
 	int (*ns_held)(const struct nvmefs_mpq *mpq, uint32_t nsid);
 	int (*poll)(struct nvmefs_mpq *mpq, int timeout_ms);
 	int (*fd)(const struct nvmefs_mpq *mpq);

@@ -81,7 +81,7 @@ static enum io_gate io_gate(const struct nvmefs_ctrl *ctrl, const struct nvmefs_
 }
 
 int nvmefs_io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
-		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg)
+		     uint64_t nlb, void *buf, unsigned int flags, nvmefs_io_cb cb, void *arg)
 {
 	struct nvmefs_ctrl *ctrl = ioq->ctrl;
 	const struct nvmefs_ns_cache *ns = nvmefs_io_find_ns(ctrl, nsid);
@@ -110,8 +110,11 @@ int nvmefs_io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 				       ctrl->subnqn);
 	case GATE_GIVEN_UP:
 		return nvmefs_io_given_up_error(ctrl, nsid);
-	case GATE_SEND:
 	case GATE_HOLD:
+		if (flags & NVMEFS_MPQ_NO_HOLD)
+			return NVMEFS_MPQ_HELD;
+		break;
+	case GATE_SEND:
 		break;
 	}
 	if (op != IO_FLUSH && !nlb)
@@ -196,36 +199,36 @@ int nvmefs_io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint6
 int nvmefs_ioq_read(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		    void *buf, nvmefs_io_cb cb, void *arg)
 {
-	return nvmefs_io_submit(ioq, IO_READ, nsid, slba, nlb, buf, cb, arg);
+	return nvmefs_io_submit(ioq, IO_READ, nsid, slba, nlb, buf, 0, cb, arg);
 }
 
 int nvmefs_ioq_write(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint32_t nlb,
 		     const void *buf, nvmefs_io_cb cb, void *arg)
 {
-	return nvmefs_io_submit(ioq, IO_WRITE, nsid, slba, nlb, (void *)buf, cb, arg);
+	return nvmefs_io_submit(ioq, IO_WRITE, nsid, slba, nlb, (void *)buf, 0, cb, arg);
 }
 
 int nvmefs_ioq_flush(struct nvmefs_ioq *ioq, uint32_t nsid, nvmefs_io_cb cb, void *arg)
 {
-	return nvmefs_io_submit(ioq, IO_FLUSH, nsid, 0, 0, NULL, cb, arg);
+	return nvmefs_io_submit(ioq, IO_FLUSH, nsid, 0, 0, NULL, 0, cb, arg);
 }
 
 int nvmefs_ioq_write_zeroes(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			    nvmefs_io_cb cb, void *arg)
 {
-	return nvmefs_io_submit(ioq, IO_WRITE_ZEROES, nsid, slba, nlb, NULL, cb, arg);
+	return nvmefs_io_submit(ioq, IO_WRITE_ZEROES, nsid, slba, nlb, NULL, 0, cb, arg);
 }
 
 int nvmefs_ioq_punch(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 		     nvmefs_io_cb cb, void *arg)
 {
-	return nvmefs_io_submit(ioq, IO_PUNCH, nsid, slba, nlb, NULL, cb, arg);
+	return nvmefs_io_submit(ioq, IO_PUNCH, nsid, slba, nlb, NULL, 0, cb, arg);
 }
 
 int nvmefs_ioq_deallocate(struct nvmefs_ioq *ioq, uint32_t nsid, uint64_t slba, uint64_t nlb,
 			  nvmefs_io_cb cb, void *arg)
 {
-	return nvmefs_io_submit(ioq, IO_DEALLOCATE, nsid, slba, nlb, NULL, cb, arg);
+	return nvmefs_io_submit(ioq, IO_DEALLOCATE, nsid, slba, nlb, NULL, 0, cb, arg);
 }
 
 bool nvmefs_ioq_can_take(const struct nvmefs_ioq *ioq)

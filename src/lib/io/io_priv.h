@@ -11,9 +11,11 @@
 #include "ioq.h"
 
 /* Submits @op: 0, or -EAGAIN (no record free, or I/O waiting ahead), or
- * -errno with a message; @cb is called once for an I/O taken. */
+ * -errno with a message; @cb is called once for an I/O taken.  @flags
+ * NVMEFS_MPQ_NO_HOLD: NVMEFS_MPQ_HELD, nothing taken, for I/O it would
+ * hold. */
 int nvmefs_io_submit(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_t slba,
-		     uint64_t nlb, void *buf, nvmefs_io_cb cb, void *arg);
+		     uint64_t nlb, void *buf, unsigned int flags, nvmefs_io_cb cb, void *arg);
 /* Whether a submission to @ioq would be taken now rather than refused with
  * -EAGAIN (a free record, nothing waiting for slots). */
 bool nvmefs_ioq_can_take(const struct nvmefs_ioq *ioq);

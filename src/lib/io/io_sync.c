@@ -29,7 +29,7 @@ static int sync_io(struct nvmefs_ioq *ioq, enum io_op op, uint32_t nsid, uint64_
 	struct sync_wait w = { 0 };
 	int ret;
 
-	while ((ret = nvmefs_io_submit(ioq, op, nsid, slba, nlb, buf, sync_done, &w)) == -EAGAIN) {
+	while ((ret = nvmefs_io_submit(ioq, op, nsid, slba, nlb, buf, 0, sync_done, &w)) == -EAGAIN) {
 		ret = nvmefs_ioq_poll(ioq, -1);
 		if (ret < 0)
 			return ret;
