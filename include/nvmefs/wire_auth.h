@@ -56,9 +56,10 @@ struct nvmefs_dhchap_protocol_desc {
 #define NVMEFS_DHCHAP_AUTH_ID		0x01
 #define NVMEFS_DHCHAP_IDLIST_DH		30
 /** AUTH_Negotiate's SC_C: none, or a new TLS PSK generated (secure
- *  channel concatenation on a connection without TLS yet). */
+ *  channel concatenation on a connection without TLS yet; 01h is a
+ *  secure channel already, 03h a TLS PSK replaced). */
 #define NVMEFS_AUTH_SECP_NOSC		0x00
-#define NVMEFS_AUTH_SECP_NEWTLSPSK	0x01
+#define NVMEFS_AUTH_SECP_NEWTLSPSK	0x02
 
 /** AUTH_Negotiate: the host offers one protocol. */
 struct nvmefs_dhchap_negotiate {

@@ -415,6 +415,7 @@ static struct nvmefs_auth_exchange exchange_of(const struct txn *t)
 	return (struct nvmefs_auth_exchange){
 		.hash = t->hash, .tid = t->tid, .hostnqn = t->ctrl->hostnqn,
 		.subsysnqn = t->ctrl->subnqn, .sess = t->sess,
+		.sc_c = t->concat ? NVMEFS_AUTH_SECP_NEWTLSPSK : NVMEFS_AUTH_SECP_NOSC,
 	};
 }
 
