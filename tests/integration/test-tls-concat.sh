@@ -6,8 +6,8 @@
 # connection is plain). Where the kernel has it (its fabrics options list concat: the 7.x
 # testbed kernel), the kernel initiator with concat is the reference: nvmefs identify agrees with
 # it, a mount with -o concat reads what the kernel wrote and writes what it reads, over TLS
-# (stats say the suite; tlshd saw the generated identity), and a wrong secret is refused in one
-# line. Where the kernel has not (6.12), the target refuses SC_C, and so does nvmefs, in one line
+# (stats say the suite; tlshd did the handshakes), reconnects over TLS with a new key after the
+# subsystem left the port and came back, and a wrong secret is refused in one line. Where the kernel has not (6.12), the target refuses SC_C, and so does nvmefs, in one line
 # that says the target lacks it. TCP only, whatever the run's transport.
 export NVMEFS_TEST_TRTYPE=tcp
 . "$(dirname "$0")/lib.sh"
@@ -66,7 +66,7 @@ kid=$(nvme id-ctrl "$dev" -o json) || fail "nvme id-ctrl $dev failed"
 
 log "a mount with -o concat reads what the kernel wrote and writes what it reads, over TLS"
 handshakes=$(tls_handshakes)
-NVMEFS_TEST_TRSVCID=$trsvcid nvmefs_mount "$nqn" "$mnt" -q "$host" -o "concat,dhchap_secret_file=/tmp/concat-dh"
+NVMEFS_TEST_TRSVCID=$trsvcid nvmefs_mount "$nqn" "$mnt" -q "$host" -c 1 -o "concat,dhchap_secret_file=/tmp/concat-dh"
 cmp <(head -c 1048576 "$mnt/n1") /tmp/concat-data || fail "the mount reads other data than the kernel initiator wrote"
 dd if=/dev/urandom of=/tmp/concat-data2 bs=64k count=1 status=none
 dd if=/tmp/concat-data2 of="$mnt/n1" bs=64k seek=4 conv=notrunc oflag=direct status=none ||
@@ -78,6 +78,18 @@ suite=$(nvmefs_stats "$mnt" .controller.tls)
 queues=$(nvmefs_stats "$mnt" .controller.io_queues)
 ((($(tls_handshakes) - handshakes) >= queues + 1)) ||
 	fail "tlshd logged $(($(tls_handshakes) - handshakes)) handshakes for the mount, fewer than its admin queue and $queues I/O queues"
+
+log "a reconnect makes a new key: the subsystem unlinked from the port and linked again"
+handshakes=$(tls_handshakes)
+rm "$port/subsystems/$nqn" || fail "unlinking $nqn from port 150 failed"
+wait_ctrl_state "$mnt" '^(resetting|connecting)$' 15000
+ln -s "$NVMEFS_TEST_NVMET/subsystems/$nqn" "$port/subsystems/$nqn" || fail "linking $nqn to port 150 again failed"
+wait_ctrl_state "$mnt" '^live$' 30000
+cmp <(kernel_read "$dev" $((4 * 65536)) 65536) <(dd if="$mnt/n1" bs=64k skip=4 count=1 iflag=direct status=none) ||
+	fail "after the reconnect the mount reads other data than the kernel initiator"
+[[ $(nvmefs_stats "$mnt" .controller.tls) == TLS_AES_128_GCM_SHA256 ]] || fail "after the reconnect the mount runs without TLS"
+((($(tls_handshakes) - handshakes) >= queues + 1)) ||
+	fail "tlshd logged $(($(tls_handshakes) - handshakes)) handshakes for the reconnect, fewer than the admin queue and $queues I/O queues"
 nvmefs_unmount "$mnt"
 
 log "a wrong DH-HMAC-CHAP secret is refused in one line"
