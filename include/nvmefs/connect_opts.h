@@ -124,6 +124,12 @@ struct nvmefs_connect_opts {
 	/** Since 0.2.  Nonzero: derive the TLS PSK as libnvme before 1.16 did
 	 *  (nvme-cli 2.16's --compat), for keys inserted by those versions. */
 	int tls_compat;
+	/** Since 0.2.  NVMe/TCP: nonzero asks for secure channel
+	 *  concatenation, as nvme-cli's --concat: DH-HMAC-CHAP on the admin
+	 *  queue (dhchap_secret, and a DH group on the target) generates the
+	 *  TLS PSK every queue then runs TLS 1.3 with, at every (re)connect;
+	 *  takes no tls_key. */
+	int tls_concat;
 };
 
 /** Fill @opts with the defaults and its size; the caller then sets traddr and more. */

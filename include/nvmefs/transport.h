@@ -37,7 +37,7 @@ enum {
 	NVMEFS_OPT_DATA_DIGEST = 1 << 2,	/**< data_digest: NVMe/TCP */
 	NVMEFS_OPT_HOST_IFACE = 1 << 3,		/**< host_iface: NVMe/TCP */
 	NVMEFS_OPT_TOS = 1 << 4,		/**< tos: both */
-	NVMEFS_OPT_TLS = 1 << 5,		/**< tls_key: NVMe/TCP */
+	NVMEFS_OPT_TLS = 1 << 5,		/**< tls_key, tls_concat: NVMe/TCP */
 };
 
 /**

@@ -55,6 +55,11 @@ struct nvmefs_dhchap_protocol_desc {
 };
 #define NVMEFS_DHCHAP_AUTH_ID		0x01
 #define NVMEFS_DHCHAP_IDLIST_DH		30
+/** AUTH_Negotiate's SC_C: none, or a new TLS PSK generated (secure
+ *  channel concatenation on a connection without TLS yet; 01h is a
+ *  secure channel already, 03h a TLS PSK replaced). */
+#define NVMEFS_AUTH_SECP_NOSC		0x00
+#define NVMEFS_AUTH_SECP_NEWTLSPSK	0x02
 
 /** AUTH_Negotiate: the host offers one protocol. */
 struct nvmefs_dhchap_negotiate {
@@ -62,7 +67,7 @@ struct nvmefs_dhchap_negotiate {
 	uint8_t			auth_id;	/**< NVMEFS_DHCHAP_NEGOTIATE */
 	nvmefs_le16		rsvd2;
 	nvmefs_le16		tid;		/**< transaction identifier */
-	uint8_t			sc_c;		/**< secure channel concatenation: 0 */
+	uint8_t			sc_c;		/**< NVMEFS_AUTH_SECP_* */
 	uint8_t			napd;		/**< descriptors that follow: 1 */
 	struct nvmefs_dhchap_protocol_desc desc;
 };

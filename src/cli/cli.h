@@ -79,6 +79,7 @@ enum {
 	OPT_TLS_KEY,
 	OPT_TLS_IDENTITY,
 	OPT_TLS_COMPAT,
+	OPT_TLS_CONCAT,
 	OPT_FIRST_COMMAND_OPTION = 0x200,
 };
 
@@ -123,7 +124,8 @@ enum {
 	{ "tls", no_argument, NULL, OPT_TLS },				\
 	{ "tls-key", required_argument, NULL, OPT_TLS_KEY },		\
 	{ "identity", required_argument, NULL, OPT_TLS_IDENTITY },	\
-	{ "compat", no_argument, NULL, OPT_TLS_COMPAT }
+	{ "compat", no_argument, NULL, OPT_TLS_COMPAT },		\
+	{ "concat", no_argument, NULL, OPT_TLS_CONCAT }
 
 #define DHCHAP_HELP							\
 	"  -S, --dhchap-secret=KEY   this host's DH-HMAC-CHAP secret (DHHC-1:NN:...:, as\n" \
@@ -141,7 +143,9 @@ enum {
 	"                            may read holding it; implies --tls\n"	\
 	"      --identity=VERSION    TLS PSK identity version: 1 (with the PSK digest; the\n" \
 	"                            default, as the kernel's initiator) or 0\n"	\
-	"      --compat              derive the TLS PSK as libnvme before 1.16 did\n"
+	"      --compat              derive the TLS PSK as libnvme before 1.16 did\n" \
+	"      --concat              NVMe/TCP: secure channel concatenation: TLS 1.3 keyed\n" \
+	"                            by DH-HMAC-CHAP (needs --dhchap-secret, no --tls-key)\n"
 
 /* Remote keys: one per transfer, or standing keys per registration. */
 #define RKEY_LONGOPTS							\

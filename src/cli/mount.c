@@ -65,7 +65,7 @@ static void help(void)
 	       "                            ctrl_loss_tmo=, fast_io_fail_tmo=, dhchap_secret=,\n"
 	       "                            dhchap_ctrl_secret=, dhchap_secret_file=,\n"
 	       "                            dhchap_ctrl_secret_file=, tls, tls_key=, identity=,\n"
-	       "                            compat, rkey_per_io=, hdr_digest, data_digest,\n"
+	       "                            compat, concat, rkey_per_io=, hdr_digest, data_digest,\n"
 	       "                            path= (repeatable), all_paths, iopolicy=\n"
 	       DAEMON_CONNECT_HELP, DAEMON_CONNECT_HELP_ARGS);
 }

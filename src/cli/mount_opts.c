@@ -130,8 +130,9 @@ static int mount_option(struct mount_args *m, char *opt)
 	}
 	if (!strcmp(opt, "hdr_digest") || !strcmp(opt, "data_digest"))
 		return connect_args_option(&m->conn, cmd, opt[0] == 'h' ? 'g' : 'G', NULL, &handled);
-	if (!strcmp(opt, "tls") || !strcmp(opt, "compat"))
-		return connect_args_option(&m->conn, cmd, opt[0] == 't' ? OPT_TLS : OPT_TLS_COMPAT,
+	if (!strcmp(opt, "tls") || !strcmp(opt, "compat") || !strcmp(opt, "concat"))
+		return connect_args_option(&m->conn, cmd, opt[0] == 't' ? OPT_TLS :
+					   !strcmp(opt, "compat") ? OPT_TLS_COMPAT : OPT_TLS_CONCAT,
 					   NULL, &handled);
 	if (!strcmp(opt, "disable_sqflow") || !strcmp(opt, "duplicate_connect"))
 		return connect_args_option(&m->conn, cmd, opt[1] == 'i' ? OPT_DISABLE_SQFLOW : 'D',

@@ -328,6 +328,9 @@ int connect_args_option(struct connect_args *c, const char *cmd, int opt,
 	case OPT_TLS_COMPAT:
 		c->opts.tls_compat = 1;
 		return EXIT_OK;
+	case OPT_TLS_CONCAT:
+		c->opts.tls_concat = 1;
+		return EXIT_OK;
 	case 'J':
 		return nonempty(cmd, "-J/--config", arg, &c->config);
 	case 'D':
@@ -461,7 +464,7 @@ int connect_args_check(struct connect_args *c, const char *cmd)
 	}
 	if (ret)
 		return ret;
-	if (c->tls && !c->opts.tls_key)
+	if (c->tls && !c->opts.tls_key && !c->opts.tls_concat)
 		return usage_error(cmd, "--tls needs the pre-shared key: give it with --tls-key "
 				   "(nvmefs reads no kernel keyring)");
 	if (!c->multipath)

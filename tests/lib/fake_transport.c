@@ -661,6 +661,6 @@ const struct nvmefs_transport_ops fake_stream_ops = {
 	.trsvcid = FAKE_STREAM_TRSVCID,
 	.discovery_trsvcid = FAKE_STREAM_DISCOVERY_TRSVCID,
 	.allowed_opts = NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
-			NVMEFS_OPT_TOS,
+			NVMEFS_OPT_TOS | NVMEFS_OPT_TLS,
 	FAKE_CALLS
 };

@@ -54,6 +54,8 @@ struct ctl {
 	uint8_t c1[NVMEFS_AUTH_MAX_HASH_LEN];
 	bool r1_checked;
 	uint8_t refuse_reason;	/* REFUSE_REPLY's reason; 0: authentication failed */
+	bool concat;		/* the host asks for secure channel concatenation */
+	uint8_t c2[NVMEFS_AUTH_MAX_HASH_LEN];	/* the host's challenge */
 };
 
 static struct ctl ctl;
@@ -88,15 +90,27 @@ static void on_challenge(struct fake_step *s, void *arg)
 	ck_assert_uint_eq(ctl.negotiate->captured_len, 72);
 	ck_assert_uint_eq(n[0], NVMEFS_AUTH_COMMON_MESSAGES);
 	ck_assert_uint_eq(n[1], NVMEFS_DHCHAP_NEGOTIATE);
-	ck_assert_uint_eq(n[6], 0);	/* SC_C */
 	ck_assert_uint_eq(n[7], 1);	/* NAPD */
 	ck_assert_uint_eq(n[8], NVMEFS_DHCHAP_AUTH_ID);
-	ck_assert_uint_eq(n[10], 3);
-	ck_assert_uint_eq(n[11], 6);
-	for (unsigned int i = 0; i < 3; i++)
-		ck_assert_uint_eq(n[12 + i], i + 1);
-	for (unsigned int i = 0; i < 6; i++)
-		ck_assert_uint_eq(n[12 + NVMEFS_DHCHAP_IDLIST_DH + i], i);
+	if (ctl.concat) {
+		/* SC_C NEWTLSPSK (02h, as Linux's), the hashes TLS has a suite
+		 * for and every group but the null one. */
+		ck_assert_uint_eq(n[6], 2);
+		ck_assert_uint_eq(n[10], 2);
+		ck_assert_uint_eq(n[11], 5);
+		for (unsigned int i = 0; i < 2; i++)
+			ck_assert_uint_eq(n[12 + i], i + 1);
+		for (unsigned int i = 0; i < 5; i++)
+			ck_assert_uint_eq(n[12 + NVMEFS_DHCHAP_IDLIST_DH + i], i + 1);
+	} else {
+		ck_assert_uint_eq(n[6], 0);	/* SC_C */
+		ck_assert_uint_eq(n[10], 3);
+		ck_assert_uint_eq(n[11], 6);
+		for (unsigned int i = 0; i < 3; i++)
+			ck_assert_uint_eq(n[12 + i], i + 1);
+		for (unsigned int i = 0; i < 6; i++)
+			ck_assert_uint_eq(n[12 + NVMEFS_DHCHAP_IDLIST_DH + i], i);
+	}
 	ctl.tid = le16_at(n + 4);
 
 	c->auth_type = NVMEFS_AUTH_DHCHAP_MESSAGES;
@@ -126,6 +140,7 @@ static void on_success1(struct fake_step *s, void *arg)
 	size_t hl = nvmefs_auth_hash_len(ctl.hash), dhlen = nvmefs_auth_dhgroup_len(ctl.group);
 	struct nvmefs_auth_exchange x = {
 		.hash = ctl.hash, .tid = ctl.tid, .hostnqn = FAKE_HOSTNQN, .subsysnqn = SUBNQN,
+		.sc_c = ctl.concat ? 2 : 0,
 	};
 	uint8_t want[NVMEFS_AUTH_MAX_HASH_LEN], msg[16 + 64] = { 0 };
 	struct nvmefs_dhchap_success1 *ok = (void *)msg;
@@ -141,8 +156,15 @@ static void on_success1(struct fake_step *s, void *arg)
 	ck_assert_uint_eq(r[6], hl);
 	ck_assert_uint_eq(le16_at(r + 10), dhlen);
 	cvalid = r[8];
-	/* A challenge has a sequence number, and no challenge none. */
-	ck_assert(cvalid ? le32_at(r + 12) != 0 : le32_at(r + 12) == 0);
+	/* A challenge has a sequence number, and no challenge none; secure
+	 * concatenation's challenge, which only goes into the TLS PSK, has
+	 * sequence number 0 (nvmet then asks no proof of itself). */
+	if (ctl.concat) {
+		ck_assert(cvalid && le32_at(r + 12) == 0);
+		memcpy(ctl.c2, r + 16 + hl, hl);
+	} else {
+		ck_assert(cvalid ? le32_at(r + 12) != 0 : le32_at(r + 12) == 0);
+	}
 	if (dhlen) {
 		ck_assert_int_eq(nvmefs_auth_dh_derive(ctl.dh, r + 16 + 2 * hl, dhlen, &sess), 0);
 		x.sess = sess;
@@ -165,7 +187,7 @@ static void on_success1(struct fake_step *s, void *arg)
 	ok->auth_id = NVMEFS_DHCHAP_SUCCESS1;
 	ok->tid = nvmefs_cpu_to_le16(ctl.tid);
 	ok->hl = (uint8_t)hl;
-	if (cvalid && ctl.misdeed != NO_PROOF) {
+	if (cvalid && !ctl.concat && ctl.misdeed != NO_PROOF) {
 		ok->rvalid = 1;
 		ck_assert_int_eq(nvmefs_auth_ctrl_response(&x, ctl.ctrl_key, r + 16 + hl,
 							   le32_at(r + 12), msg + 16), 0);
@@ -259,6 +281,61 @@ START_TEST(test_auth_admin_queue)
 }
 END_TEST
 
+/*
+ * Secure channel concatenation: the admin queue's exchange asks for it and
+ * gives the host's challenge with sequence number 0; the connection that
+ * made the key carries nothing more, the admin queue connects again (with
+ * TLS under it, which the stream transport would run) and is not asked to
+ * authenticate there; the TLS PSK is the one the vectors of check_tls_key
+ * derive, from this exchange's session key and challenges.
+ */
+START_TEST(test_auth_concat)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+
+	ctl.concat = true;
+	ctl.hash = 1;
+	ctl.group = 1;
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 5000, ATR | CNTLID);
+	script_auth();
+	fake_expect_destroy();
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 5000, CNTLID);
+	script_enable();
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.trtype = "stream";
+	opts.subnqn = SUBNQN;
+	opts.dhchap_secret = HOST_SECRET;
+	opts.tls_concat = 1;
+	ck_assert_msg(nvmefs_ctrl_connect_with(&fake_stream_ops, &opts, &ctrl) == 0, "%s",
+		      nvmefs_errmsg());
+	ck_assert(ctl.r1_checked);
+	ck_assert_str_eq(nvmefs_ctrl_tls_suite(ctrl), "TLS_AES_128_GCM_SHA256");
+	fake_script_disconnect();
+	nvmefs_ctrl_disconnect(ctrl);
+}
+END_TEST
+
+/* --concat wants a host secret and no TLS key or controller secret. */
+START_TEST(test_auth_concat_options)
+{
+	struct nvmefs_connect_opts opts;
+
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.trtype = "stream";
+	opts.subnqn = SUBNQN;
+	opts.tls_concat = 1;
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+	assert_msg_has("--dhchap-secret");
+	opts.dhchap_secret = HOST_SECRET;
+	opts.dhchap_ctrl_secret = CTRL_SECRET;
+	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
+	assert_msg_has("leave --dhchap-ctrl-secret out");
+}
+END_TEST
+
 /* A Success2 that is 16 bytes of this transaction. */
 START_TEST(test_auth_success2)
 {
@@ -324,7 +401,8 @@ START_TEST(test_auth_refused_reason_advice)
 		{ NVMEFS_DHCHAP_FAILURE_HASH_UNUSABLE, "dhchap_hash and dhchap_dhgroup", "TLS" },
 		{ NVMEFS_DHCHAP_FAILURE_DHGROUP_UNUSABLE, "dhchap_hash and dhchap_dhgroup", "TLS" },
 		{ NVMEFS_DHCHAP_FAILURE_NOT_USABLE, "dhchap_hash and dhchap_dhgroup", "TLS" },
-		{ NVMEFS_DHCHAP_FAILURE_CONCAT_MISMATCH, "secure channel (TLS)", "dhchap_hash" },
+		{ NVMEFS_DHCHAP_FAILURE_CONCAT_MISMATCH, "give --concat where the target wants it",
+		  "dhchap_hash" },
 		{ NVMEFS_DHCHAP_FAILURE_INCORRECT_PAYLOAD, "could not read this host's message",
 		  "dhchap_hash" },
 		{ NVMEFS_DHCHAP_FAILURE_INCORRECT_MESSAGE, "could not read this host's message",
@@ -547,6 +625,8 @@ static Suite *auth_suite(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_loop_test(tc, test_auth_admin_queue, 0, 18);
 	tcase_add_test(tc, test_auth_success2);
+	tcase_add_test(tc, test_auth_concat);
+	tcase_add_test(tc, test_auth_concat_options);
 	tcase_add_test(tc, test_auth_io_queue);
 	tcase_add_test(tc, test_auth_host_initiated);
 	tcase_add_test(tc, test_auth_host_secret_not_asked);

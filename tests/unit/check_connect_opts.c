@@ -260,7 +260,7 @@ START_TEST(test_transport_info)
 		{ "keyed", "keyed", "4420", "4420", NVMEFS_OPT_RKEY_PER_IO | NVMEFS_OPT_TOS, 1 },
 		{ "stream", "stream", FAKE_STREAM_TRSVCID, FAKE_STREAM_DISCOVERY_TRSVCID,
 		  NVMEFS_OPT_HDR_DIGEST | NVMEFS_OPT_DATA_DIGEST | NVMEFS_OPT_HOST_IFACE |
-		  NVMEFS_OPT_TOS, 0 },
+		  NVMEFS_OPT_TOS | NVMEFS_OPT_TLS, 0 },
 	};
 	struct {
 		struct nvmefs_transport_info info;

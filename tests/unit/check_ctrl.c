@@ -631,11 +631,12 @@ END_TEST
 
 START_TEST(test_connect_secure_channel_required)
 {
-	/* AUTHREQ.ASCR (DW0 bit 18): secure concatenation, which nvmefs has
-	 * not, over any transport. */
+	/* AUTHREQ.ASCR (DW0 bit 18): secure concatenation, which a connect
+	 * without --concat does not start. */
 	connect_fails(0, 1u << 18 | 1u << 17 | 5, -EPROTONOSUPPORT);
 	assert_msg_has("secure channel");
 	assert_msg_has("secure concatenation");
+	assert_msg_has("give --concat with --dhchap-secret");
 }
 END_TEST
 

@@ -2,7 +2,8 @@
 /*
  * Tests of the TLS PSKs of NVMe/TCP (src/lib/ctrl/tls_key.c): the
  * interchange form, the retained PSK, identities 0 and 1 and the TLS PSK,
- * in RFC 8446's HkdfLabel and in libnvme's before 1.16 (compat).
+ * in RFC 8446's HkdfLabel and in libnvme's before 1.16 (compat), and secure
+ * concatenation's generated one.
  *
  * The known answers come from tests/unit/data/tls_vectors.py (Python's
  * hmac, hashlib, base64, zlib), which first asserts the keys and
@@ -153,6 +154,28 @@ static const struct tls_vector vectors[] = {
 };
 /* END tls_vectors.py */
 
+struct concat_vector {
+	unsigned int hash;
+	const char *sess, *c1, *c2;	/* hex */
+	const char *identity;
+	const char *psk;		/* hex */
+};
+
+/* BEGIN tls_vectors.py concat */
+static const struct concat_vector concat_vectors[] = {
+	{ 1, "01080f161d242b323940474e555c636a71787f868d949ba2a9b0b7bec5ccd3dae1e8eff6fd040b121920272e353c434a51585f666d747b828990979ea5acb3ba",
+	  "0104070a0d101316191c1f2225282b2e3134373a3d404346494c4f5255585b5e",
+	  "02070c11161b20252a2f34393e43484d52575c61666b70757a7f84898e93989d",
+	  "NVMe1G01 nqn.psk-test-host nqn.psk-test-subsys RQzvRRgfyMCdhGJo1e0rWr/+4WW+ctiz6Bo1EQGW/0Q=",
+	  "8a6b35304f6d57a49dce972695181d7b40180d9606aad54698fb6c6bcf75ae92" },
+	{ 2, "020910171e252c333a41484f565d646b727980878e959ca3aab1b8bfc6cdd4dbe2e9f0f7fe050c131a21282f363d444b525960676e757c838a91989fa6adb4bb",
+	  "0104070a0d101316191c1f2225282b2e3134373a3d404346494c4f5255585b5e6164676a6d707376797c7f8285888b8e",
+	  "02070c11161b20252a2f34393e43484d52575c61666b70757a7f84898e93989da2a7acb1b6bbc0c5cacfd4d9dee3e8ed",
+	  "NVMe1G02 nqn.psk-test-host nqn.psk-test-subsys sjNrnii/plXIgfT/1lHKPluHb6r9nx8wc8CPiGi5yMY5DWxNSTkiy4+ppfTbhe3G",
+	  "4420e6d600dd475afdcea4a16e35fead7177c5c3c0edd6d9b44ffda2c1bfa50a1390a1b70aed2638b01cb4106bd05ccd" },
+};
+/* END tls_vectors.py concat */
+
 static size_t unhex(const char *hex, uint8_t *out)
 {
 	size_t i, n = strlen(hex) / 2;
@@ -201,6 +224,37 @@ START_TEST(test_vector)
 	ck_assert_ptr_null(psk.key);
 	nvmefs_auth_key_free(retained);
 	nvmefs_auth_key_free(key);
+}
+END_TEST
+
+/* Secure concatenation: the generated PSK from the session key and both
+ * challenges, its identity and TLS PSK, for SHA-256 and SHA-384. */
+START_TEST(test_concat_vector)
+{
+	const struct concat_vector *v = &concat_vectors[_i];
+	uint8_t c1[64], c2[64], want[64];
+	struct nvmefs_auth_key *sess = NULL;
+	struct nvmefs_tls_psk *psk = NULL;
+	size_t hl, n;
+
+	hl = unhex(v->c1, c1);
+	ck_assert_uint_eq(unhex(v->c2, c2), hl);
+	ck_assert_int_eq(nvmefs_secret_alloc(strlen(v->sess) / 2, 0, &sess), 0);
+	unhex(v->sess, sess->data);
+	ck_assert_msg(nvmefs_tls_psk_generated(v->hash, sess, c1, c2, hl, "nqn.psk-test-host",
+					       "nqn.psk-test-subsys", &psk) == 0, "%s",
+		      nvmefs_errmsg());
+	ck_assert_str_eq(psk->identity, v->identity);
+	n = unhex(v->psk, want);
+	ck_assert_uint_eq(psk->key->len, n);
+	ck_assert_uint_eq(psk->key->hash, v->hash);
+	assert_bytes(psk->key->data, want, n, "TLS PSK");
+	nvmefs_tls_psk_free(psk);
+	/* SHA-512 has no TLS suite. */
+	ck_assert_int_eq(nvmefs_tls_psk_generated(3, sess, c1, c2, 64, "nqn.h", "nqn.s", &psk),
+			 -EINVAL);
+	ck_assert_ptr_null(psk);
+	nvmefs_auth_key_free(sess);
 }
 END_TEST
 
@@ -352,6 +406,7 @@ static Suite *tls_key_suite(void)
 	TCase *tc = tcase_create("keys");
 
 	tcase_add_test(tc, test_long_nqns);
+	tcase_add_loop_test(tc, test_concat_vector, 0, (int)ARRAY_LEN(concat_vectors));
 	tcase_add_loop_test(tc, test_vector, 0, ARRAY_LEN(vectors));
 	tcase_add_loop_test(tc, test_parse_bad, 0, ARRAY_LEN(bad));
 	tcase_add_test(tc, test_parse_no_final_colon);

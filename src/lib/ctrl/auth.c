@@ -6,7 +6,9 @@
  * response (and, with a controller secret, a challenge of its own), and
  * receives Success1, checking the controller's response, then sends
  * Success2.  With a controller secret the host starts this itself when the
- * Connect did not ask.  Any failure after the challenge is reported back with
+ * Connect did not ask.  For secure channel concatenation (--concat) the
+ * admin queue's exchange, over plain TCP, also generates the TLS PSK the
+ * controller's queues then run TLS with (ctrl_setup.c connects it again).  Any failure after the challenge is reported back with
  * AUTH_Failure2, so the controller knows why.  Every queue is
  * authenticated, the admin queue first, and again after every reconnect,
  * as the Linux host does; the messages are the kernel's, byte for byte.
@@ -30,6 +32,7 @@
 #include "admin.h"
 #include "auth.h"
 #include "auth_crypto.h"
+#include "tls_key.h"
 #include "nvmefs/wire_auth.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
@@ -72,6 +75,9 @@ struct txn {
 	uint8_t failure;
 	/* The controller asked for authentication (AUTHREQ.ATR). */
 	bool asked;
+	/* Secure channel concatenation: SC_C NEWTLSPSK, a challenge of the
+	 * host's with sequence number 0, and the TLS PSK made from them. */
+	bool concat;
 };
 
 static const char *failure_name(unsigned int exp)
@@ -269,8 +275,8 @@ static const char *failure_advice(uint8_t reason)
 	case NVMEFS_DHCHAP_FAILURE_DHGROUP_UNUSABLE:
 		return "check the target's dhchap_hash and dhchap_dhgroup for this host";
 	case NVMEFS_DHCHAP_FAILURE_CONCAT_MISMATCH:
-		return "the target wants a secure channel (TLS) by secure concatenation, which "
-		       "nvmefs does not support yet";
+		return "the target and this host disagree on secure channel concatenation: "
+		       "give --concat where the target wants it, or leave it out";
 	case NVMEFS_DHCHAP_FAILURE_INCORRECT_PAYLOAD:
 	case NVMEFS_DHCHAP_FAILURE_INCORRECT_MESSAGE:
 		return "the target could not read this host's message: report it to the nvmefs "
@@ -292,6 +298,12 @@ static int expect(struct txn *t, uint8_t msg, const char *stage)
 		if (!t->asked)
 			return nvmefs_error(-EACCES, "it ended DH-HMAC-CHAP %s: %s (reason %#x)",
 					    stage, failure_name(f->rescode_exp), f->rescode_exp);
+		if (f->rescode_exp == NVMEFS_DHCHAP_FAILURE_CONCAT_MISMATCH && t->concat)
+			return nvmefs_error(-EPROTONOSUPPORT, "subsystem %s at %s does not do "
+					    "secure channel concatenation (--concat; Linux's target "
+					    "has it from 6.14 on): leave --concat out, and give "
+					    "--tls-key if its port requires TLS", ctrl->subnqn,
+					    nvmefs_ctrl_where(ctrl));
 		if (f->rescode_exp == NVMEFS_DHCHAP_FAILURE_FAILED)
 			return nvmefs_error(-EACCES, "subsystem %s at %s refused this host's "
 					    "DH-HMAC-CHAP response (%s): check --dhchap-secret against "
@@ -334,6 +346,17 @@ static int send_negotiate(struct txn *t)
 	n->desc.dhlen = 6;
 	for (i = 0; i < 6; i++)
 		n->desc.idlist[NVMEFS_DHCHAP_IDLIST_DH + i] = (uint8_t)(NVMEFS_AUTH_DHGROUP_NULL + i);
+	if (t->concat) {
+		/* The TLS PSK is made from the DH session key, and TLS has
+		 * suites for SHA-256 and SHA-384 only. */
+		n->sc_c = NVMEFS_AUTH_SECP_NEWTLSPSK;
+		n->desc.halen = 2;
+		n->desc.idlist[2] = 0;
+		n->desc.dhlen = 5;
+		for (i = 0; i < 6; i++)
+			n->desc.idlist[NVMEFS_DHCHAP_IDLIST_DH + i] =
+				i < 5 ? (uint8_t)(NVMEFS_AUTH_DHGROUP_NULL + 1 + i) : 0;
+	}
 	return exchange(t, true, sizeof(*n));
 }
 
@@ -392,6 +415,7 @@ static struct nvmefs_auth_exchange exchange_of(const struct txn *t)
 	return (struct nvmefs_auth_exchange){
 		.hash = t->hash, .tid = t->tid, .hostnqn = t->ctrl->hostnqn,
 		.subsysnqn = t->ctrl->subnqn, .sess = t->sess,
+		.sc_c = t->concat ? NVMEFS_AUTH_SECP_NEWTLSPSK : NVMEFS_AUTH_SECP_NOSC,
 	};
 }
 
@@ -413,16 +437,17 @@ static int send_reply(struct txn *t)
 	ret = nvmefs_auth_host_response(&x, a->host_key, t->c1, t->s1, rval);
 	if (ret < 0)
 		goto fail;
-	if (a->ctrl_key) {
-		/* S2 must not be 0, which says "no challenge". */
+	if (a->ctrl_key || t->concat) {
+		/* S2 must not be 0, which says "no challenge", but for secure
+		 * concatenation, whose C2 only goes into the TLS PSK. */
 		do {
-			if (RAND_bytes((unsigned char *)&t->s2, sizeof(t->s2)) != 1 ||
+			if ((!t->concat && RAND_bytes((unsigned char *)&t->s2, sizeof(t->s2)) != 1) ||
 			    RAND_bytes(t->c2, (int)t->hl) != 1) {
 				ret = nvmefs_error(-EIO, "OpenSSL has no random numbers for "
 						   "DH-HMAC-CHAP");
 				goto fail;
 			}
-		} while (!t->s2);
+		} while (!t->s2 && !t->concat);
 		r->cvalid = 1;
 		r->seqnum = nvmefs_cpu_to_le32(t->s2);
 		memcpy(rval + t->hl, t->c2, t->hl);
@@ -526,13 +551,37 @@ static int dropped_after_reply(struct nvmefs_ctrl *ctrl)
 			    nvmefs_ctrl_where(ctrl), cause, ctrl->hostnqn);
 }
 
+/* Secure concatenation's TLS PSK from this exchange, which the admin
+ * queue's next connection and the I/O queues' present; as nvmet makes the
+ * same one on its side, nothing goes on the wire. */
+static int concat_psk(struct txn *t)
+{
+	struct nvmefs_ctrl *ctrl = t->ctrl;
+	struct nvmefs_tls_psk *psk;
+	int ret;
+
+	if (!t->sess)
+		return nvmefs_error(-EPROTO, "subsystem %s at %s authenticated this host without a "
+				    "DH exchange, which secure concatenation (--concat) needs: set "
+				    "dhchap_dhgroup for host %s on the target", ctrl->subnqn,
+				    nvmefs_ctrl_where(ctrl), ctrl->hostnqn);
+	ret = nvmefs_tls_psk_generated(t->hash, t->sess, t->c1, t->c2, t->hl, ctrl->hostnqn,
+				       ctrl->subnqn, &psk);
+	if (ret < 0)
+		return ret;
+	nvmefs_tls_psk_free(ctrl->tls_psk);
+	ctrl->tls_psk = psk;
+	return 0;
+}
+
 /* @asked: the controller asked for it; if not, its refusals are explained
  * by authenticate_unasked(). */
 static int authenticate(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q, bool asked)
 {
 	struct nvmefs_auth *a = ctrl->auth;
 	uint8_t slot[AUTH_BUF_SIZE] __attribute__((aligned(8)));
-	struct txn t = { .ctrl = ctrl, .q = q, .buf = slot, .asked = asked };
+	struct txn t = { .ctrl = ctrl, .q = q, .buf = slot, .asked = asked,
+			 .concat = ctrl->concat && q->qid == 0 && !ctrl->tls_psk };
 	int ret;
 
 	pthread_mutex_lock(&a->lock);
@@ -555,6 +604,8 @@ static int authenticate(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q, bool a
 		ret = take_success1(&t);
 	if (ret == 0 && a->ctrl_key)
 		ret = send_success2(&t);
+	if (ret == 0 && t.concat)
+		ret = concat_psk(&t);
 	if (ret < 0 && t.failure)
 		send_failure2(&t);
 	nvmefs_auth_dh_free(t.dh);
@@ -592,12 +643,18 @@ int nvmefs_auth_connected(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q,
 {
 	uint16_t authreq = nvmefs_connect_rsp_authreq(cqe);
 
-	if (authreq & NVMEFS_CONNECT_AUTHREQ_ASCR)
+	if ((authreq & NVMEFS_CONNECT_AUTHREQ_ASCR) && !ctrl->concat)
 		return nvmefs_error(-EPROTONOSUPPORT, "subsystem %s at %s requires a secure channel "
-				    "by secure concatenation (TLS keyed by DH-HMAC-CHAP), which "
-				    "nvmefs does not support yet; allow this host without it on the "
-				    "target", ctrl->subnqn, nvmefs_ctrl_where(ctrl));
-	if (!(authreq & NVMEFS_CONNECT_AUTHREQ_ATR))
+				    "by secure concatenation (TLS keyed by DH-HMAC-CHAP): give "
+				    "--concat with --dhchap-secret", ctrl->subnqn,
+				    nvmefs_ctrl_where(ctrl));
+	if (ctrl->concat && q->qid == 0 && !ctrl->tls_psk &&
+	    !(authreq & (NVMEFS_CONNECT_AUTHREQ_ATR | NVMEFS_CONNECT_AUTHREQ_ASCR)))
+		return nvmefs_error(-EACCES, "subsystem %s at %s did not ask this host to "
+				    "authenticate, which secure concatenation (--concat) needs to make "
+				    "its TLS key: give the target a dhchap_key for host %s",
+				    ctrl->subnqn, nvmefs_ctrl_where(ctrl), ctrl->hostnqn);
+	if (!(authreq & (NVMEFS_CONNECT_AUTHREQ_ATR | NVMEFS_CONNECT_AUTHREQ_ASCR)))
 		return ctrl->auth && ctrl->auth->ctrl_key ? authenticate_unasked(ctrl, q) : 0;
 	if (!ctrl->auth)
 		return nvmefs_error(-EACCES, "subsystem %s at %s requires in-band authentication "

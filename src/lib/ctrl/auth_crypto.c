@@ -216,7 +216,7 @@ static int response(const struct nvmefs_auth_exchange *x, const struct nvmefs_au
 	uint8_t head[7] = {
 		(uint8_t)seq, (uint8_t)(seq >> 8), (uint8_t)(seq >> 16), (uint8_t)(seq >> 24),
 		(uint8_t)x->tid, (uint8_t)(x->tid >> 8),
-		0,	/* SC_C: no secure channel concatenation (NVMe/TCP only) */
+		x->sc_c,
 	};
 	static const uint8_t zero;
 	struct nvmefs_auth_key *tkey;

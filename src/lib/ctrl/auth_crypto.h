@@ -90,6 +90,8 @@ int nvmefs_auth_augment_challenge(unsigned int hash, const struct nvmefs_auth_ke
 struct nvmefs_auth_exchange {
 	unsigned int hash;	/* HashID of the controller's challenge */
 	uint16_t tid;		/* transaction identifier */
+	/* AUTH_Negotiate's SC_C: 0, or secure concatenation's (NVMe/TCP only). */
+	uint8_t sc_c;
 	const char *hostnqn;
 	const char *subsysnqn;
 	/* The DH session key (nvmefs_auth_dh_derive), or NULL with the null
@@ -100,9 +102,9 @@ struct nvmefs_auth_exchange {
 /*
  * The host's response R1 to the controller's challenge @c1 with sequence
  * number @s1, proving @host_key (as parsed: it is transformed here):
- * HMAC_H(Kh', C1 || le32(S1) || le16(TID) || 00h || "HostHost" || NQNh ||
- * 00h || NQNc).  The 00h after TID is SC_C, secure channel concatenation,
- * which only NVMe/TCP has.  @c1 and @r1 are the hash's length.
+ * HMAC_H(Kh', C1 || le32(S1) || le16(TID) || SC_C || "HostHost" || NQNh ||
+ * 00h || NQNc), SC_C the negotiated secure channel concatenation (x->sc_c,
+ * which only NVMe/TCP has).  @c1 and @r1 are the hash's length.
  */
 int nvmefs_auth_host_response(const struct nvmefs_auth_exchange *x,
 			      const struct nvmefs_auth_key *host_key,
@@ -111,7 +113,7 @@ int nvmefs_auth_host_response(const struct nvmefs_auth_exchange *x,
 /*
  * The response R2 the controller must send for the host's challenge @c2
  * with sequence number @s2 if it holds @ctrl_key: HMAC_H(Kc', C2 ||
- * le32(S2) || le16(TID) || 00h || "Controller" || NQNc || 00h || NQNh).
+ * le32(S2) || le16(TID) || SC_C || "Controller" || NQNc || 00h || NQNh).
  * Compare it with the controller's in constant time (CRYPTO_memcmp).
  */
 int nvmefs_auth_ctrl_response(const struct nvmefs_auth_exchange *x,

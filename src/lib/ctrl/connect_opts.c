@@ -91,7 +91,7 @@ static const struct {
 	{ NVMEFS_OPT_HOST_IFACE, "a host interface (-f/--host-iface, host_iface)",
 	  "give -w with an address of that interface instead of -f" },
 	{ NVMEFS_OPT_TOS, "a type of service (-T/--tos, tos)", "leave it out" },
-	{ NVMEFS_OPT_TLS, "TLS (--tls, --tls-key, tls_key)", "leave it out" },
+	{ NVMEFS_OPT_TLS, "TLS (--tls, --tls-key, tls_key, --concat)", "leave it out" },
 };
 
 #define NR_TRANSPORT_OPTS (sizeof(transport_opts) / sizeof(transport_opts[0]))
@@ -110,7 +110,7 @@ static bool opt_given(const struct nvmefs_connect_opts *opts, unsigned int opt)
 	case NVMEFS_OPT_TOS:
 		return opts->tos >= 0;
 	case NVMEFS_OPT_TLS:
-		return opts->tls_key != NULL;
+		return opts->tls_key != NULL || opts->tls_concat;
 	}
 	return false;
 }
@@ -136,6 +136,7 @@ static void opt_reset(struct nvmefs_connect_opts *opts, unsigned int opt)
 		break;
 	case NVMEFS_OPT_TLS:
 		opts->tls_key = NULL;
+		opts->tls_concat = 0;
 		break;
 	}
 }
@@ -238,6 +239,25 @@ static int check_tls(const struct nvmefs_connect_opts *opts)
 	return 0;
 }
 
+/* Secure concatenation makes its TLS PSK from DH-HMAC-CHAP with the
+ * controller's challenge alone (the host's sequence number is 0, so the
+ * controller proves nothing), as the Linux host does it. */
+static int check_concat(const struct nvmefs_connect_opts *opts)
+{
+	if (!opts->dhchap_secret)
+		return nvmefs_error(-EINVAL, "secure concatenation (--concat) generates its TLS key "
+				    "by DH-HMAC-CHAP: give this host's secret with --dhchap-secret or "
+				    "--dhchap-secret-file");
+	if (opts->tls_key)
+		return nvmefs_error(-EINVAL, "secure concatenation (--concat) generates its own TLS "
+				    "key: leave --tls-key out, or --concat");
+	if (opts->dhchap_ctrl_secret)
+		return nvmefs_error(-EINVAL, "with secure concatenation (--concat) the controller is "
+				    "not asked to prove it holds a secret, as with the Linux host: "
+				    "leave --dhchap-ctrl-secret out");
+	return 0;
+}
+
 /* What a connect would refuse anyway, found before it looks for a device. */
 static int check_taken(const struct nvmefs_connect_opts *opts)
 {
@@ -259,6 +279,8 @@ static int check_taken(const struct nvmefs_connect_opts *opts)
 		ret = check_iface(opts->host_iface);
 	if (ret == 0 && opts->tls_key)
 		ret = check_tls(opts);
+	if (ret == 0 && opts->tls_concat)
+		ret = check_concat(opts);
 	return ret;
 }
 

@@ -11,6 +11,7 @@
 
 #include "ctrl_setup.h"
 #include "fabrics.h"
+#include "tls_key.h"
 #include "../base/clock.h"
 #include "../base/error.h"
 #include "../state/ctrl_state.h"
@@ -136,7 +137,9 @@ static int check_subnqn(struct nvmefs_ctrl *ctrl, const struct nvme_id_ctrl *id)
 			    "place", nvmefs_ctrl_where(ctrl), shown);
 }
 
-int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
+/* The admin queue's connection and its Connect (with DH-HMAC-CHAP if
+ * asked). */
+static int admin_connect(struct nvmefs_ctrl *ctrl)
 {
 	struct nvmefs_queue_params params = {
 		.qid = 0,
@@ -155,7 +158,28 @@ int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
 	pthread_mutex_unlock(&ctrl->admin_lock);
 	if (ret < 0)
 		return ret;
-	ret = nvmefs_fabrics_connect(ctrl, q, ctrl->kato_ms);
+	return nvmefs_fabrics_connect(ctrl, q, ctrl->kato_ms);
+}
+
+int nvmefs_ctrl_admin_up(struct nvmefs_ctrl *ctrl, struct nvme_id_ctrl *id)
+{
+	int ret;
+
+	/* Secure concatenation makes a new TLS key at every connect, over a
+	 * first admin connection without TLS (auth.c). */
+	if (ctrl->concat) {
+		nvmefs_tls_psk_free(ctrl->tls_psk);
+		ctrl->tls_psk = NULL;
+	}
+	ret = admin_connect(ctrl);
+	if (ret == 0 && ctrl->concat) {
+		/* Nothing but Connect and DH-HMAC-CHAP goes over the connection
+		 * that made the key, as with the Linux host: the admin queue
+		 * connects again, with TLS under it, and nvmet asks for no
+		 * DH-HMAC-CHAP on a queue with a TLS key. */
+		nvmefs_ctrl_admin_down(ctrl);
+		ret = admin_connect(ctrl);
+	}
 	if (ret == 0)
 		ret = enable(ctrl);
 	if (ret == 0)

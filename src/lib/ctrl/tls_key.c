@@ -234,6 +234,58 @@ out:
 	return err;
 }
 
+int nvmefs_tls_psk_generated(unsigned int hash, const struct nvmefs_auth_key *sess,
+			     const uint8_t *c1, const uint8_t *c2, size_t hl, const char *hostnqn,
+			     const char *subnqn, struct nvmefs_tls_psk **pskp)
+{
+	const struct nvmefs_auth_chunk challenges[] = { { c1, hl }, { c2, hl } };
+	char digest[4 * NVMEFS_AUTH_MAX_HASH_LEN / 3 + 4];
+	struct nvmefs_auth_key *generated = NULL;
+	struct nvmefs_tls_psk *psk;
+	size_t id_len;
+	char hh[16];
+	int err;
+
+	*pskp = NULL;
+	if (hash != NVMEFS_AUTH_HASH_SHA256 && hash != NVMEFS_AUTH_HASH_SHA384)
+		return nvmefs_error(-EINVAL, "secure concatenation with hash %u: TLS has a suite "
+				    "for SHA-256 (1) and SHA-384 (2) only", hash);
+	if (hl != nvmefs_auth_hash_len(hash))
+		return nvmefs_error(-EINVAL, "secure concatenation: %zu-byte challenges with hash %u",
+				    hl, hash);
+	psk = calloc(1, sizeof(*psk));
+	if (!psk)
+		return nvmefs_error(-ENOMEM, "TLS PSK: no memory");
+	err = nvmefs_secret_alloc(hl, (uint8_t)hash, &generated);
+	if (err)
+		goto out;
+	err = nvmefs_auth_hmac(hash, sess->data, sess->len, challenges, 2, generated->data);
+	if (err)
+		goto out;
+	err = psk_digest(hash, generated, hostnqn, subnqn, digest);
+	if (err)
+		goto out;
+	id_len = (size_t)snprintf(NULL, 0, "NVMe1G%02u %s %s %s", hash, hostnqn, subnqn, digest);
+	psk->identity = malloc(id_len + 1);
+	if (!psk->identity) {
+		err = nvmefs_error(-ENOMEM, "TLS PSK: no memory for the identity");
+		goto out;
+	}
+	snprintf(psk->identity, id_len + 1, "NVMe1G%02u %s %s %s", hash, hostnqn, subnqn, digest);
+	err = nvmefs_secret_alloc(hl, (uint8_t)hash, &psk->key);
+	if (err)
+		goto out;
+	snprintf(hh, sizeof(hh), "%02u ", hash);
+	err = expand_label(hash, generated, "nvme-tls-psk", hh, digest, false, psk->key);
+out:
+	nvmefs_auth_key_free(generated);
+	if (err)
+		nvmefs_tls_psk_free(psk);
+	else
+		*pskp = psk;
+	return err;
+}
+
 void nvmefs_tls_psk_clear(struct nvmefs_tls_psk *psk)
 {
 	free(psk->identity);

@@ -73,6 +73,19 @@ int nvmefs_tls_psk_derive(const struct nvmefs_auth_key *configured, const char *
 			  struct nvmefs_tls_psk *psk);
 void nvmefs_tls_psk_clear(struct nvmefs_tls_psk *psk);
 
+/*
+ * Secure concatenation's key (NVMe Base 2.1, 8.3.5.5.9; TCP transport
+ * 3.6.1.3): the generated PSK HMAC_@hash(@sess, @c1 || @c2), each
+ * challenge @hl bytes, then as nvmefs_tls_psk_derive() does for version 1
+ * with the generated PSK in the retained PSK's place, under the identity
+ * "NVMe1G<hh> <hostnqn> <subnqn> <digest>".  @hash 1 (SHA-256) or 2
+ * (SHA-384): TLS has no suite for another.  Free with
+ * nvmefs_tls_psk_free().
+ */
+int nvmefs_tls_psk_generated(unsigned int hash, const struct nvmefs_auth_key *sess,
+			     const uint8_t *c1, const uint8_t *c2, size_t hl, const char *hostnqn,
+			     const char *subnqn, struct nvmefs_tls_psk **pskp);
+
 /* A connection's identity and TLS PSK from the configured PSK's text, in
  * memory of its own: nvmefs_tls_psk_derive() on what it parses.  Free with
  * nvmefs_tls_psk_free(). */

@@ -159,6 +159,7 @@ int nvmefs_ctrl_connect_with(const struct nvmefs_transport_ops *ops,
 	if (ret < 0)
 		goto fail;
 	ctrl->opts.tls_key = NULL;
+	ctrl->concat = opts->tls_concat;
 	if (opts->tls_key) {
 		ret = nvmefs_tls_psk_new(opts->tls_key, ctrl->hostnqn, ctrl->subnqn,
 					 (unsigned int)opts->tls_identity, opts->tls_compat,

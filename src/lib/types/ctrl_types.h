@@ -195,8 +195,13 @@ struct nvmefs_ctrl {
 	/* DH-HMAC-CHAP secrets and state (auth.c); NULL without a secret. */
 	struct nvmefs_auth *auth;
 	/* TLS: the identity and TLS PSK every queue presents (tls_key.h),
-	 * derived once at connect; NULL without TLS. */
+	 * derived once at connect; NULL without TLS.  With @concat, generated
+	 * by the admin queue's DH-HMAC-CHAP at each connect (auth.c), and
+	 * NULL while the admin queue connects without TLS to make it. */
 	struct nvmefs_tls_psk *tls_psk;
+	/* Secure channel concatenation (tls_concat): the controller's thread
+	 * (re)connects; set once at connect. */
+	bool concat;
 	/* The NVM command set's limits (Identify CNS 06h), 0 where none:
 	 * bytes per Write Zeroes (WZSL), blocks per Deallocate range (DMRSL). */
 	uint64_t max_zeroes_bytes;

@@ -20,7 +20,7 @@ context) or, with compat, libnvme's before 1.16 (le16 length, no prefixes).
 The identities libnvme's own test/psk.c expects are asserted below, so these
 layouts are the ones libnvme uses in both variants.
 
-Usage: tls_vectors.py            print the C block for the test
+Usage: tls_vectors.py            print the C blocks for the test (secure concatenation's second)
        tls_vectors.py --check F  fail unless F holds exactly that block
 """
 import base64
@@ -116,16 +116,50 @@ def block():
     return "\n".join(lines).replace('"" ', "").replace(' ""', "") + "\n"
 
 
+def generated(hh, sess, c1, c2, host, sub):
+    """Secure concatenation: the generated PSK HMAC(KS, C1 || C2), then as version 1."""
+    gen = hmac.new(sess, c1 + c2, H[hh]).digest()
+    mac = hmac.new(gen, (host + " " + sub + " NVMe-over-Fabrics").encode(), H[hh])
+    digest = base64.b64encode(mac.digest()).decode()
+    identity = "NVMe1G%02d %s %s %s" % (hh, host, sub, digest)
+    ctx = ("%02d %s" % (hh, digest)).encode()
+    return identity, hkdf(H[hh], gen, label(len(gen), b"nvme-tls-psk", ctx, False), len(gen))
+
+
+def concat_block():
+    lines = ["/* BEGIN tls_vectors.py concat */",
+             "static const struct concat_vector concat_vectors[] = {"]
+    for hh in (1, 2):
+        n = H[hh]().digest_size
+        # A session key is the DH group's size (256 bytes for ffdhe2048); any will do here.
+        sess = bytes((7 * i + hh) & 0xff for i in range(64))
+        c1 = bytes((3 * i + 1) & 0xff for i in range(n))
+        c2 = bytes((5 * i + 2) & 0xff for i in range(n))
+        identity, psk = generated(hh, sess, c1, c2, HOST, SUB)
+        lines += ['	{ %d, "%s",' % (hh, sess.hex()),
+                  '	  "%s",' % c1.hex(),
+                  '	  "%s",' % c2.hex(),
+                  '	  "%s",' % identity,
+                  '	  "%s" },' % psk.hex()]
+    lines += ["};", "/* END tls_vectors.py concat */"]
+    return "\n".join(lines) + "\n"
+
+
+def check(text, begin, end, out):
+    start = text.index(begin)
+    stop = text.index(end) + len(end) + 1
+    if text[start:stop] != out:
+        sys.exit("%s: the vectors are not what tls_vectors.py prints" % sys.argv[2])
+
+
 def main():
-    out = block()
+    out, concat = block(), concat_block()
     if len(sys.argv) == 3 and sys.argv[1] == "--check":
         text = open(sys.argv[2]).read()
-        start = text.index("/* BEGIN tls_vectors.py */")
-        end = text.index("/* END tls_vectors.py */") + len("/* END tls_vectors.py */\n")
-        if text[start:end] != out:
-            sys.exit("%s: the vectors are not what tls_vectors.py prints" % sys.argv[2])
+        check(text, "/* BEGIN tls_vectors.py */", "/* END tls_vectors.py */", out)
+        check(text, "/* BEGIN tls_vectors.py concat */", "/* END tls_vectors.py concat */", concat)
         return
-    sys.stdout.write(out)
+    sys.stdout.write(out + "\n" + concat)
 
 
 if __name__ == "__main__":
