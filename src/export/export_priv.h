@@ -145,7 +145,6 @@ bool exp_run_retries(struct exp_worker *w);
 bool exp_start_req(struct exp_req *f, void *cookie, struct exp_ns *ns, enum exp_op op,
 		   uint64_t off, size_t size, const void *data, uint8_t *rbuf, bool may_park);
 
-/* worker.c */
 /* @f, refused by its queue as held, waits parked and gives its buffer
  * back: @post where it was posted, else a copy of @f's request.  Past the
  * parking's bound the queue holds it in @f after all.  Whether it parked. */

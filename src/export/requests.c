@@ -418,6 +418,34 @@ static void count_write_start(struct exp *e)
 		;
 }
 
+bool exp_park_held(struct exp_req *f, struct exp_post *post)
+{
+	struct exp_worker *w = f->w;
+	atomic_size_t *total = &w->e->parked_bytes;
+	int ret = -ENOSPC;
+
+	if (park_room(total)) {
+		if (post) {
+			ret = park_add_post(&w->held, total, f->ns->nsid, post);
+		} else {
+			struct exp_post copy = {
+				.cookie = f->cookie, .ns = f->ns, .op = (enum exp_op)f->op,
+				.off = f->off, .size = f->size, .data = f->data,
+				.copy = true, .start_ns = f->start_ns,
+			};
+
+			ret = park_add_copy(&w->held, total, f->ns->nsid, &copy);
+		}
+	}
+	if (ret < 0) {
+		exp_start_req(f, f->cookie, f->ns, (enum exp_op)f->op, f->off, f->size, f->data,
+			      f->rbuf == f->buf ? NULL : f->rbuf, false);
+		return false;
+	}
+	exp_req_put(w, f);
+	return true;
+}
+
 void exp_submit(struct exp_req *r, void *cookie, struct exp_ns *ns, enum exp_op op, uint64_t off,
 		size_t size, const void *data)
 {

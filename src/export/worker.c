@@ -183,34 +183,6 @@ bool exp_req_admit(struct exp_req *r, size_t len, uint32_t nsid)
 	return true;
 }
 
-bool exp_park_held(struct exp_req *f, struct exp_post *post)
-{
-	struct exp_worker *w = f->w;
-	atomic_size_t *total = &w->e->parked_bytes;
-	int ret = -ENOSPC;
-
-	if (park_room(total)) {
-		if (post) {
-			ret = park_add_post(&w->held, total, f->ns->nsid, post);
-		} else {
-			struct exp_post copy = {
-				.cookie = f->cookie, .ns = f->ns, .op = (enum exp_op)f->op,
-				.off = f->off, .size = f->size, .data = f->data,
-				.copy = true, .start_ns = f->start_ns,
-			};
-
-			ret = park_add_copy(&w->held, total, f->ns->nsid, &copy);
-		}
-	}
-	if (ret < 0) {
-		exp_start_req(f, f->cookie, f->ns, (enum exp_op)f->op, f->off, f->size, f->data,
-			      f->rbuf == f->buf ? NULL : f->rbuf, false);
-		return false;
-	}
-	exp_req_put(w, f);
-	return true;
-}
-
 /* Answered on the spot (lookup, getattr, ...): the buffer is free again.  A
  * request exp_submit() claimed is returned by exp_req_put(), even when it
  * finished before the front end was done with it (a submission that failed). */

@@ -14,7 +14,7 @@
 
 #include "auth.h"
 #include "connect_opts.h"
-#include "fabrics.h"
+#include "host_id.h"
 #include "../base/error.h"
 #include "../transport/transport.h"
 #include "../types/transport_ops.h"

@@ -22,7 +22,7 @@
 #include <nvmefs/connect_opts.h>
 
 #include "auth_crypto.h"
-#include "fabrics.h"
+#include "host_id.h"
 #include "tls_key.h"
 #include "../base/error.h"
 

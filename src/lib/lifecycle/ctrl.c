@@ -21,6 +21,7 @@
 #include "../ctrl/connect_opts.h"
 #include "../ctrl/ctrl_setup.h"
 #include "../ctrl/fabrics.h"
+#include "../ctrl/host_id.h"
 #include "../state/ctrl_state.h"
 #include "../types/ctrl_types.h"
 #include "../state/notify.h"
