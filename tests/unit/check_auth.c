@@ -318,6 +318,41 @@ START_TEST(test_auth_concat)
 }
 END_TEST
 
+static void drop_queue(struct fake_step *s, void *arg)
+{
+	(void)s;
+	(void)arg;
+	fake_break(0);
+}
+
+/*
+ * A target without secure concatenation (Linux's before 6.14) answers its
+ * SC_C with AUTH_Failure1 and tears the controller down at once, which
+ * often ends the queue before the answer is read: a queue lost right after
+ * a Negotiate that asked for it is that refusal, and is told as such.
+ */
+START_TEST(test_auth_concat_dropped)
+{
+	struct nvmefs_connect_opts opts;
+	struct nvmefs_ctrl *ctrl = NULL;
+	struct fake_step *s;
+
+	fake_expect_create("192.0.2.10", "4420");
+	fake_expect_connect(31, 5000, ATR | CNTLID);
+	s = expect_auth(nvme_fabrics_type_auth_send);
+	s->on_match = drop_queue;
+	fake_expect_destroy();
+	fake_opts(&opts, "192.0.2.10", 0);
+	opts.trtype = "stream";
+	opts.subnqn = SUBNQN;
+	opts.dhchap_secret = HOST_SECRET;
+	opts.tls_concat = 1;
+	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_stream_ops, &opts, &ctrl), -EPROTONOSUPPORT);
+	assert_msg_has("does not do secure channel concatenation");
+	assert_msg_has("leave --concat out");
+}
+END_TEST
+
 /* --concat wants a host secret and no TLS key or controller secret. */
 START_TEST(test_auth_concat_options)
 {
@@ -627,6 +662,7 @@ static Suite *auth_suite(void)
 	tcase_add_test(tc, test_auth_success2);
 	tcase_add_test(tc, test_auth_concat);
 	tcase_add_test(tc, test_auth_concat_options);
+	tcase_add_test(tc, test_auth_concat_dropped);
 	tcase_add_test(tc, test_auth_io_queue);
 	tcase_add_test(tc, test_auth_host_initiated);
 	tcase_add_test(tc, test_auth_host_secret_not_asked);

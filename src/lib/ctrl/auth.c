@@ -551,6 +551,24 @@ static int dropped_after_reply(struct nvmefs_ctrl *ctrl)
 			    nvmefs_ctrl_where(ctrl), cause, ctrl->hostnqn);
 }
 
+/*
+ * A target without secure concatenation (Linux's before 6.14) answers a
+ * Negotiate that asks for it with AUTH_Failure1 and tears the controller
+ * down at once, as it does a wrong response (dropped_after_reply()): a
+ * queue lost right then is that refusal.
+ */
+static int dropped_at_concat(struct nvmefs_ctrl *ctrl)
+{
+	char cause[512];
+
+	snprintf(cause, sizeof(cause), "%s", nvmefs_errmsg());
+	return nvmefs_error(-EPROTONOSUPPORT, "subsystem %s at %s ended the connection when this "
+			    "host asked for secure channel concatenation (%s): most likely it does "
+			    "not do secure channel concatenation (--concat; Linux's target has it "
+			    "from 6.14 on): leave --concat out, and give --tls-key if its port "
+			    "requires TLS", ctrl->subnqn, nvmefs_ctrl_where(ctrl), cause);
+}
+
 /* Secure concatenation's TLS PSK from this exchange, which the admin
  * queue's next connection and the I/O queues' present; as nvmet makes the
  * same one on its side, nothing goes on the wire. */
@@ -587,10 +605,13 @@ static int authenticate(struct nvmefs_ctrl *ctrl, struct nvmefs_queue *q, bool a
 	pthread_mutex_lock(&a->lock);
 	t.tid = a->next_tid++;
 	ret = txn_buffer(&t);
-	if (ret == 0)
+	if (ret == 0) {
 		ret = send_negotiate(&t);
-	if (ret == 0)
-		ret = exchange(&t, false, 0);
+		if (ret == 0)
+			ret = exchange(&t, false, 0);
+		if (ret < 0 && ret != -EPROTO && t.concat)
+			ret = dropped_at_concat(ctrl);
+	}
 	if (ret == 0)
 		ret = take_challenge(&t);
 	if (ret == 0)
