@@ -431,7 +431,7 @@ bool exp_park_held(struct exp_req *f, struct exp_post *post)
 			struct exp_post copy = {
 				.cookie = f->cookie, .ns = f->ns, .op = (enum exp_op)f->op,
 				.off = f->off, .size = f->size, .data = f->data,
-				.copy = true, .start_ns = f->start_ns,
+				.start_ns = f->start_ns,
 			};
 
 			ret = park_add_copy(&w->held, total, f->ns->nsid, &copy);
