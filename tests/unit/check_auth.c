@@ -281,6 +281,17 @@ START_TEST(test_auth_admin_queue)
 }
 END_TEST
 
+/* A connect with --concat and this host's secret, over the stream transport
+ * (concatenation is NVMe/TCP's). */
+static void concat_opts(struct nvmefs_connect_opts *opts)
+{
+	fake_opts(opts, "192.0.2.10", 0);
+	opts->trtype = "stream";
+	opts->subnqn = SUBNQN;
+	opts->dhchap_secret = HOST_SECRET;
+	opts->tls_concat = 1;
+}
+
 /*
  * Secure channel concatenation: the admin queue's exchange asks for it and
  * gives the host's challenge with sequence number 0; the connection that
@@ -304,11 +315,7 @@ START_TEST(test_auth_concat)
 	fake_expect_create("192.0.2.10", "4420");
 	fake_expect_connect(31, 5000, CNTLID);
 	script_enable();
-	fake_opts(&opts, "192.0.2.10", 0);
-	opts.trtype = "stream";
-	opts.subnqn = SUBNQN;
-	opts.dhchap_secret = HOST_SECRET;
-	opts.tls_concat = 1;
+	concat_opts(&opts);
 	ck_assert_msg(nvmefs_ctrl_connect_with(&fake_stream_ops, &opts, &ctrl) == 0, "%s",
 		      nvmefs_errmsg());
 	ck_assert(ctl.r1_checked);
@@ -342,11 +349,7 @@ START_TEST(test_auth_concat_dropped)
 	s = expect_auth(nvme_fabrics_type_auth_send);
 	s->on_match = drop_queue;
 	fake_expect_destroy();
-	fake_opts(&opts, "192.0.2.10", 0);
-	opts.trtype = "stream";
-	opts.subnqn = SUBNQN;
-	opts.dhchap_secret = HOST_SECRET;
-	opts.tls_concat = 1;
+	concat_opts(&opts);
 	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_stream_ops, &opts, &ctrl), -EPROTONOSUPPORT);
 	assert_msg_has("does not do secure channel concatenation");
 	assert_msg_has("leave --concat out");
@@ -358,10 +361,8 @@ START_TEST(test_auth_concat_options)
 {
 	struct nvmefs_connect_opts opts;
 
-	fake_opts(&opts, "192.0.2.10", 0);
-	opts.trtype = "stream";
-	opts.subnqn = SUBNQN;
-	opts.tls_concat = 1;
+	concat_opts(&opts);
+	opts.dhchap_secret = NULL;
 	ck_assert_int_eq(nvmefs_connect_opts_check(&opts), -EINVAL);
 	assert_msg_has("--dhchap-secret");
 	opts.dhchap_secret = HOST_SECRET;
