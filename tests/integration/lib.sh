@@ -138,6 +138,27 @@ require_tls() {
 }
 # The handshakes tlshd has logged as done, both ends' (the target's and the kernel initiator's).
 tls_handshakes() { grep -c 'was successful' "$NVMEFS_TEST_TLSHD_LOG" || true; }
+# tls_mount_agrees DIR DEV DATA BEFORE WHAT: the mount on DIR, made once tlshd had logged BEFORE
+# handshakes, reads the 1 MiB the kernel initiator wrote through DEV (the file DATA), and the kernel
+# reads the 64 KiB the mount writes at 256 KiB (kept in DATA.2); the mount's stats say
+# TLS_AES_128_GCM_SHA256, and tlshd did a handshake for its admin queue and each I/O queue. WHAT
+# ("over TLS", ...) names the mount in failures.
+tls_mount_agrees() {
+	local dir=$1 dev=$2 data=$3 before=$4 what=$5 suite queues after
+	cmp <(head -c 1048576 "$dir/n1") "$data" || fail "the mount $what reads other data than the kernel initiator wrote"
+	dd if=/dev/urandom of="$data.2" bs=64k count=1 status=none
+	dd if="$data.2" of="$dir/n1" bs=64k seek=4 conv=notrunc oflag=direct status=none ||
+		fail "writing through the mount $what failed"
+	cmp <(kernel_read "$dev" $((4 * 65536)) 65536) "$data.2" ||
+		fail "the kernel initiator reads other data than the mount $what wrote"
+	suite=$(nvmefs_stats "$dir" .controller.tls)
+	[[ $suite == TLS_AES_128_GCM_SHA256 ]] || fail "the mount's stats say TLS '$suite', not TLS_AES_128_GCM_SHA256"
+	queues=$(nvmefs_stats "$dir" .controller.io_queues)
+	after=$(tls_handshakes)
+	((after - before >= queues + 1)) ||
+		fail "tlshd logged $((after - before)) handshakes for the mount, fewer than its admin queue and $queues I/O queues"
+	log "the mount $what runs $suite on its admin queue and $queues I/O queues ($((after - before)) handshakes)"
+}
 # kernel_connect_tls SUBNQN [HOSTNQN HOSTID [OPTIONS]]: the kernel initiator to SUBNQN over TLS as
 # HOSTNQN (default: this host's), with the kernel's extra OPTIONS (",dhchap_secret=...") given
 # straight to /dev/nvme-fabrics, as nvme-cli 2.3 has no --tls (and the kernel wants hostid= with

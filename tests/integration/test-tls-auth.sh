@@ -54,17 +54,7 @@ kid=$(nvme id-ctrl "$dev" -o json) || fail "nvme id-ctrl $dev failed"
 log "a mount with both, from an fstab-style option list, reads what the kernel wrote and writes what it reads"
 before=$(tls_handshakes)
 nvmefs_mount "$nqn" "$mnt" -q "$host" -o "tls_key=$tls_keyfile,dhchap_secret_file=/tmp/tls-auth-dh"
-cmp <(head -c 1048576 "$mnt/n1") /tmp/tls-auth-data || fail "the mount reads other data than the kernel initiator wrote"
-dd if=/dev/urandom of=/tmp/tls-auth-data2 bs=64k count=1 status=none
-dd if=/tmp/tls-auth-data2 of="$mnt/n1" bs=64k seek=4 conv=notrunc oflag=direct status=none ||
-	fail "writing through the mount with DH-HMAC-CHAP and TLS failed"
-cmp <(kernel_read "$dev" $((4 * 65536)) 65536) /tmp/tls-auth-data2 ||
-	fail "the kernel initiator reads other data than the mount wrote"
-suite=$(nvmefs_stats "$mnt" .controller.tls)
-[[ $suite == TLS_AES_128_GCM_SHA256 ]] || fail "the mount's stats say TLS '$suite', not TLS_AES_128_GCM_SHA256"
-queues=$(nvmefs_stats "$mnt" .controller.io_queues)
-((($(tls_handshakes) - before) >= queues + 1)) ||
-	fail "tlshd logged $(($(tls_handshakes) - before)) handshakes for the mount, fewer than its admin queue and $queues I/O queues"
+tls_mount_agrees "$mnt" "$dev" /tmp/tls-auth-data "$before" "with DH-HMAC-CHAP and TLS"
 fio --name=tls-auth --filename="$mnt/n1" --ioengine=libaio --direct=1 --iodepth=8 --rw=randwrite --bs=4k \
 	--size=16M --offset=8M --verify=crc32c --verify_fatal=1 --do_verify=1 --randrepeat=0 --verify_state_save=0 \
 	>/tmp/tls-auth-fio 2>&1 || fail "fio verify through the mount with DH-HMAC-CHAP and TLS failed: $(tail -5 /tmp/tls-auth-fio)"

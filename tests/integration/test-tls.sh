@@ -52,18 +52,6 @@ dd if=/tmp/tls-data of="$dev" bs=1M count=1 oflag=direct status=none || fail "wr
 before=$(tls_handshakes)
 # As /etc/fstab gives it: the key in a file only its owner can read.
 nvmefs_mount "$nqn" "$mnt" -o "tls_key=$tls_keyfile"
-cmp <(head -c 1048576 "$mnt/n1") /tmp/tls-data || fail "the mount over TLS reads other data than the kernel initiator wrote"
-dd if=/dev/urandom of=/tmp/tls-data2 bs=64k count=1 status=none
-dd if=/tmp/tls-data2 of="$mnt/n1" bs=64k seek=4 conv=notrunc oflag=direct status=none ||
-	fail "writing through the mount over TLS failed"
-cmp <(kernel_read "$dev" $((4 * 65536)) 65536) /tmp/tls-data2 ||
-	fail "the kernel initiator reads other data than the mount over TLS wrote"
-suite=$(nvmefs_stats "$mnt" .controller.tls)
-[[ $suite == TLS_AES_128_GCM_SHA256 ]] || fail "the mount's stats say TLS '$suite', not TLS_AES_128_GCM_SHA256"
-queues=$(nvmefs_stats "$mnt" .controller.io_queues)
-after=$(tls_handshakes)
-((after - before >= queues + 1)) ||
-	fail "tlshd logged $((after - before)) handshakes for the mount, fewer than its admin queue and $queues I/O queues"
-log "the mount runs $suite on its admin queue and $queues I/O queues ($((after - before)) handshakes)"
+tls_mount_agrees "$mnt" "$dev" /tmp/tls-data "$before" "over TLS"
 nvmefs_unmount "$mnt"
 echo "PASS: TLS 1.3 PSK: identify and a mount's data agree with the kernel initiator over TLS; plain and wrong-key connects refused in one line"
