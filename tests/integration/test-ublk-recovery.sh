@@ -4,8 +4,8 @@
 # with SIGKILL under fio's verified writes leaves its block device in place, quiesced, its I/O
 # waiting (ublk list says so, from the kernel's GET_DEV_INFO); ublk recover starts a daemon that
 # takes the device over, and fio then ends with every block verified and no error (the
-# I/O in flight at the kill reissued: none lost); the new daemon is listed, and ublk del removes the
-# device. A device whose daemon died quiesced and is not recovered is removed by ublk del, its held
+# I/O in flight at the kill reissued: none lost); the new daemon is listed, is killed and recovered
+# in turn (-o json), and ublk del removes the device. A device whose daemon died quiesced and is not recovered is removed by ublk del, its held
 # I/O failing with EIO. Bad input: recover of a device nvmefs does not serve, and of one served by a
 # live daemon, each gets one line. (A daemon killed without --recovery leaves no device: test-ublk.sh.)
 . "$(dirname "$0")/lib.sh"
@@ -66,6 +66,19 @@ newpid=$(cat "$pidfile")
 check_own_transport "ublk recover of $dev" "$newpid"
 fio_load_check recover 120
 log "recovered by PID $newpid: $(jq -c '.jobs[0] | {write: .write.io_bytes, read: .read.io_bytes, error}' /tmp/fio-recover.json)"
+# The daemon that took over records the options again: killed in turn, it is recovered too.
+kill -KILL "$newpid"
+wait_gone "$newpid" 10000 || fail "the recovering daemon (PID $newpid) still runs 10 s after SIGKILL"
+pid=$newpid
+wait_until 10000 quiesced || fail "ublk list does not show $dev quiesced after its recovering daemon was killed: $("$NVMEFS" ublk list)"
+timeout 60 "$NVMEFS" ublk recover "$dev" -o json --pidfile "$pidfile" >/tmp/ublk-recover.json 2>/tmp/ublk-recover.err ||
+	fail "nvmefs ublk recover $dev, a second time, failed (exit $?): $(cat /tmp/ublk-recover.err)"
+jq -e --arg d "$dev" '.Devices[0].DevicePath == $d' /tmp/ublk-recover.json >/dev/null ||
+	fail "ublk recover -o json printed no $dev: $(cat /tmp/ublk-recover.json)"
+newpid=$(cat "$pidfile")
+"$NVMEFS" ublk list | grep -q "^$dev .* $newpid  *live  *$nqn\$" || fail "after a second ublk recover, ublk list does not show $dev served by PID $newpid: $("$NVMEFS" ublk list)"
+cmp -n 1M <(dd if="$dev" bs=1M count=1 iflag=direct status=none) <(dd if=/dev/zero bs=1M count=1 status=none) >/dev/null &&
+	fail "the first MiB of $dev reads back as zeros after fio wrote it: the second recover serves another device"
 timeout 60 "$NVMEFS" ublk del "$dev" || fail "nvmefs ublk del $dev after its recovery failed"
 wait_gone "$newpid" 10000 || fail "the recovering daemon (PID $newpid) still runs 10 s after ublk del"
 [[ ! -e $dev ]] || fail "$dev is still there after ublk del"
@@ -91,4 +104,4 @@ wait "$dd_pid" || rc=$?
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
-echo "PASS ($trtype): ublk add --recovery: a daemon killed under fio verify leaves its device quiesced, ublk recover takes it over, fio verifies with no error; an unrecovered one deleted, its held write failing"
+echo "PASS ($trtype): ublk add --recovery: a daemon killed under fio verify leaves its device quiesced, ublk recover takes it over, fio verifies with no error; recovered again once its new daemon is killed; an unrecovered one deleted, its held write failing"
