@@ -356,6 +356,8 @@ static int start(struct ublk_server *s)
 			return ctrl_error(ret, d->recovering ? "ending the ublk device's recovery"
 							     : "starting the ublk device");
 		d->started = true;
+		if (d->recovering)
+			ublk_size_check(s, d);
 		ublk_record(s, d);
 	}
 	if (s->opts->nr_takeover)

@@ -108,5 +108,9 @@ uint64_t ublk_features(void);
 /* The library's change callback (@arg the server): each started device's
  * size follows its namespace's, where the kernel can resize it. */
 void ublk_namespaces_changed(void *arg, enum nvmefs_ctrl_change what);
+/* A device taken over keeps the size it had (sysfs says it), which its
+ * namespace may have changed while no daemon served it: made the
+ * namespace's, as a resize on the target is followed. */
+void ublk_size_check(struct ublk_server *s, struct ublk_dev *d);
 
 #endif /* NVMEFS_UBLK_PRIV_H */

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# testbed: --ns-size 64M
+# testbed: --ns-size 64M --backing loop
 # nvmefs ublk add --recovery (issue #37 item 1; UBLK_F_USER_RECOVERY with REISSUE): a daemon killed
 # with SIGKILL under fio's verified writes leaves its block device in place, quiesced, its I/O
 # waiting (ublk list says so, from the kernel's GET_DEV_INFO); ublk recover starts a daemon that
-# takes the device over, and fio then ends with every block verified and no error (the
-# I/O in flight at the kill reissued: none lost); the new daemon is listed, is killed and recovered
-# in turn (-o json), and ublk del removes the device. A device whose daemon died quiesced and is not recovered is removed by ublk del, its held
-# I/O failing with EIO. Bad input: recover of a device nvmefs does not serve, and of one served by a
-# live daemon, each gets one line. (A daemon killed without --recovery leaves no device: test-ublk.sh.)
+# takes the device over, at the size its namespace grew to meanwhile (6.16 and later; older
+# kernels say in one line that they keep the size), and fio then ends with every block verified
+# and no error (the I/O in flight at the kill reissued: none lost); the new daemon is listed, is
+# killed and recovered in turn (-o json), and ublk del removes the device. A device whose daemon
+# died quiesced and is not recovered is removed by ublk del, its held I/O failing with EIO. Bad
+# input: recover of a device nvmefs does not serve, and of one served by a live daemon, each gets
+# one line. (A daemon killed without --recovery leaves no device: test-ublk.sh.)
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 nqn=${subnqns[0]}
@@ -52,9 +54,18 @@ wait_until 10000 quiesced || fail "ublk list does not show $dev quiesced 10 s af
 [[ -b $dev ]] || fail "$dev went when its daemon (added with --recovery) was killed"
 "$NVMEFS" ublk list -o json | jq -e --arg d "$dev" '.Devices[] | select(.DevicePath == $d) | .State == "quiesced"' >/dev/null ||
 	fail "ublk list -o json does not say $dev is quiesced: $("$NVMEFS" ublk list -o json)"
+# Meanwhile the namespace grows on the target (its loop device, then nvmet revalidates it).
+ns=$NVMEFS_TEST_NVMET/subsystems/$nqn/namespaces/1
+grown=
+if [[ -w $ns/revalidate_size ]]; then
+	loopdev=$(cat "$ns/device_path")
+	truncate -s 96M "$(losetup -nO BACK-FILE "$loopdev")" && losetup -c "$loopdev" && echo 1 >"$ns/revalidate_size" ||
+		fail "growing namespace 1 of $nqn to 96 MiB failed"
+	grown=$((96 << 20))
+fi
 sleep 2
 load_running recover || fail "fio ended while $dev had no daemon: its I/O should wait: $(tail -c 1500 /tmp/fio-recover.err)"
-log "killed under fio: $dev stays, quiesced; fio's I/O waits"
+log "killed under fio: $dev stays, quiesced; fio's I/O waits${grown:+; its namespace grown to $grown bytes}"
 
 # ublk recover: a new daemon takes the device over, and fio's I/O goes on with no error.
 timeout 60 "$NVMEFS" ublk recover "$dev" --pidfile "$pidfile" >/tmp/ublk-recover.out 2>/tmp/ublk-recover.err ||
@@ -64,6 +75,19 @@ newpid=$(cat "$pidfile")
 [[ $newpid != "$pid" ]] && kill -0 "$newpid" || fail "ublk recover wrote PID $newpid to its pidfile: not a new daemon that runs"
 "$NVMEFS" ublk list | grep -q "^$dev .* $newpid  *live  *$nqn\$" || fail "after ublk recover, ublk list does not show $dev served by PID $newpid: $("$NVMEFS" ublk list)"
 check_own_transport "ublk recover of $dev" "$newpid"
+# The daemon that takes over finds the size the namespace has now: 6.16 and later resize the device,
+# older kernels keep its size, and the daemon says so in one line.
+if [[ -n $grown ]]; then
+	kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
+	if ((kmaj > 6 || kmin >= 16)); then
+		[[ $(blockdev --getsize64 "$dev") == "$grown" ]] ||
+			fail "$dev has $(blockdev --getsize64 "$dev") bytes once taken over, its namespace $grown"
+	elif [[ -s $syslog_file ]]; then
+		said() { grep -q "ublkb${dev#/dev/ublkb} keeps .*: this kernel cannot resize a ublk device" "$syslog_file"; }
+		wait_until 5000 said || fail "the daemon that took $dev over did not say it cannot follow its namespace's new size"
+	fi
+	log "taken over at $(blockdev --getsize64 "$dev") bytes, the namespace $grown"
+fi
 fio_load_check recover 120
 log "recovered by PID $newpid: $(jq -c '.jobs[0] | {write: .write.io_bytes, read: .read.io_bytes, error}' /tmp/fio-recover.json)"
 # The daemon that took over records the options again: killed in turn, it is recovered too.
