@@ -2,9 +2,9 @@
 /*
  * A device's size follows its namespace's when the target resizes it (a
  * Namespace Attribute Changed event, what a reconnect finds, or what a
- * daemon taking a device over finds), as the kernel initiator's does.  Kernels from 6.16 resize a started ublk
- * device (UBLK_F_UPDATE_SIZE); on older ones the device keeps its size,
- * and the daemon says so.
+ * daemon taking a device over finds), as the kernel initiator's does.
+ * Kernels from 6.16 resize a started ublk device (UBLK_F_UPDATE_SIZE); on
+ * older ones the device keeps its size, and the daemon says so.
  */
 #include "config.h"
 
