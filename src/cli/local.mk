@@ -55,6 +55,8 @@ src_cli_nvmefs_SOURCES = \
 	src/cli/mount_opts.c \
 	src/cli/list.c \
 	src/cli/ublk.c \
+	src/cli/ublk.h \
+	src/cli/ublk_add.c \
 	src/ublk/devices.h \
 	src/ublk/ublk_priv.h \
 	src/ublk/uapi.h \
@@ -64,6 +66,7 @@ src_cli_nvmefs_SOURCES = \
 	src/ublk/queue.c \
 	src/ublk/serve.c \
 	src/ublk/record.c \
+	src/ublk/record_fmt.c \
 	src/ublk/resize.c \
 	$(LIST_SOURCES) \
 	src/fuse/fs_ops.c \

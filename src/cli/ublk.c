@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * nvmefs ublk add|list|del: a subsystem's namespaces as ublk block devices
- * (src/ublk/), served by a daemon as a mount is (daemon.c), listed and
- * deleted as the ublk utilities do.
+ * nvmefs ublk: a subsystem's namespaces as ublk block devices (src/ublk/),
+ * served by a daemon as a mount is (add and recover: ublk_add.c), listed,
+ * deleted and their daemons' statistics shown (here, from the devices'
+ * records) as the ublk utilities do.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,27 +17,18 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include <linux/ublk_cmd.h>
+
+#include "ublk.h"
 #include "../common/json.h"
-#include "../export/engine.h"
-#include "../ublk/devices.h"
 
-/* -i's default stops here, as mount's: each worker pins its buffers. */
-#define UBLK_AUTO_MAX_WORKERS 4
-
-struct add_args {
-	struct connect_args conn;
-	struct path_args paths;
-	struct nvmefs_ublk_opts ublk;
-	struct daemon_args d;
-};
-
-static void help(void)
+void ublk_help(void)
 {
 	printf("Usage: nvmefs ublk add [-t %s] -a TRADDR [-s TRSVCID] -n SUBNQN [OPTIONS]\n"
 	       "       nvmefs ublk list [-o json]\n"
 	       "       nvmefs ublk del /dev/ublkbN|N|SUBNQN\n"
 	       "       nvmefs ublk stats /dev/ublkbN|N\n"
+	       "       nvmefs ublk recover /dev/ublkbN|N [-f] [--pidfile=FILE] [-o FMT]\n"
 	       "\n"
 	       "add: connect to the NVM subsystem SUBNQN and serve each of its active namespaces\n"
 	       "as a block device /dev/ublkbN through the kernel's ublk driver (ublk_drv; root),\n"
@@ -47,6 +38,9 @@ static void help(void)
 	       "I/O held for a removed device (an outage) fails at once, the others serve on.\n"
 	       "stats: the statistics of the daemon serving a device (all its devices), as JSON,\n"
 	       "as a mount's stats file has them; refreshed every second.\n"
+	       "recover: a device added with --recovery whose daemon died (list says quiesced)\n"
+	       "taken over, with every other device of that daemon, by a new daemon started with\n"
+	       "the options it was added with; the I/O that waited goes on, none lost.\n"
 	       "\n"
 	       "Options of add:\n"
 	       "  -n, --nqn=SUBNQN          subsystem NQN; required\n"
@@ -62,205 +56,47 @@ static void help(void)
 	       "  -f, --foreground          stay in the foreground, log to stderr\n"
 	       "      --pidfile=FILE        write the daemon's PID to FILE once the devices exist\n"
 	       "  -o, --output-format=FMT   output format: normal (a device a line) or json\n"
+	       "      --recovery            a daemon that dies leaves its devices in place, their\n"
+	       "                            I/O waiting, for 'recover' (else they go)\n"
 	       DAEMON_CONNECT_HELP, DAEMON_CONNECT_HELP_ARGS);
 }
 
-static void on_ready(void *arg, const char *out)
-{
-	struct add_args *a = arg;
-
-	daemon_ready(&a->d, out);
-}
-
-static int serve_devices(void *arg)
-{
-	struct add_args *a = arg;
-	struct nvmefs_subsys *subsys = NULL;
-	struct nvmefs_ctrl *ctrl = NULL;
-	struct nvmefs_io_opts io;
-	const char *(*why)(void) = nvmefs_ublk_errmsg;
-	int ret;
-
-	a->ublk.ready = on_ready;
-	a->ublk.ready_arg = a;
-	ret = nvmefs_ublk_check_memlock(&a->ublk, daemon_pinning_paths(&a->conn, &a->paths));
-	if (ret == 0) {
-		nvmefs_ublk_io_opts(&a->ublk, &io);
-		ret = daemon_connect(&a->conn, &a->paths, &io, "ublk add", &ctrl, &subsys, &why);
-	}
-	if (ret == 0) {
-		why = nvmefs_ublk_errmsg;
-		ret = nvmefs_ublk_run(ctrl, subsys, &a->ublk);
-	}
-	if (ret < 0) {
-		char msg[1100];
-
-		snprintf(msg, sizeof(msg), "nvmefs ublk add: %s\n", why());
-		daemon_fail(&a->d, msg);
-	}
-	daemon_disconnect(ctrl, subsys);
-	return ret < 0 ? EXIT_FAIL : EXIT_OK;
-}
-
-static int number(const char *cmd, const char *name, const char *value, unsigned int min,
-		  unsigned int max, unsigned int *out)
-{
-	uint64_t v;
-
-	if (parse_uint(value, min, max, &v))
-		return usage_error(cmd, "%s '%s' is not a number from %u to %u", name, value, min,
-				   max);
-	*out = (unsigned int)v;
-	return EXIT_OK;
-}
-
-static int add_option(struct add_args *a, int opt, const char *value)
-{
-	static const char *const cmd = "ublk add";
-	uint64_t v;
-
-	switch (opt) {
-	case 'n':
-		if (!*value)
-			return usage_error(cmd, "-n/--nqn needs a value, got an empty one");
-		a->conn.opts.subnqn = value;
-		return EXIT_OK;
-	case 'i':
-		return number(cmd, "-i/--nr-io-queues", value, 1, 64, &a->ublk.workers);
-	case 'Q':
-		return number(cmd, "-Q/--queue-size", value, 2, 4096, &a->ublk.queue_size);
-	case OPT_IODEPTH:
-		return number(cmd, "--iodepth", value, 1, NVMEFS_UBLK_MAX_DEPTH, &a->ublk.depth);
-	case OPT_IO_TIMEOUT:
-		return number(cmd, "--io-timeout", value, 1, NVMEFS_MAX_TIMEOUT_MS,
-			      &a->ublk.io_timeout_ms);
-	case OPT_MAX_IO:
-		if (parse_size(value, 4096, 1u << 20, &v) || v % 4096)
-			return usage_error(cmd, "--max-io %s: give a multiple of 4k from 4k to 1M",
-					   value);
-		a->ublk.max_io = v;
-		return EXIT_OK;
-	case 'f':
-		a->d.foreground = true;
-		return EXIT_OK;
-	case OPT_PIDFILE:
-		a->d.pidfile = value;
-		return EXIT_OK;
-	}
-	return EXIT_USAGE;
-}
-
-/* Without -i: one queue and worker per CPU, at most UBLK_AUTO_MAX_WORKERS. */
-static void choose_workers(struct add_args *a)
-{
-	cpu_set_t allowed;
-	int cpus = sched_getaffinity(0, sizeof(allowed), &allowed) ? 1 : CPU_COUNT(&allowed);
-
-	a->ublk.workers = cpus < 1 ? 1 : cpus > UBLK_AUTO_MAX_WORKERS ? UBLK_AUTO_MAX_WORKERS
-									: (unsigned int)cpus;
-}
-
-static int ublk_add(int argc, char **argv)
-{
-	static const char *const cmd = "ublk add";
-	static const struct option longopts[] = {
-		DAEMON_LONGOPTS,
-		{ "output-format", required_argument, NULL, 'o' },
-		{ "max-io", required_argument, NULL, OPT_MAX_IO },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct add_args *a = calloc(1, sizeof(*a));
-	bool handled;
-	int opt, ret = EXIT_USAGE;
-
-	if (!a) {
-		fprintf(stderr, "nvmefs %s: out of memory\n", cmd);
-		return EXIT_FAIL;
-	}
-	connect_args_init(&a->conn);
-	path_args_init(&a->paths);
-	daemon_args_init(&a->d, cmd);
-	a->ublk.depth = 32;
-	a->ublk.max_io = 128u << 10;
-	a->ublk.io_timeout_ms = NVMEFS_DEFAULT_IO_TIMEOUT_MS;
-	while ((opt = next_option(argc, argv, DAEMON_SHORTOPTS "o:", longopts)) != -1) {
-		if (opt == '?')
-			goto out;
-		ret = connect_args_option(&a->conn, cmd, opt, optarg, &handled);
-		if (!ret && !handled)
-			ret = path_args_option(&a->paths, cmd, opt, optarg, &handled);
-		if (!ret && !handled && opt == 'h') {
-			help();
-			ret = finish_output(cmd, EXIT_OK);
-			goto out;
-		}
-		if (!ret && !handled)
-			ret = add_option(a, opt, optarg);
-		if (ret)
-			goto out;
-	}
-	ret = EXIT_USAGE;
-	a->conn.multipath = path_args_multipath(&a->paths);
-	if (connect_args_check(&a->conn, cmd) || path_args_check(&a->paths, &a->conn, cmd))
-		goto out;
-	if (!a->conn.opts.subnqn) {
-		usage_error(cmd, "the subsystem NQN is missing: give it with -n/--nqn ('nvmefs "
-			    "discover' lists them)");
-		goto out;
-	}
-	a->ublk.subnqn = a->conn.opts.subnqn;
-	a->ublk.json = a->conn.fmt == OUTPUT_JSON;
-	if (!a->ublk.workers)
-		choose_workers(a);
-	ret = daemon_prepare(&a->d, "nvmefs ublk add");
-	if (ret == EXIT_OK)
-		ret = daemon_run(&a->d, serve_devices, a);
-out:
-	daemon_done(&a->d);
-	free(a);
-	return ret;
-}
-
-/* A device a daemon recorded (serve.c), still served by it. */
-struct rec {
-	int id;
-	char nqn[256];
-	unsigned int nsid;
-	long pid;
-	/* Its namespace was removed or replaced on the target: its I/O fails. */
-	bool gone;
-	/* Its daemon died (SIGKILL) without deleting it: the kernel stopped
-	 * the device and keeps it, with no server, until DEL_DEV. */
-	bool dead;
-};
-
-/* Device @id's record, if the device exists and the daemon that recorded
- * it still serves it: 0, else -ENOENT. */
-static int rec_read(int id, struct rec *r)
+int rec_read(int id, struct rec *r)
 {
 	struct nvmefs_ublk_info info;
-	char path[64], state[8] = "";
+	struct nvmefs_ublk_record rec;
+	char path[64];
+	bool exited;
 	FILE *f;
-	int n;
+	int ret;
 
 	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", id);
 	f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
-	n = fscanf(f, "%255s %u %ld %7s", r->nqn, &r->nsid, &r->pid, state);
+	ret = nvmefs_ublk_record_read(f, &rec);
 	fclose(f);
-	r->id = id;
-	r->gone = !strcmp(state, "gone");
-	if (n < 3 || nvmefs_ublk_dev_info(id, &info) < 0)
+	if (ret < 0 || nvmefs_ublk_dev_info(id, &info) < 0) {
+		nvmefs_ublk_record_free(&rec);
 		return -ENOENT;
-	r->dead = info.pid == -1 && kill((pid_t)r->pid, 0) < 0 && errno == ESRCH;
+	}
+	r->id = id;
+	memcpy(r->nqn, rec.nqn, sizeof(r->nqn));
+	r->nsid = rec.nsid;
+	r->pid = rec.pid;
+	r->gone = rec.gone;
+	nvmefs_ublk_record_free(&rec);
+	exited = kill((pid_t)r->pid, 0) < 0 && errno == ESRCH;
+	/* A device the kernel stopped has no daemon (-1); one it quiesced
+	 * still names the dead one. */
+	r->dead = exited && (info.pid == -1 || info.pid == r->pid);
+	r->quiesced = r->dead && info.state != UBLK_S_DEV_DEAD;
 	if (info.pid != r->pid && !r->dead)
 		return -ENOENT;
 	return 0;
 }
 
-/* Every recorded device, by id; *@nr of them. */
-static struct rec *rec_all(unsigned int *nr)
+struct rec *rec_all(unsigned int *nr)
 {
 	DIR *dir = opendir(NVMEFS_UBLK_RUN_DIR);
 	struct rec *all = NULL, *grown;
@@ -288,7 +124,7 @@ static struct rec *rec_all(unsigned int *nr)
 /* What list says of @r: its daemon's state, or its namespace's. */
 static const char *rec_state(const struct rec *r)
 {
-	return r->dead ? "dead" : r->gone ? "gone" : "live";
+	return r->quiesced ? "quiesced" : r->dead ? "dead" : r->gone ? "gone" : "live";
 }
 
 static int ublk_list(int argc, char **argv)
@@ -310,7 +146,7 @@ static int ublk_list(int argc, char **argv)
 		if (opt == '?')
 			return EXIT_USAGE;
 		if (opt == 'h') {
-			help();
+			ublk_help();
 			return finish_output(cmd, EXIT_OK);
 		}
 		if (output_format_parse(optarg, &fmt))
@@ -323,15 +159,15 @@ static int ublk_list(int argc, char **argv)
 		json_object_begin(&j, NULL);
 		json_array_begin(&j, "Devices");
 	} else {
-		printf("%-16s %-9s %-10s %-5s %s\n", "Node", "Namespace", "PID", "State",
+		printf("%-16s %-9s %-10s %-8s %s\n", "Node", "Namespace", "PID", "State",
 		       "SubsystemNQN");
-		printf("%-16s %-9s %-10s %-5s %s\n", "----------------", "---------", "----------",
-		       "-----", "------------------------------------");
+		printf("%-16s %-9s %-10s %-8s %s\n", "----------------", "---------", "----------",
+		       "--------", "------------------------------------");
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/dev/ublkb%d", all[i].id);
 		if (fmt != OUTPUT_JSON) {
-			printf("%-16s %-9u %-10ld %-5s %s\n", path, all[i].nsid, all[i].pid,
+			printf("%-16s %-9u %-10ld %-8s %s\n", path, all[i].nsid, all[i].pid,
 			       rec_state(&all[i]), all[i].nqn);
 			continue;
 		}
@@ -450,9 +286,7 @@ static int del_devices(const struct rec *del, unsigned int n)
 	return ret;
 }
 
-/* A device as del and stats take it, /dev/ublkbN or N: 0 and its
- * number in *@id, or -EINVAL. */
-static int parse_dev(const char *what, int64_t *id)
+int parse_dev(const char *what, int64_t *id)
 {
 	const char *num = !strncmp(what, "/dev/ublkb", 10) ? what + 10 : what;
 
@@ -471,7 +305,7 @@ static int ublk_stats(int argc, char **argv)
 	FILE *f;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		help();
+		ublk_help();
 		return finish_output(cmd, EXIT_OK);
 	}
 	if (argc != 2 || argv[1][0] == '-')
@@ -506,7 +340,7 @@ static int ublk_del(int argc, char **argv)
 	int ret;
 
 	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		help();
+		ublk_help();
 		return finish_output(cmd, EXIT_OK);
 	}
 	if (argc != 2 || argv[1][0] == '-')
@@ -546,10 +380,11 @@ int cmd_ublk(int argc, char **argv)
 		{ "list", "ublk list", ublk_list },
 		{ "del", "ublk del", ublk_del },
 		{ "stats", "ublk stats", ublk_stats },
+		{ "recover", "ublk recover", ublk_recover },
 	};
 
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		help();
+		ublk_help();
 		return finish_output("ublk", EXIT_OK);
 	}
 	for (size_t i = 0; argc >= 2 && i < sizeof(subs) / sizeof(subs[0]); i++)
@@ -558,6 +393,7 @@ int cmd_ublk(int argc, char **argv)
 			optind = 1;
 			return subs[i].fn(argc - 1, argv + 1);
 		}
-	return usage_error("ublk", argc < 2 ? "give add, list, del or stats"
-				   : "'%s' is not add, list, del or stats", argc < 2 ? "" : argv[1]);
+	return usage_error("ublk", argc < 2 ? "give add, list, del, stats or recover"
+				   : "'%s' is not add, list, del, stats or recover",
+			   argc < 2 ? "" : argv[1]);
 }

@@ -67,6 +67,7 @@ int nvmefs_ublk_dev_info(int id, struct nvmefs_ublk_info *info)
 	info->depth = di.queue_depth;
 	info->state = di.state;
 	info->pid = di.ublksrv_pid;
+	info->flags = di.flags;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <nvmefs/nvmefs.h>
@@ -21,6 +22,16 @@
 #define NVMEFS_UBLK_RUN_DIR "/run/nvmefs/ublk"
 /* The deepest ublk queue (UBLK_MAX_QUEUE_DEPTH). */
 #define NVMEFS_UBLK_MAX_DEPTH 4096
+
+/* Options of a daemon made with --recovery, recorded for ublk recover: at
+ * most this many. */
+#define NVMEFS_UBLK_MAX_ARGS 256
+
+/* A device nvmefs ublk recover takes over from a daemon that died. */
+struct nvmefs_ublk_takeover {
+	int id;
+	uint32_t nsid;
+};
 
 struct nvmefs_ublk_opts {
 	/* Workers, each with its own I/O queue and ublk queue. */
@@ -35,6 +46,19 @@ struct nvmefs_ublk_opts {
 	unsigned int io_timeout_ms;
 	/* The subsystem, recorded for list and del. */
 	const char *subnqn;
+	/* Devices a daemon that dies leaves in place, quiesced, for another to
+	 * take over (UBLK_F_USER_RECOVERY, with the I/O in flight reissued);
+	 * without, the kernel stops them.  The options @args, recorded with
+	 * each device, start that daemon (ublk recover). */
+	bool recovery;
+	char *const *args;
+	unsigned int nr_args;
+	/* ublk recover: the devices of the dead daemon @takeover_pid, which
+	 * this one takes over rather than adding (its namespaces' others are
+	 * added). */
+	const struct nvmefs_ublk_takeover *takeover;
+	unsigned int nr_takeover;
+	pid_t takeover_pid;
 	/* Called once every device exists, with what to print: a line per
 	 * device, or JSON with @json. */
 	bool json;
@@ -66,7 +90,28 @@ struct nvmefs_ublk_info {
 	int id;
 	unsigned int nr_queues, depth, state;
 	pid_t pid;
+	uint64_t flags;
 };
+
+/* A device's record under NVMEFS_UBLK_RUN_DIR, as its daemon wrote it. */
+struct nvmefs_ublk_record {
+	char nqn[256];
+	uint32_t nsid;
+	long pid;
+	/* Its namespace was removed or replaced on the target. */
+	bool gone;
+	/* With --recovery: the daemon's options, for ublk recover; else none. */
+	unsigned int nr_args;
+	char **args;
+};
+
+/* Writes @r to @f: 0, or -EINVAL for an option with a newline in it (a
+ * line each) or too many, -EIO for a failed write. */
+int nvmefs_ublk_record_write(FILE *f, const struct nvmefs_ublk_record *r);
+/* Reads a record from @f into @r (its args allocated): 0, -EINVAL for what
+ * is not one, -ENOMEM.  nvmefs_ublk_record_free() frees its args. */
+int nvmefs_ublk_record_read(FILE *f, struct nvmefs_ublk_record *r);
+void nvmefs_ublk_record_free(struct nvmefs_ublk_record *r);
 
 /* GET_DEV_INFO of device @id: 0 or -errno (-ENODEV: there is none). */
 int nvmefs_ublk_dev_info(int id, struct nvmefs_ublk_info *info);

@@ -1,16 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The daemon's record of each device it serves, one file a device under
- * NVMEFS_UBLK_RUN_DIR, which `nvmefs ublk list` and `del` read: its
- * subsystem, namespace, daemon and state; and the daemon's statistics,
+ * NVMEFS_UBLK_RUN_DIR, which `nvmefs ublk list`, `del` and `recover`
+ * read (record_fmt.c): its subsystem, namespace, daemon and state, and the
+ * options ublk recover starts a daemon with; and the daemon's statistics,
  * which `nvmefs ublk stats` prints.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -19,26 +23,35 @@
 
 void ublk_record(struct ublk_server *s, const struct ublk_dev *d)
 {
+	struct nvmefs_ublk_record r = { .nsid = d->ns.nsid, .pid = (long)getpid(),
+					.gone = atomic_load(&d->ns.gone),
+					.nr_args = s->opts->nr_args, .args = (char **)s->opts->args };
 	char path[64], tmp[72];
-	FILE *f;
-	bool ok;
+	FILE *f = NULL;
+	int fd, ret = -EIO;
 
+	snprintf(r.nqn, sizeof(r.nqn), "%s", s->opts->subnqn);
 	mkdir("/run/nvmefs", 0755);
 	mkdir(NVMEFS_UBLK_RUN_DIR, 0755);
 	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
-	/* Renamed into place: list and del, reading it meanwhile, see it whole. */
+	/* Renamed into place: list and del, reading it meanwhile, see it whole.
+	 * Root's alone: the options ublk recover takes may hold a secret. */
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
-	f = fopen(tmp, "we");
-	ok = f != NULL;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		f = fdopen(fd, "w");
 	if (f) {
-		ok = fprintf(f, "%s\n%u\n%ld\n%s\n", s->opts->subnqn, d->ns.nsid, (long)getpid(),
-			     atomic_load(&d->ns.gone) ? "gone" : "live") > 0;
-		ok = !fclose(f) && ok;
+		ret = nvmefs_ublk_record_write(f, &r);
+		if (fclose(f) && !ret)
+			ret = -EIO;
+	} else if (fd >= 0) {
+		close(fd);
 	}
-	ok = ok && rename(tmp, path) == 0;
-	if (!ok) {
-		exp_logp(LOG_WARNING, "recording ublkb%d in %s failed: %m: nvmefs ublk list will "
-			 "not show it", d->id, path);
+	if (ret == 0 && rename(tmp, path) < 0)
+		ret = -errno;
+	if (ret < 0) {
+		exp_logp(LOG_WARNING, "recording ublkb%d in %s failed: %s: nvmefs ublk list will "
+			 "not show it", d->id, path, strerror(-ret));
 		unlink(tmp);
 	}
 }
@@ -92,10 +105,10 @@ void ublk_write_stats(struct ublk_server *s)
 	free(text);
 }
 
-void ublk_unrecord_stats(void)
+void ublk_unrecord_stats(pid_t pid)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%ld.stats", (long)getpid());
+	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%ld.stats", (long)pid);
 	unlink(path);
 }

@@ -114,7 +114,23 @@ static int scan(struct ublk_server *s, struct nvmefs_ctrl *ctrl)
 			return ret;
 		d->id = -1;
 		d->cdev = -1;
+		for (unsigned int k = 0; k < s->opts->nr_takeover; k++)
+			if (s->opts->takeover[k].nsid == d->ns.nsid) {
+				d->id = s->opts->takeover[k].id;
+				d->recovering = true;
+			}
 		s->nr_dev++;
+	}
+	for (unsigned int k = 0; k < s->opts->nr_takeover; k++) {
+		bool served = false;
+
+		for (unsigned int i = 0; i < s->nr_dev && !served; i++)
+			served = s->dev[i].id == s->opts->takeover[k].id;
+		if (!served)
+			exp_logp(LOG_WARNING, "/dev/ublkb%d is not taken over: %s has no namespace %u "
+				 "nvmefs ublk can serve now; its I/O waits until 'nvmefs ublk del' "
+				 "deletes it", s->opts->takeover[k].id, s->opts->subnqn,
+				 s->opts->takeover[k].nsid);
 	}
 	if (!s->nr_dev)
 		return exp_error(-ENODEV, "%s has no active namespace nvmefs ublk can serve: attach "
@@ -157,6 +173,13 @@ static int open_cdev(struct ublk_dev *d)
 	return 0;
 }
 
+/* What a device is added with for a daemon that dies to leave it in place:
+ * its I/O held, and that in flight reissued to the daemon that takes over. */
+static uint64_t recovery_flags(const struct ublk_server *s)
+{
+	return s->opts->recovery ? UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE : 0;
+}
+
 static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 {
 	struct ublksrv_ctrl_dev_info info = {
@@ -166,7 +189,7 @@ static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 		.dev_id = (uint32_t)-1,
 		.ublksrv_pid = getpid(),
 		.flags = UBLK_F_USER_COPY | UBLK_F_CMD_IOCTL_ENCODE |
-			 (s->features & UBLK_F_UPDATE_SIZE),
+			 (s->features & UBLK_F_UPDATE_SIZE) | recovery_flags(s),
 	};
 	uint64_t size = atomic_load(&d->ns.size);
 	struct ublk_params p = {
@@ -196,9 +219,56 @@ static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 	if (ret < 0)
 		return ctrl_error(ret, "adding a ublk device");
 	d->id = (int)info.dev_id;
+	/* The driver clears the flags it does not take. */
+	if ((info.flags & recovery_flags(s)) != recovery_flags(s))
+		return exp_error(-EOPNOTSUPP, "this kernel's ublk driver took /dev/ublkb%d without "
+				 "user recovery (UBLK_F_USER_RECOVERY_REISSUE): add the devices "
+				 "without --recovery", d->id);
 	ret = ublk_ctrl_cmd(UBLK_U_CMD_SET_PARAMS, d->id, &p, sizeof(p), 0);
 	if (ret < 0)
 		return ctrl_error(ret, "setting the ublk device's size and limits");
+	return open_cdev(d);
+}
+
+/* The time the kernel takes to quiesce a dead daemon's device and close
+ * its char device, which START_USER_RECOVERY waits for. */
+#define RECOVERY_WAIT_MS 10000
+
+/*
+ * Device @d, whose daemon died, taken over: once the kernel has quiesced
+ * it (the I/O held, that in flight requeued to be reissued) and closed the
+ * dead daemon's char device, START_USER_RECOVERY lets this daemon open it
+ * and fetch every tag; END_USER_RECOVERY (start()) then serves the device.
+ */
+static int recover_dev(struct ublk_server *s, struct ublk_dev *d)
+{
+	struct nvmefs_ublk_info info;
+	int ret;
+
+	ret = nvmefs_ublk_dev_info(d->id, &info);
+	if (ret < 0)
+		return ctrl_error(ret, "reading the ublk device's state");
+	if (!(info.flags & UBLK_F_USER_RECOVERY))
+		return exp_error(-EINVAL, "/dev/ublkb%d was added without --recovery: no daemon can "
+				 "take it over; 'nvmefs ublk del' it and add it again", d->id);
+	if (info.nr_queues != s->nr_q || info.depth != s->depth)
+		return exp_error(-EINVAL, "/dev/ublkb%d has %u queues of %u requests, and this "
+				 "daemon would serve %u of %u: recover it with the options it was "
+				 "added with (-i, --iodepth)", d->id, info.nr_queues, info.depth,
+				 s->nr_q, s->depth);
+	for (int waited = 0;; waited += 20) {
+		ret = ublk_ctrl_cmd(UBLK_U_CMD_START_USER_RECOVERY, d->id, NULL, 0, 0);
+		if (ret != -EBUSY || waited >= RECOVERY_WAIT_MS)
+			break;
+		usleep(20000);
+	}
+	if (ret == -EBUSY)
+		return exp_error(ret, "taking /dev/ublkb%d over failed: the kernel has not quiesced "
+				 "it %d s after its daemon died (or another daemon has it): try "
+				 "again, or 'nvmefs ublk del' it", d->id, RECOVERY_WAIT_MS / 1000);
+	if (ret < 0)
+		return ctrl_error(ret, "starting the ublk device's recovery");
+	d->taken = true;
 	return open_cdev(d);
 }
 
@@ -251,8 +321,13 @@ static int start(struct ublk_server *s)
 	int ret;
 
 	s->features = ublk_features();
+	if (recovery_flags(s) & ~s->features)
+		return exp_error(-EOPNOTSUPP, "this kernel's ublk driver has no user recovery "
+				 "(UBLK_F_USER_RECOVERY_REISSUE): add the devices without --recovery");
 	for (unsigned int i = 0; i < s->nr_dev; i++) {
-		ret = add_dev(s, &s->dev[i]);
+		struct ublk_dev *d = &s->dev[i];
+
+		ret = d->recovering ? recover_dev(s, d) : add_dev(s, d);
 		if (ret < 0)
 			return ret;
 	}
@@ -270,13 +345,23 @@ static int start(struct ublk_server *s)
 			return s->q[i].error;
 	}
 	for (unsigned int i = 0; i < s->nr_dev; i++) {
-		ret = ublk_ctrl_cmd(UBLK_U_CMD_START_DEV, s->dev[i].id, NULL, 0,
+		struct ublk_dev *d = &s->dev[i];
+
+		/* Recovery's end reissues the I/O the dead daemon had, and
+		 * serves what waited meanwhile. */
+		ret = ublk_ctrl_cmd(d->recovering ? UBLK_U_CMD_END_USER_RECOVERY
+						  : UBLK_U_CMD_START_DEV, d->id, NULL, 0,
 				    (uint64_t)getpid());
 		if (ret < 0)
-			return ctrl_error(ret, "starting the ublk device");
-		s->dev[i].started = true;
-		ublk_record(s, &s->dev[i]);
+			return ctrl_error(ret, d->recovering ? "ending the ublk device's recovery"
+							     : "starting the ublk device");
+		d->started = true;
+		if (d->recovering)
+			ublk_size_check(s, d);
+		ublk_record(s, d);
 	}
+	if (s->opts->nr_takeover)
+		ublk_unrecord_stats(s->opts->takeover_pid);
 	return 0;
 }
 
@@ -348,6 +433,14 @@ static void wait_end(struct ublk_server *s)
 	}
 }
 
+/* Whether this daemon deletes device @d as it ends: one it added, or took
+ * over; one it failed to take over stays as the kernel keeps it, for
+ * another try.  (No queue runs then: they start once every device is in.) */
+static bool owned(const struct ublk_dev *d)
+{
+	return d->id >= 0 && !d->removed && (!d->recovering || d->taken);
+}
+
 static void stop(struct ublk_server *s)
 {
 	/* Workers whose thread never started: the others' drain does not
@@ -362,7 +455,7 @@ static void stop(struct ublk_server *s)
 	exp_going(s->e);
 	nvmefs_ctrl_set_change_cb(s->ctrl, NULL, NULL);
 	for (unsigned int i = 0; i < s->nr_dev; i++)
-		if (s->dev[i].id >= 0 && !s->dev[i].removed)
+		if (owned(&s->dev[i]))
 			ublk_ctrl_cmd(UBLK_U_CMD_STOP_DEV, s->dev[i].id, NULL, 0, 0);
 	for (unsigned int i = 0; i < s->nr_q; i++)
 		ublk_queue_join(&s->q[i]);
@@ -371,14 +464,19 @@ static void stop(struct ublk_server *s)
 
 		if (d->cdev >= 0)
 			close(d->cdev);
-		if (d->id < 0 || d->removed)
+		if (!owned(d)) {
+			if (d->id >= 0 && !d->removed)
+				exp_logp(LOG_WARNING, "/dev/ublkb%d was not taken over: its I/O waits; "
+					 "'nvmefs ublk recover' it again, or 'nvmefs ublk del' it",
+					 d->id);
 			continue;
+		}
 		ublk_ctrl_cmd(UBLK_U_CMD_DEL_DEV, d->id, NULL, 0, 0);
 		ublk_unrecord(d);
 		if (d->started)
 			exp_logp(LOG_INFO, "/dev/ublkb%d removed", d->id);
 	}
-	ublk_unrecord_stats();
+	ublk_unrecord_stats(getpid());
 }
 
 int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,

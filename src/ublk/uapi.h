@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The ublk driver's interface as nvmefs uses it.  Debian 12's uapi header
- * (6.1) has the legacy command numbers only; the ioctl-encoded commands
- * and user copy (6.5) are defined here as the kernel defines them, and
- * the kernels nvmefs runs on (6.12, 7.x) take them.
+ * (6.1) has the legacy command numbers only (user recovery's flags and
+ * states too); the ioctl-encoded commands and user copy (6.5) are defined
+ * here as the kernel defines them, and the kernels nvmefs runs on (6.12,
+ * 7.x) take them.
  */
 #ifndef NVMEFS_UBLK_UAPI_H
 #define NVMEFS_UBLK_UAPI_H
@@ -21,6 +22,9 @@
 #define UBLK_U_CMD_START_DEV _IOWR('u', UBLK_CMD_START_DEV, struct ublksrv_ctrl_cmd)
 #define UBLK_U_CMD_STOP_DEV _IOWR('u', UBLK_CMD_STOP_DEV, struct ublksrv_ctrl_cmd)
 #define UBLK_U_CMD_SET_PARAMS _IOWR('u', UBLK_CMD_SET_PARAMS, struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_START_USER_RECOVERY _IOWR('u', UBLK_CMD_START_USER_RECOVERY, \
+					     struct ublksrv_ctrl_cmd)
+#define UBLK_U_CMD_END_USER_RECOVERY _IOWR('u', UBLK_CMD_END_USER_RECOVERY, struct ublksrv_ctrl_cmd)
 #define UBLK_U_IO_FETCH_REQ _IOWR('u', UBLK_IO_FETCH_REQ, struct ublksrv_io_cmd)
 #define UBLK_U_IO_COMMIT_AND_FETCH_REQ _IOWR('u', UBLK_IO_COMMIT_AND_FETCH_REQ, \
 					     struct ublksrv_io_cmd)
@@ -55,6 +59,11 @@ _Static_assert(UBLK_U_CMD_ADD_DEV == 0xc0207504, "UBLK_U_CMD_ADD_DEV");
 _Static_assert(UBLK_U_CMD_GET_DEV_INFO == 0x80207502, "UBLK_U_CMD_GET_DEV_INFO");
 _Static_assert(UBLK_U_CMD_GET_FEATURES == 0x80207513, "UBLK_U_CMD_GET_FEATURES");
 _Static_assert(UBLK_U_CMD_UPDATE_SIZE == 0xc0207515, "UBLK_U_CMD_UPDATE_SIZE");
+_Static_assert(UBLK_U_CMD_START_USER_RECOVERY == 0xc0207510, "UBLK_U_CMD_START_USER_RECOVERY");
+_Static_assert(UBLK_U_CMD_END_USER_RECOVERY == 0xc0207511, "UBLK_U_CMD_END_USER_RECOVERY");
+_Static_assert(UBLK_F_USER_RECOVERY == 1ULL << 3 && UBLK_F_USER_RECOVERY_REISSUE == 1ULL << 4,
+	       "UBLK_F_USER_RECOVERY");
+_Static_assert(UBLK_S_DEV_QUIESCED == 2, "UBLK_S_DEV_QUIESCED");
 _Static_assert(UBLK_U_IO_FETCH_REQ == 0xc0107520, "UBLK_U_IO_FETCH_REQ");
 _Static_assert(UBLK_U_IO_COMMIT_AND_FETCH_REQ == 0xc0107521, "UBLK_U_IO_COMMIT_AND_FETCH_REQ");
 _Static_assert(sizeof(struct ublksrv_ctrl_cmd) == 32, "struct ublksrv_ctrl_cmd");

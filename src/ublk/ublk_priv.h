@@ -40,6 +40,11 @@ struct ublk_dev {
 	atomic_bool started;
 	/* Deleted alone, at 'ublk del' (serve.c): its id may be another's now. */
 	bool removed;
+	/* Taken over from a daemon that died (ublk recover), not added; and
+	 * whether START_USER_RECOVERY let this daemon have it: from then on a
+	 * failure deletes it as it deletes an added one, before it leaves it
+	 * as the kernel keeps it, for another try. */
+	bool recovering, taken;
 	/* Worker threads still holding its queues' mappings: the last to let
 	 * go closes cdev, which lets DEL_DEV finish. */
 	atomic_uint queues_live;
@@ -87,19 +92,25 @@ void ublk_queue_join(struct ublk_queue *q);
 
 extern const struct exp_ops ublk_exp_ops;
 
-/* record.c: records device @d (its subsystem, namespace, daemon and
- * whether its namespace is gone) for list and del; the record removed. */
+/* record.c: records device @d (its subsystem, namespace, daemon, whether
+ * its namespace is gone, the options of --recovery) for list, del and
+ * recover; the record removed. */
 void ublk_record(struct ublk_server *s, const struct ublk_dev *d);
 void ublk_unrecord(const struct ublk_dev *d);
 /* The daemon's statistics (exp_stats_json(), the mount's stats file's) in
- * NVMEFS_UBLK_RUN_DIR/PID.stats for `nvmefs ublk stats`; the file removed. */
+ * NVMEFS_UBLK_RUN_DIR/PID.stats for `nvmefs ublk stats`; daemon @pid's
+ * file removed (a dead one's, once its devices are taken over). */
 void ublk_write_stats(struct ublk_server *s);
-void ublk_unrecord_stats(void);
+void ublk_unrecord_stats(pid_t pid);
 
 /* GET_FEATURES: the UBLK_F_* the running kernel offers; 0 before 6.5. */
 uint64_t ublk_features(void);
 /* The library's change callback (@arg the server): each started device's
  * size follows its namespace's, where the kernel can resize it. */
 void ublk_namespaces_changed(void *arg, enum nvmefs_ctrl_change what);
+/* A device taken over keeps the size it had (sysfs says it), which its
+ * namespace may have changed while no daemon served it: made the
+ * namespace's, as a resize on the target is followed. */
+void ublk_size_check(struct ublk_server *s, struct ublk_dev *d);
 
 #endif /* NVMEFS_UBLK_PRIV_H */

@@ -26,9 +26,11 @@ INTEGRATION_TESTS += \
 	tests/integration/test-connect-cycles.sh \
 	tests/integration/test-discover-persistent.sh
 
-# Issue #37 item 1: namespaces as ublk block devices.
+# Issue #37 item 1: namespaces as ublk block devices; a killed daemon's devices taken over by a new
+# one (ublk's user recovery), on the 7.x kernel too (k7/test-ublk-recovery.k7).
 INTEGRATION_TESTS += \
-	tests/integration/test-ublk.sh
+	tests/integration/test-ublk.sh \
+	tests/integration/test-ublk-recovery.sh
 
 # Hardening (issue #12): what a 32-bit count would cut short, on a namespace of over 2^32 blocks.
 INTEGRATION_TESTS += \
@@ -128,7 +130,8 @@ EXTRA_DIST += \
 # tests/integration/NAME.sh that make creates, run with NVMEFS_TESTBED_KERNEL=7. This is the list.
 KERNEL7_TESTS = \
 	tests/integration/k7/test-mount-fio.k7 \
-	tests/integration/k7/test-tls-concat.k7
+	tests/integration/k7/test-tls-concat.k7 \
+	tests/integration/k7/test-ublk-recovery.k7
 TEST_EXTENSIONS += .k7
 K7_LOG_COMPILER = env NVMEFS_TESTBED_KERNEL=7 $(top_srcdir)/tests/integration/run-in-testbed
 $(KERNEL7_TESTS):

@@ -602,6 +602,19 @@ tests_unit_san_check_ublk_iod_CFLAGS = $(tests_unit_check_ublk_iod_CFLAGS) $(SAN
 tests_unit_san_check_ublk_iod_LDFLAGS = $(SAN_FLAGS)
 tests_unit_san_check_ublk_iod_LDADD = $(CHECK_LIBS)
 
+# A ublk device's record, which list, del and recover read (src/ublk/record_fmt.c).
+check_PROGRAMS += tests/unit/check_ublk_record
+UNIT_TESTS += tests/unit/check_ublk_record
+SAN_UNIT_TESTS += tests/unit/san/check_ublk_record
+tests_unit_check_ublk_record_SOURCES = tests/unit/check_ublk_record.c src/ublk/record_fmt.c \
+	src/ublk/devices.h
+tests_unit_check_ublk_record_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS) $(CHECK_CFLAGS) $(TESTS_LIB_CFLAGS)
+tests_unit_check_ublk_record_LDADD = $(CHECK_LIBS)
+tests_unit_san_check_ublk_record_SOURCES = $(tests_unit_check_ublk_record_SOURCES)
+tests_unit_san_check_ublk_record_CFLAGS = $(tests_unit_check_ublk_record_CFLAGS) $(SAN_FLAGS)
+tests_unit_san_check_ublk_record_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_ublk_record_LDADD = $(CHECK_LIBS)
+
 # FUSE over io_uring's messages as the workers serve the ring (src/fuse/ring_msg.c, issue 37
 # item 0): requests laid out for libfuse after their sizes are checked, replies committed into
 # their entries, INIT's reply asking for the ring, the bound on entries held requests add.
