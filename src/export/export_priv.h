@@ -85,6 +85,9 @@ struct exp_worker {
 	 * it takes no buffer until it can go. */
 	struct park_list held;
 	uint64_t held_checked_ns;
+	/* Since when the worker has polled for its one request in flight
+	 * rather than sleep (0: it is not polling). */
+	uint64_t spin_since_ns;
 	struct exp_stats stats;
 };
 

@@ -146,8 +146,13 @@ static void *loop_main(void *arg)
 		watch_fd(th);
 		if (l->ops->flush)
 			l->ops->flush(l->arg, idx);
-		if (busy || !exp_worker_arm(w, &wait))
+		if (busy)
 			continue;
+		/* A worker polling for its one request in flight (or with work
+		 * come meanwhile) still looks at /dev/fuse: a request read while
+		 * it polls is not left waiting for the poll to end. */
+		if (!exp_worker_arm(w, &wait))
+			wait = 0;
 		n = epoll_wait(th->epfd, ev, 4, wait);
 		for (int i = 0; i < n; i++) {
 			if (ev[i].data.ptr == &ev_fd)

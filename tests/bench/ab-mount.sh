@@ -12,17 +12,20 @@
 #
 #   tests/bench/ab-mount.sh BEFORE_NVMEFS AFTER_NVMEFS [--time SEC] [--runs N] [--rw randread|randwrite]
 #                           [--workloads "RW:BS:QD ..."] [--a-opts "OPTS"] [--b-opts "OPTS"]
+#                           [--face mount|ublk]
 # --a-opts and --b-opts are mount options of A's and B's mounts (e.g. --b-opts "-i 1 --depth 32"):
-# give one build twice to compare two settings.
+# give one build twice to compare two settings. --face ublk compares the builds' ublk block devices
+# (nvmefs ublk add, fio on /dev/ublkbN, ublk del) instead of their mounts; the options are then
+# ublk add's.
 # The two nvmefs binaries must lie under a directory the testbed guest sees (the working
 # directory, or /work).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-(($# >= 2)) || { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+(($# >= 2)) || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
 a=$(readlink -f "$1") b=$(readlink -f "$2")
 shift 2
-time_s=3 runs=3 rw=randread workloads= a_opts= b_opts=
+time_s=3 runs=3 rw=randread workloads= a_opts= b_opts= face=mount
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
@@ -31,9 +34,11 @@ while (($#)); do
 	--workloads) workloads=$2; shift 2 ;;
 	--a-opts) a_opts=$2; shift 2 ;;
 	--b-opts) b_opts=$2; shift 2 ;;
+	--face) face=$2; shift 2 ;;
 	*) echo "ab-mount.sh: unknown option '$1'" >&2; exit 2 ;;
 	esac
 done
+[[ $face == mount || $face == ublk ]] || { echo "ab-mount.sh: --face takes mount or ublk, not '$face'" >&2; exit 2; }
 [[ -n $workloads ]] || workloads="$rw:4k:1 $rw:4k:32"
 for w in $workloads; do
 	[[ $w =~ ^[a-z]+:[0-9]+[kKmM]?:[0-9]+$ ]] ||
@@ -42,8 +47,9 @@ done
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
 	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 3600 -- \
 		bash "$0" "$a" "$b" --time "$time_s" --runs "$runs" --workloads "$workloads" \
-		--a-opts "$a_opts" --b-opts "$b_opts"
+		--a-opts "$a_opts" --b-opts "$b_opts" --face "$face"
 fi
+[[ $face == mount ]] || modprobe ublk_drv || { echo "ab-mount.sh: no ublk driver in this kernel" >&2; exit 1; }
 nqn=${NVMEFS_TEST_SUBNQNS%% *}
 mnt=/tmp/nvmefs-ab
 mkdir -p "$mnt"
@@ -51,15 +57,21 @@ trap 'fusermount3 -u "$mnt" 2>/dev/null || true' EXIT
 # Non-idle jiffies of the guest (its two vCPUs, shared with the target), and of process PID.
 guest_busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 proc_busy() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-run() { # nvmefs "mount options" rw bs qd -> "IOPS MiB/s mean_us guest_us_per_req daemon_us_per_req"
-	local nvmefs=$1 opts pid g0 d0 out
+run() { # nvmefs "options" rw bs qd -> "IOPS MiB/s mean_us guest_us_per_req daemon_us_per_req"
+	local nvmefs=$1 opts pid g0 d0 out file
 	read -r -a opts <<<"$2"
 	shift 2
-	"$nvmefs" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --pidfile "$mnt.pid" \
-		"${opts[@]}" "$mnt" >/dev/null || { echo "mount failed"; return; }
+	if [[ $face == ublk ]]; then
+		file=$("$nvmefs" ublk add -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" \
+			--pidfile "$mnt.pid" "${opts[@]}" | head -n 1) && [[ -b $file ]] || { echo "ublk add failed"; return; }
+	else
+		"$nvmefs" mount -a "$NVMEFS_TEST_TRADDR" -s "$NVMEFS_TEST_TRSVCID" -n "$nqn" --pidfile "$mnt.pid" \
+			"${opts[@]}" "$mnt" >/dev/null || { echo "mount failed"; return; }
+		file=$mnt/n1
+	fi
 	pid=$(cat "$mnt.pid")
 	g0=$(guest_busy) d0=$(proc_busy "$pid")
-	out=$(fio --name=b --filename="$mnt/n1" --ioengine=libaio --direct=1 --rw="$1" --bs="$2" \
+	out=$(fio --name=b --filename="$file" --ioengine=libaio --direct=1 --rw="$1" --bs="$2" \
 		--iodepth="$3" --time_based --runtime="$time_s" --ramp_time=1 --norandommap --randrepeat=0 \
 		--output-format=json 2>/dev/null |
 		jq -r '.jobs[0] | (if .read.io_bytes > 0 then .read else .write end) | "\(.iops | floor) \(.bw / 1024 | floor) \(.lat_ns.mean / 1000 | floor)"') ||
@@ -67,7 +79,11 @@ run() { # nvmefs "mount options" rw bs qd -> "IOPS MiB/s mean_us guest_us_per_re
 	# CPU per request: jiffies (10 ms) over the run, ramp included, at the run's rate.
 	echo "$out" $(awk -v g=$(($(guest_busy) - g0)) -v d=$(($(proc_busy "$pid") - d0)) -v t=$((time_s + 1)) \
 		'{ n = $1 * t; if (n > 0) printf "%d %d", g * 10000 / n, d * 10000 / n }' <<<"$out")
-	fusermount3 -u "$mnt"
+	if [[ $face == ublk ]]; then
+		"$nvmefs" ublk del "$file" >/dev/null
+	else
+		fusermount3 -u "$mnt"
+	fi
 }
 declare -A ratios
 for w in $workloads; do

@@ -269,6 +269,7 @@ static Suite *engine_suite(void)
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, engine_post_tcase());
 	suite_add_tcase(s, engine_outage_tcase());
+	suite_add_tcase(s, engine_spin_tcase());
 	return s;
 }
 

@@ -128,5 +128,7 @@ void hold_namespace(struct nvmefs_ioq *q);
 TCase *engine_post_tcase(void);
 /* check_engine_outage.c's tests. */
 TCase *engine_outage_tcase(void);
+/* check_engine_spin.c's tests: whether a worker polls or sleeps. */
+TCase *engine_spin_tcase(void);
 
 #endif /* NVMEFS_TESTS_ENGINE_HARNESS_H */

@@ -483,15 +483,18 @@ tests_unit_tsan_check_namespaces_LDADD = $(TSAN_LDADD)
 # The export engine (src/export) without FUSE, over the library and the
 # scripted transport: plain, ASan, and TSan (its worker is a thread).
 ENGINE_UNIT_SOURCES = tests/unit/check_engine.c tests/unit/check_engine_post.c \
-	tests/unit/check_engine_outage.c tests/unit/engine_harness.c tests/unit/engine_harness.h \
+	tests/unit/check_engine_outage.c tests/unit/check_engine_spin.c tests/unit/engine_harness.c \
+	tests/unit/engine_harness.h \
 	$(FAKE_TRANSPORT_SOURCES) \
 	src/export/engine.h src/export/export_priv.h src/export/requests.c src/export/worker.c \
 	src/export/post.c src/fuse/loop.c src/fuse/loop.h \
 	src/export/parking.c src/export/parking.h src/export/log.c src/export/stats.c \
 	src/common/histogram.c src/common/histogram.h src/common/json.c src/common/json.h \
 	src/common/status.c src/common/status.h src/common/rkeys_json.c src/common/rkeys_json.h
-# check_engine_outage.c counts the engine's asks of "held?" outside submit.
-ENGINE_WRAP = -Wl,--wrap=nvmefs_mpq_ns_held
+# check_engine_outage.c counts the engine's asks of "held?" outside submit; check_engine_spin.c
+# answers for a stand-in queue.
+ENGINE_WRAP = -Wl,--wrap=nvmefs_mpq_ns_held -Wl,--wrap=nvmefs_mpq_inflight -Wl,--wrap=nvmefs_mpq_arm \
+	-Wl,--wrap=nvmefs_mpq_poll -Wl,--wrap=nvmefs_mpq_wait_ms
 check_PROGRAMS += tests/unit/check_engine
 UNIT_TESTS += tests/unit/check_engine
 SAN_UNIT_TESTS += tests/unit/san/check_engine tests/unit/tsan/check_engine

@@ -1,0 +1,148 @@
+/*
+ * A worker with one request in flight polls for it rather than sleep, for
+ * a bounded time; with more in flight, or past that time, it sleeps; a
+ * completion starts the next request's time afresh.  The worker's queue is
+ * a stand-in the link's wraps of nvmefs_mpq_* answer for (every other queue
+ * goes to the library).
+ */
+#include "config.h"
+
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "engine_harness.h"
+
+/* The stand-in queue's address, and what it says. */
+static char spin_queue;
+static unsigned int spin_inflight;
+static int spin_completions;
+static unsigned int spin_arms;
+
+#define IS_STAND_IN(mpq) ((const void *)(mpq) == (const void *)&spin_queue)
+
+unsigned int __real_nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq);
+unsigned int __wrap_nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq);
+int __real_nvmefs_mpq_arm(struct nvmefs_mpq *mpq);
+int __wrap_nvmefs_mpq_arm(struct nvmefs_mpq *mpq);
+int __real_nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms);
+int __wrap_nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms);
+int __real_nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq);
+int __wrap_nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq);
+
+unsigned int __wrap_nvmefs_mpq_inflight(const struct nvmefs_mpq *mpq)
+{
+	return IS_STAND_IN(mpq) ? spin_inflight : __real_nvmefs_mpq_inflight(mpq);
+}
+
+int __wrap_nvmefs_mpq_arm(struct nvmefs_mpq *mpq)
+{
+	if (!IS_STAND_IN(mpq))
+		return __real_nvmefs_mpq_arm(mpq);
+	spin_arms++;
+	return 0;
+}
+
+int __wrap_nvmefs_mpq_poll(struct nvmefs_mpq *mpq, int timeout_ms)
+{
+	int n = spin_completions;
+
+	if (!IS_STAND_IN(mpq))
+		return __real_nvmefs_mpq_poll(mpq, timeout_ms);
+	spin_completions = 0;
+	return n;
+}
+
+int __wrap_nvmefs_mpq_wait_ms(const struct nvmefs_mpq *mpq)
+{
+	return IS_STAND_IN(mpq) ? -1 : __real_nvmefs_mpq_wait_ms(mpq);
+}
+
+static struct exp spin_exp;
+static struct exp_worker spin_worker;
+
+static void spin_setup(void)
+{
+	spin_exp = (struct exp){ 0 };
+	spin_worker = (struct exp_worker){ .e = &spin_exp, .mpq = (void *)&spin_queue };
+	spin_inflight = 0;
+	spin_completions = 0;
+	spin_arms = 0;
+}
+
+/* Arms until the worker sleeps; how many times it chose to poll instead. */
+static unsigned int spins_before_sleep(unsigned int max)
+{
+	unsigned int spins = 0;
+	int wait;
+
+	while (!exp_worker_arm(&spin_worker, &wait) && spins < max)
+		spins++;
+	return spins;
+}
+
+START_TEST(test_one_inflight_polls_then_sleeps)
+{
+	int wait;
+
+	spin_inflight = 1;
+	/* Polling, not armed: no sleep on the completion channel. */
+	ck_assert(!exp_worker_arm(&spin_worker, &wait));
+	ck_assert(!exp_worker_arm(&spin_worker, &wait));
+	ck_assert_uint_eq(spin_arms, 0);
+	/* Past the bound (1 ms), the same request is slept on. */
+	usleep(2000);
+	ck_assert(exp_worker_arm(&spin_worker, &wait));
+	ck_assert_uint_eq(spin_arms, 1);
+	ck_assert_int_eq(wait, 1000);
+	/* ... and stays slept on: its time does not start again. */
+	ck_assert(exp_worker_arm(&spin_worker, &wait));
+	ck_assert_uint_eq(spin_arms, 2);
+}
+END_TEST
+
+START_TEST(test_completion_restarts_the_bound)
+{
+	int wait;
+
+	spin_inflight = 1;
+	ck_assert(!exp_worker_arm(&spin_worker, &wait));
+	usleep(2000);
+	/* The request completed and the next went out: its own round trip. */
+	spin_completions = 1;
+	ck_assert(exp_worker_run(&spin_worker));
+	ck_assert(!exp_worker_arm(&spin_worker, &wait));
+	ck_assert_uint_eq(spin_arms, 0);
+	/* The bound ends the polling; a run of them is not endless. */
+	ck_assert_uint_lt(spins_before_sleep(100000000), 100000000);
+	ck_assert_uint_eq(spin_arms, 1);
+}
+END_TEST
+
+START_TEST(test_more_inflight_or_none_sleeps)
+{
+	int wait;
+
+	spin_inflight = 2;
+	ck_assert(exp_worker_arm(&spin_worker, &wait));
+	spin_inflight = 0;
+	ck_assert(exp_worker_arm(&spin_worker, &wait));
+	ck_assert_uint_eq(spin_arms, 2);
+	/* Down to one from more: that one is polled for. */
+	spin_inflight = 1;
+	ck_assert(!exp_worker_arm(&spin_worker, &wait));
+	ck_assert_uint_eq(spin_arms, 2);
+}
+END_TEST
+
+TCase *engine_spin_tcase(void)
+{
+	TCase *tc = tcase_create("spin");
+
+	tcase_add_checked_fixture(tc, spin_setup, NULL);
+	tcase_add_test(tc, test_one_inflight_polls_then_sleeps);
+	tcase_add_test(tc, test_completion_restarts_the_bound);
+	tcase_add_test(tc, test_more_inflight_or_none_sleeps);
+	return tc;
+}
