@@ -256,7 +256,7 @@ static bool serve_resumed(struct ublk_queue *q)
 
 static void serve(struct ublk_queue *q)
 {
-	while (q->devs_left) {
+	while (q->devs_left && !atomic_load(&q->s->start_failed)) {
 		bool busy = reap(q);
 		struct __kernel_timespec ts;
 		struct io_uring_cqe *cqe;

@@ -219,6 +219,13 @@ static int add_dev(struct ublk_server *s, struct ublk_dev *d)
 	if (ret < 0)
 		return ctrl_error(ret, "adding a ublk device");
 	d->id = (int)info.dev_id;
+	/* The driver gives a device one queue per possible CPU at most, and
+	 * says so only in what it copies back; a queue it lacks would fail to
+	 * map, with a message that does not say why. */
+	if (info.nr_hw_queues != s->nr_q)
+		return exp_error(-EINVAL, "this kernel's ublk driver gives /dev/ublkb%d %u queues, "
+				 "not the %u asked for (one per CPU at most): add the devices with "
+				 "-i %u or fewer", d->id, info.nr_hw_queues, s->nr_q, info.nr_hw_queues);
 	/* The driver clears the flags it does not take. */
 	if ((info.flags & recovery_flags(s)) != recovery_flags(s))
 		return exp_error(-EOPNOTSUPP, "this kernel's ublk driver took /dev/ublkb%d without "
@@ -523,6 +530,8 @@ int nvmefs_ublk_run(struct nvmefs_ctrl *ctrl, struct nvmefs_subsys *subsys,
 	s.iod_len = ((size_t)s.depth * sizeof(struct ublksrv_io_desc) +
 		     (size_t)sysconf(_SC_PAGESIZE) - 1) & ~((size_t)sysconf(_SC_PAGESIZE) - 1);
 	ret = start(&s);
+	if (ret < 0)
+		atomic_store(&s.start_failed, true);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret == 0) {
 		out = devices_text(&s);

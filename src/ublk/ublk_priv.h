@@ -83,6 +83,10 @@ struct ublk_server {
 	int ended_fd;
 	struct ublk_queue *q;
 	unsigned int nr_q;
+	/* Set once start() failed, which may leave a device never started:
+	 * no STOP_DEV aborts its queues' commands then, so each queue's thread
+	 * leaves by itself, and closing its ring cancels them. */
+	atomic_bool start_failed;
 };
 
 /* Starts queue @i's thread; 0 or -errno with exp_error(). */

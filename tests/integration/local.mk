@@ -7,6 +7,13 @@ tests_integration_io_tool_SOURCES = tests/integration/io-tool.c src/cli/util_par
 tests_integration_io_tool_CFLAGS = $(AM_CFLAGS) $(LIBNVME_CFLAGS)
 tests_integration_io_tool_LDADD = $(LIBNVMEFS_LDADD)
 
+# Preloaded by test-ublk.sh: a ublk daemon whose second queue cannot be mapped.  A module, so
+# libtool builds the shared object (.libs/fail-queue-map.so) that LD_PRELOAD takes.
+check_LTLIBRARIES = tests/integration/fail-queue-map.la
+tests_integration_fail_queue_map_la_SOURCES = tests/integration/fail-queue-map.c
+tests_integration_fail_queue_map_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_integration_fail_queue_map_la_LIBADD = -ldl
+
 # The API examples (issue #15), built against the library as a program of the caller's would be.
 check_PROGRAMS += contrib/examples/discover contrib/examples/readwrite
 contrib_examples_discover_SOURCES = contrib/examples/discover.c

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # testbed: --ns-size 128M
-# nvmefs ublk (issue #37 item 1): an NQN with no namespace is refused with one line; ublk add
-# prints /dev/ublkbN (JSON with -o json) once it exists, of the namespace's size; fio writes at
-# random through it and verifies every block (crc32c; 4 KiB at depth 1, sizes mixed from 512
-# bytes to 1 MiB at depth 64); write-zeroes reads back zeros and a discard succeeds; mkfs.ext4, a
-# file tree, e2fsck clean; ublk list shows the device; ublk del removes it, the daemon ends, its
+# nvmefs ublk (issue #37 item 1): an NQN with no namespace, more queues than CPUs and a queue that
+# cannot be mapped (a preloaded mmap refuses it) are each refused with one line, no device left;
+# ublk add prints /dev/ublkbN (JSON with -o json) once it exists, of the namespace's size; fio
+# writes at random through it and verifies every block (crc32c; 4 KiB at depth 1, sizes mixed from
+# 512 bytes to 1 MiB at depth 64); write-zeroes reads back zeros and a discard succeeds; mkfs.ext4,
+# a file tree, e2fsck clean; ublk list shows the device; ublk del removes it, the daemon ends, its
 # pidfile goes; and the kernel initiator then reads the same bytes. The idle daemon takes no CPU.
 # The subsystem unlinked from the target's port for 8 s under fio verify: the device stays, its I/O
 # waits and completes after the reconnect, with no error. ublk del while a write is held by such an
@@ -54,6 +55,21 @@ echo 1 >"$NVMEFS_TEST_NVMET/subsystems/$empty/attr_allow_any_host"
 port_link "$empty"
 expect_failure "no namespace" "ublk add: $empty has no active namespace .*: attach one" 20000 1 -- \
 	"$NVMEFS" ublk add "${connect[@]}" -n "$empty" -f
+# Bad input: more queues than the kernel gives a device (one per possible CPU). One line, soon
+# (the timeout turns a hang on the way out into a failure), and no device left behind.
+cpus=$(($(sed 's/.*-//' /sys/devices/system/cpu/possible) + 1))
+expect_failure "more queues than CPUs" "ublk add: this kernel's ublk driver gives /dev/ublkb[0-9]+ $cpus queues, not the $((cpus + 2)) asked for .*: add the devices with -i $cpus or fewer" 20000 1 -- \
+	timeout -k 5 30 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" -f -i $((cpus + 2))
+! compgen -G '/dev/ublk[bc]*' >/dev/null || fail "a refused ublk add left $(echo /dev/ublk[bc]*) behind"
+# A queue that cannot be mapped once the first queue's thread runs, its commands fetched (a
+# preloaded mmap() refuses every queue's but the first's): one line, the daemon ends (it once
+# waited for ever on that thread), and no device left behind.
+((cpus >= 2)) || fail "the guest has $cpus CPU: the refused mapping needs a second queue"
+shim=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/integration/.libs/fail-queue-map.so
+[[ -r $shim ]] || fail "$shim is not built: run 'make check' (or make tests/integration/fail-queue-map.la) first"
+expect_failure "queue not mapped" "ublk add: mapping queue 1 of /dev/ublkc[0-9]+ failed: Cannot allocate memory" 20000 1 -- \
+	env LD_PRELOAD="$shim" timeout -k 5 30 "$NVMEFS" ublk add "${connect[@]}" -n "$nqn" -f -i 2
+! compgen -G '/dev/ublk[bc]*' >/dev/null || fail "a ublk add whose queue 1 was not mapped left $(echo /dev/ublk[bc]*) behind"
 # Bad input served right: a namespace of 4 KiB blocks whose backing is no whole number of blocks
 # (the target's size rounds down: 1025 blocks), and one of 512-byte blocks, 8195 of them (no
 # multiple of 4 KiB). Each device has the block size and the size of the kernel initiator's.
@@ -379,4 +395,4 @@ fi
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices after a killed daemon's were deleted: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
-echo "PASS ($trtype): nvmefs ublk add/list/del/stats: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once, and one device of two deleted alone in an outage; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace refused with one line"
+echo "PASS ($trtype): nvmefs ublk add/list/del/stats: fio verify at depth 1 and 64, write-zeroes, discard, ext4 clean, the same bytes through the kernel initiator; an 8 s port drop under fio verify with no error; del with a write held (an outage, an ANA state) fails it at once, and one device of two deleted alone in an outage; a grown namespace resized; 4 KiB and odd-sized namespaces as the kernel shows them; a killed daemon leaves no device; an NQN with no namespace, more queues than CPUs and a queue that cannot be mapped each refused with one line, no device left"
