@@ -229,6 +229,30 @@ static bool still_serves(long pid, const struct rec *del, unsigned int n)
 	return false;
 }
 
+/* Daemon @pid's statistics file (NVMEFS_UBLK_RUN_DIR/PID.stats) in @path. */
+static void stats_path(char *path, size_t len, long pid)
+{
+	snprintf(path, len, NVMEFS_UBLK_RUN_DIR "/%ld.stats", pid);
+}
+
+/* A dead daemon cannot remove its statistics file: once none of its
+ * devices is left, its file goes, as a daemon's own stop removes it. */
+static void unrecord_dead_stats(long pid)
+{
+	unsigned int nr;
+	struct rec *all = rec_all(&nr);
+	char path[64];
+
+	for (unsigned int i = 0; all && i < nr; i++)
+		if (all[i].pid == pid) {
+			free(all);
+			return;
+		}
+	free(all);
+	stats_path(path, sizeof(path), pid);
+	unlink(path);
+}
+
 /*
  * @del's @n devices go.  A daemon that loses all its devices is asked to
  * end (SIGTERM), as it does on its own: it gives up an outage and fails
@@ -282,6 +306,7 @@ static int del_devices(const struct rec *del, unsigned int n)
 		unlink(path);
 		printf("/dev/ublkb%d: its daemon (PID %ld) had died; deleted what the kernel kept of it\n",
 		       del[k].id, del[k].pid);
+		unrecord_dead_stats(del[k].pid);
 	}
 	return ret;
 }
@@ -317,7 +342,7 @@ static int ublk_stats(int argc, char **argv)
 			"'nvmefs ublk list' lists them\n", cmd, (int)id);
 		return EXIT_FAIL;
 	}
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%ld.stats", r.pid);
+	stats_path(path, sizeof(path), r.pid);
 	f = fopen(path, "re");
 	if (!f) {
 		fprintf(stderr, "nvmefs %s: reading %s failed: %s: its daemon (PID %ld) writes it "

@@ -3,13 +3,14 @@
 # nvmefs ublk add --recovery (issue #37 item 1; UBLK_F_USER_RECOVERY with REISSUE): a daemon killed
 # with SIGKILL under fio's verified writes leaves its block device in place, quiesced, its I/O
 # waiting (ublk list says so, from the kernel's GET_DEV_INFO); ublk recover starts a daemon that
-# takes the device over, at the size its namespace grew to meanwhile (6.16 and later; older
-# kernels say in one line that they keep the size), and fio then ends with every block verified
-# and no error (the I/O in flight at the kill reissued: none lost); the new daemon is listed, is
-# killed and recovered in turn (-o json), and ublk del removes the device. A device whose daemon
-# died quiesced and is not recovered is removed by ublk del, its held I/O failing with EIO. Bad
-# input: recover of a device nvmefs does not serve, and of one served by a live daemon, each gets
-# one line. (A daemon killed without --recovery leaves no device: test-ublk.sh.)
+# takes the device over, at the size its namespace grew to meanwhile (6.16 and later; older kernels
+# say in one line that they keep the size), and fio then ends with every block verified and no
+# error (the I/O in flight at the kill reissued: none lost); the new daemon is listed, is killed
+# and recovered in turn (-o json), and ublk del removes the device. A device whose daemon died
+# quiesced and is not recovered is removed by ublk del, its held I/O failing with EIO, and the dead
+# daemon's statistics file with it. Bad input: recover of a device nvmefs does not serve, and of
+# one served by a live daemon, each gets one line. (A daemon killed without --recovery leaves no
+# device: test-ublk.sh.)
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 nqn=${subnqns[0]}
@@ -125,6 +126,8 @@ rc=0
 wait "$dd_pid" || rc=$?
 ((rc != 0)) || fail "the write held by the quiesced $dev succeeded after ublk del: it had no daemon"
 [[ ! -e $dev && ! -e /dev/ublkc${dev#/dev/ublkb} ]] || fail "$dev or its char device is still there after ublk del"
+# The dead daemon's statistics go with its last device: ublk stats has nothing more to read there.
+[[ ! -e /run/nvmefs/ublk/$pid.stats ]] || fail "ublk del of the dead daemon's last device left /run/nvmefs/ublk/$pid.stats behind"
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
