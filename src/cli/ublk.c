@@ -88,8 +88,10 @@ int rec_read(int id, struct rec *r)
 	nvmefs_ublk_record_free(&rec);
 	exited = kill((pid_t)r->pid, 0) < 0 && errno == ESRCH;
 	/* A device the kernel stopped has no daemon (-1); one it quiesced
-	 * still names the dead one. */
-	r->dead = exited && (info.pid == -1 || info.pid == r->pid);
+	 * still names the dead one, and is quiesced only once that daemon
+	 * died, whoever has its PID now. */
+	r->dead = (exited && (info.pid == -1 || info.pid == r->pid)) ||
+		  (info.state == UBLK_S_DEV_QUIESCED && info.pid == r->pid);
 	r->quiesced = r->dead && info.state != UBLK_S_DEV_DEAD;
 	if (info.pid != r->pid && !r->dead)
 		return -ENOENT;

@@ -6,11 +6,11 @@
 # takes the device over, at the size its namespace grew to meanwhile (6.16 and later; older kernels
 # say in one line that they keep the size), and fio then ends with every block verified and no
 # error (the I/O in flight at the kill reissued: none lost); the new daemon is listed, is killed
-# and recovered in turn (-o json), and ublk del removes the device. A device whose daemon died
-# quiesced and is not recovered is removed by ublk del, its held I/O failing with EIO, and the dead
-# daemon's statistics file with it. Bad input: recover of a device nvmefs does not serve, and of
-# one served by a live daemon, each gets one line. (A daemon killed without --recovery leaves no
-# device: test-ublk.sh.)
+# and recovered in turn (-o json), with its PID taken by another process meanwhile, and ublk del
+# removes the device. A device whose daemon died quiesced and is not recovered is removed by ublk
+# del, its held I/O failing with EIO, and the dead daemon's statistics file with it. Bad input:
+# recover of a device nvmefs does not serve, and of one served by a live daemon, each gets one
+# line. (A daemon killed without --recovery leaves no device: test-ublk.sh.)
 . "$(dirname "$0")/lib.sh"
 require_nvmefs
 nqn=${subnqns[0]}
@@ -19,6 +19,7 @@ cleanup() {
 	local pid
 	pid=$(cat "$pidfile" 2>/dev/null) || pid=
 	load_cleanup
+	[[ -z ${squatter:-} ]] || kill "$squatter" 2>/dev/null || true
 	[[ -n $pid ]] && kill "$pid" 2>/dev/null && { wait_gone "$pid" 10000 || kill -KILL "$pid"; }
 	for d in /dev/ublkc*; do [[ -e $d ]] && "$NVMEFS" ublk del "${d#/dev/ublkc}" >/dev/null 2>&1; done
 	# A kept VM (the testbed's pool) takes no more tests while the kernel holds a ublk device.
@@ -96,8 +97,22 @@ kill -KILL "$newpid"
 wait_gone "$newpid" 10000 || fail "the recovering daemon (PID $newpid) still runs 10 s after SIGKILL"
 pid=$newpid
 wait_until 10000 quiesced || fail "ublk list does not show $dev quiesced after its recovering daemon was killed: $("$NVMEFS" ublk list)"
+# Its PID taken by another process meanwhile, as a busy machine reuses PIDs: the kernel, which
+# quiesced the device, says its daemon is gone, whoever has the PID now.
+for _ in $(seq 50); do
+	echo $((pid - 1)) >/proc/sys/kernel/ns_last_pid
+	sleep 300 &
+	squatter=$!
+	[[ $squatter == "$pid" ]] && break
+	kill "$squatter"
+	squatter=
+done
+[[ -n $squatter ]] || fail "could not give the dead daemon's PID $pid to another process in 50 tries"
+quiesced || fail "ublk list does not show $dev quiesced once another process has its dead daemon's PID $pid: $("$NVMEFS" ublk list)"
 timeout 60 "$NVMEFS" ublk recover "$dev" -o json --pidfile "$pidfile" >/tmp/ublk-recover.json 2>/tmp/ublk-recover.err ||
 	fail "nvmefs ublk recover $dev, a second time, failed (exit $?): $(cat /tmp/ublk-recover.err)"
+kill "$squatter"
+squatter=
 jq -e --arg d "$dev" '.Devices[0].DevicePath == $d' /tmp/ublk-recover.json >/dev/null ||
 	fail "ublk recover -o json printed no $dev: $(cat /tmp/ublk-recover.json)"
 newpid=$(cat "$pidfile")
@@ -131,4 +146,4 @@ wait "$dd_pid" || rc=$?
 [[ $("$NVMEFS" ublk list | wc -l) == 2 ]] || fail "ublk list still lists devices: $("$NVMEFS" ublk list)"
 rm -f "$pidfile"
 check_run_transport
-echo "PASS ($trtype): ublk add --recovery: a daemon killed under fio verify leaves its device quiesced, ublk recover takes it over, fio verifies with no error; recovered again once its new daemon is killed; an unrecovered one deleted, its held write failing"
+echo "PASS ($trtype): ublk add --recovery: a daemon killed under fio verify leaves its device quiesced, ublk recover takes it over, fio verifies with no error; recovered again once its new daemon is killed, its PID taken by another process meanwhile; an unrecovered one deleted, its held write failing, its dead daemon's stats file removed"
