@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): what one request costs, in one testbed boot, on four paths to the same
+# Benchmark (not a test): what one request costs, in one testbed boot, on six paths to the same
 # namespace: fio (libaio, O_DIRECT, one job, 4k random reads) on the kernel initiator's block
 # device, fio on the file of tests/bench/fuse-null (FUSE's round trip with no backend), `nvmefs
-# perf` (the NVMe path without FUSE, sleeping on completion events) and fio on the file of
-# `nvmefs mount` with its defaults; at queue depth 1 and 32.  Per request: the mean latency, the
-# guest's CPU time (user, system, idle: two vCPUs shared with the target) and the server's own
-# (the mount's daemon, fuse-null, or perf itself), and the server's system calls, counted in the
-# kernel (ftrace) while it runs (`make bench-mount-cost`, issue #26, doc/PERFORMANCE-HISTORY.md).
+# perf` (the NVMe path without FUSE, sleeping on completion events), fio on the file of `nvmefs
+# mount` with its defaults, fio on the device of tests/bench/ublk-null (ublk's round trip with no
+# backend) and fio on the device of `nvmefs ublk add` with its defaults; at queue depth 1 and 32.
+# Per request: the mean latency, the guest's CPU time (user, system, idle: two vCPUs shared with
+# the target) and the server's own (the mount's or ublk's daemon, fuse-null, ublk-null, or perf
+# itself), and the server's system calls, counted in the kernel (ftrace) while it runs (`make
+# bench-mount-cost`, issues #26 and #37, doc/PERFORMANCE-HISTORY.md).
 #
 #   tests/bench/mount-cost.sh [--time SEC]
 # Run from the build tree after `make`; the testbed boots the kernel NVMEFS_TESTBED_KERNEL names.
@@ -24,7 +26,7 @@ done
 [[ $time_s =~ ^[1-9][0-9]*$ ]] || { echo "mount-cost.sh: --time is whole seconds, 1 or more" >&2; exit 2; }
 
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
-	[[ -x $top/src/cli/nvmefs && -x $top/tests/bench/fuse-null ]] ||
+	[[ -x $top/src/cli/nvmefs && -x $top/tests/bench/fuse-null && -x $top/tests/bench/ublk-null ]] ||
 		{ echo "mount-cost.sh: build first (make)" >&2; exit 1; }
 	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 1800 -- \
 		bash "$0" --time "$time_s"
@@ -44,6 +46,8 @@ mnt=/tmp/nvmefs-cost nullmnt=/tmp/nvmefs-cost-null
 # errexit stays out of the clean-up: a mount that is not there to unmount would make a good run
 # exit 1.
 trap 'set +e; fusermount3 -u "$mnt" 2>/dev/null; fusermount3 -u "$nullmnt" 2>/dev/null
+	[[ -s /tmp/nvmefs-cost-ublk.pid ]] && "$nvmefs" ublk del "$nqn" >/dev/null 2>&1
+	[[ -n ${ublk_null_pid:-} ]] && kill "$ublk_null_pid" 2>/dev/null
 	nvme disconnect-all >/dev/null 2>&1 || true' EXIT
 
 # The guest's CPU: user, system (with interrupts), idle (with iowait), in ticks.
@@ -148,4 +152,28 @@ done
 "$nvmefs" mount -a "$addr" -s "$svc" -n "$nqn" --pidfile /tmp/nvmefs-cost.pid "$mnt"
 for qd in 1 32; do
 	measure mount "$qd" "$(cat /tmp/nvmefs-cost.pid)" fio_load "$mnt/n1" "$qd"
+done
+fusermount3 -u "$mnt"
+
+modprobe ublk_drv
+"$top/tests/bench/ublk-null" "$size_mib" 64 128 >/tmp/cost-ublk-null.dev 2>/tmp/cost-ublk-null.err &
+ublk_null_pid=$!
+for ((i = 0; i < 100; i++)); do
+	[[ -s /tmp/cost-ublk-null.dev ]] && break
+	sleep 0.1
+done
+nulldev=$(cat /tmp/cost-ublk-null.dev)
+[[ -b $nulldev ]] || { echo "mount-cost.sh: ublk-null gave no device within 10 s: $(cat /tmp/cost-ublk-null.err)" >&2; exit 1; }
+for qd in 1 32; do
+	measure ublk-null "$qd" "$ublk_null_pid" fio_load "$nulldev" "$qd"
+done
+kill "$ublk_null_pid"
+wait "$ublk_null_pid" || true
+ublk_null_pid=
+
+ublkdev=$("$nvmefs" ublk add -a "$addr" -s "$svc" -n "$nqn" --pidfile /tmp/nvmefs-cost-ublk.pid -o json |
+	jq -r '.Devices[0].DevicePath')
+[[ -b $ublkdev ]] || { echo "mount-cost.sh: nvmefs ublk add gave no device ('$ublkdev')" >&2; exit 1; }
+for qd in 1 32; do
+	measure ublk "$qd" "$(cat /tmp/nvmefs-cost-ublk.pid)" fio_load "$ublkdev" "$qd"
 done
