@@ -3,11 +3,12 @@
 # namespace: fio (libaio, O_DIRECT, one job, 4k random reads) on the kernel initiator's block
 # device, fio on the file of tests/bench/fuse-null (FUSE's round trip with no backend), `nvmefs
 # perf` (the NVMe path without FUSE, sleeping on completion events), fio on the file of `nvmefs
-# mount` with its defaults, fio on the device of tests/bench/ublk-null (ublk's round trip with no
-# backend) and fio on the device of `nvmefs ublk add` with its defaults; at queue depth 1 and 32.
-# Per request: the mean latency, the guest's CPU time (user, system, idle: two vCPUs shared with
-# the target) and the server's own (the mount's or ublk's daemon, fuse-null, ublk-null, or perf
-# itself), and the server's system calls, counted in the kernel (ftrace) while it runs (`make
+# mount` with its defaults (and with -o io_uring=on, mount-ring, where the kernel offers FUSE over
+# io_uring and the build takes it), fio on the device of tests/bench/ublk-null (ublk's round trip
+# with no backend) and fio on the device of `nvmefs ublk add` with its defaults; at queue depth 1
+# and 32. Per request: the mean latency, the guest's CPU time (user, system, idle: two vCPUs shared
+# with the target) and the server's own (the mount's or ublk's daemon, fuse-null, ublk-null, or
+# perf itself), and the server's system calls, counted in the kernel (ftrace) while it runs (`make
 # bench-mount-cost`, issues #26 and #37, doc/PERFORMANCE-HISTORY.md).
 #
 #   tests/bench/mount-cost.sh [--time SEC]
@@ -19,7 +20,7 @@ time_s=4
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mount-cost.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -154,6 +155,21 @@ for qd in 1 32; do
 	measure mount "$qd" "$(cat /tmp/nvmefs-cost.pid)" fio_load "$mnt/n1" "$qd"
 done
 fusermount3 -u "$mnt"
+
+# The mount over FUSE's io_uring (issue #37 item 0), where the kernel offers it (7.x) and nvmefs
+# was built against libfuse 3.18 (make check-ring's ring-build/).
+if [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]]; then
+	if "$nvmefs" mount -a "$addr" -s "$svc" -n "$nqn" -o io_uring=on --pidfile /tmp/nvmefs-cost.pid \
+		"$mnt" 2>/tmp/cost-ring.err; then
+		for qd in 1 32; do
+			measure mount-ring "$qd" "$(cat /tmp/nvmefs-cost.pid)" fio_load "$mnt/n1" "$qd"
+		done
+		fusermount3 -u "$mnt"
+	else
+		echo "mount-cost.sh: the kernel offers FUSE over io_uring but -o io_uring=on failed, no" \
+			"mount-ring row: $(tail -n 1 /tmp/cost-ring.err)" >&2
+	fi
+fi
 
 modprobe ublk_drv
 "$top/tests/bench/ublk-null" "$size_mib" 64 128 >/tmp/cost-ublk-null.dev 2>/tmp/cost-ublk-null.err &
