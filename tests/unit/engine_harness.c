@@ -402,7 +402,7 @@ void hold_namespace(struct nvmefs_ioq *q)
 
 	engine_start();
 	fake_disconnect(1);
-	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
+	for (end = now_ms() + 10000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
 		usleep(1000);
 	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
 }
