@@ -106,6 +106,8 @@ static int fake_queue_create(struct nvmefs_queue *q, const struct nvmefs_queue_p
 	fake_assert_that(q->nr_reqs == q->size - 1);
 	if (s) {
 		s->seen_params = *params;
+		if (s->on_match)
+			s->on_match(s, s->on_match_arg);
 		if (s->create_ret < 0)
 			return nvmefs_error(s->create_ret, "%s", s->create_msg);
 	}

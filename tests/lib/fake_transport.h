@@ -136,7 +136,9 @@ struct fake_step {
 	/* Called when the step matches, after its TO_CTRL data is captured
 	 * and before its reply goes: a reply that depends on what the host
 	 * sent before (a transaction id, a challenge) is made here with
-	 * fake_step_data(). */
+	 * fake_step_data().  A FAKE_CREATE step's is called before its
+	 * create_ret is returned, on the creating thread and outside the
+	 * fake's lock: it may wait there (to hold a reconnect back). */
 	void (*on_match)(struct fake_step *s, void *arg);
 	void *on_match_arg;
 

@@ -56,6 +56,22 @@ char *nvmf_hostid_from_file(void)
 /* The same with SHN=01b (normal shutdown, bits 15:14). */
 #define CC_SHN 0x00464001u
 
+/* The pauses (ms) the library asked for while pauses_on: a CSTS poll's
+ * backoff, which a loaded host cannot change, unlike how many polls fit in
+ * a bound.  Only the test's own thread runs the library meanwhile. */
+static unsigned int pauses[64], nr_pauses;
+static bool pauses_on;
+
+int __real_nanosleep(const struct timespec *req, struct timespec *rem);
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem);
+
+int __wrap_nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	if (pauses_on && nr_pauses < sizeof(pauses) / sizeof(pauses[0]))
+		pauses[nr_pauses++] = (unsigned int)(req->tv_sec * 1000 + req->tv_nsec / 1000000);
+	return __real_nanosleep(req, rem);
+}
+
 static int64_t now_ms(void)
 {
 	struct timespec ts;
@@ -674,30 +690,40 @@ END_TEST
 /* CSTS.RDY never comes: the bound is the larger of CAP.TO and -t. */
 START_TEST(test_enable_timeout)
 {
-	/* _i 0: CAP.TO 0, -t 50 ms: 50 ms.  _i 1: CAP.TO 1 (500 ms), -t 50 ms: 500 ms. */
+	/* _i 0: CAP.TO 0, -t 1 s: 1 s.  _i 1: CAP.TO 4 (2 s), -t 1 s: 2 s.  -t
+	 * bounds every command too, so not less than a loaded host needs to
+	 * run the fake's round trips. */
 	static const struct { uint64_t cap; int64_t bound; const char *msg; } c[] = {
-		{ 0, 50, "within 50 ms" },
-		{ 1ull << 24, 500, "within 500 ms" },
+		{ 0, 1000, "within 1000 ms" },
+		{ 4ull << 24, 2000, "within 2000 ms" },
 	};
 	struct nvmefs_connect_opts opts;
 	struct nvmefs_ctrl *ctrl = NULL;
 	struct fake_step *s;
 	int64_t t0, took;
 
-	fake_opts(&opts, "192.0.2.10", 50);
+	fake_opts(&opts, "192.0.2.10", 1000);
 	script_until_enable(c[_i].cap);
 	s = fake_expect_prop_get(NVME_REG_CSTS, 0);
-	fake_repeat(s, 2, FAKE_UNLIMITED);
+	fake_repeat(s, 1, FAKE_UNLIMITED);	/* how many: asserted below */
 	fake_expect_destroy();
+	nr_pauses = 0;
+	pauses_on = true;
 	t0 = now_ms();
 	ck_assert_int_eq(nvmefs_ctrl_connect_with(&fake_ops, &opts, &ctrl), -ETIMEDOUT);
 	took = now_ms() - t0;
+	pauses_on = false;
 	ck_assert_int_ge(took, c[_i].bound);
 	ck_assert_int_lt(took, c[_i].bound + 1000);
 	assert_msg_has(c[_i].msg);
 	assert_msg_has("not done enabling");
-	/* Polled with a backoff up to 64 ms, not in a busy loop. */
-	ck_assert_uint_ge(s->used, 3);
+	/* Polled with a backoff up to 64 ms, not in a busy loop: a pause
+	 * before every poll but the first, 1 ms doubling up to 64.  How many
+	 * polls fit in the bound is only bounded above: a loaded host can
+	 * stretch any pause past it. */
+	ck_assert_uint_eq(s->used, nr_pauses + 1);
+	for (unsigned int k = 0; k < nr_pauses; k++)
+		ck_assert_uint_eq(pauses[k], (k < 6 ? 1u << k : 64u));
 	ck_assert_uint_le(s->used, c[_i].bound / 16 + 10);
 	ck_assert_ptr_null(ctrl);
 }

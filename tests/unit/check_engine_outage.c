@@ -45,11 +45,12 @@ START_TEST(test_held_namespace_parks)
 	hold_namespace(q);
 	send_req(EXP_READ, 0, 4096, 0, NULL);
 	send_req(EXP_WRITE, 4096, 4096, 1, payload);
-	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000))
+	for (end = now_ms() + 10000; !parked && now_ms() < end; usleep(1000))
 		parked = atomic_load(&t.e->parked_bytes) > 4096 &&
 			 atomic_load(&t.e->workers_with_free) == 1;
 	ck_assert_msg(parked, "the held read and write were not parked with their buffers "
 		      "free (%zu bytes parked)", atomic_load(&t.e->parked_bytes));
+	ctrl_back();
 	d = wait_done(0, 10000);
 	ck_assert_int_eq(d.err, 0);
 	ck_assert_mem_eq(d.data, image, sizeof(image));
@@ -223,7 +224,7 @@ START_TEST(test_going_fails_held)
 	fake_repeat(s, 0, FAKE_UNLIMITED);
 	hold_namespace(q);
 	send_req(EXP_READ, 0, 4096, 0, NULL);
-	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000))
+	for (end = now_ms() + 10000; !parked && now_ms() < end; usleep(1000))
 		parked = atomic_load(&t.e->parked_bytes) > 0;
 	ck_assert_msg(parked, "the held read was not parked");
 	exp_going(t.e);

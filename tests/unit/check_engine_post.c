@@ -152,11 +152,12 @@ START_TEST(test_posted_held_namespace_parks)
 	hold_namespace(q);
 	post(0, &p[0], EXP_READ, 0, 4096, 0, NULL, false, NULL, 0);
 	post(0, &p[1], EXP_READ, 4096, 4096, 1, NULL, false, NULL, 0);
-	for (end = now_ms() + 1000; !parked && now_ms() < end; usleep(1000))
+	for (end = now_ms() + 10000; !parked && now_ms() < end; usleep(1000))
 		parked = atomic_load(&t.e->parked_bytes) > 0 && !posts_waiting(0);
 	ck_assert_msg(parked, "the posted reads to the held namespace were not parked");
 	ck_assert_msg(atomic_load(&t.e->workers_with_free) == 1,
 		      "a posted read to the held namespace took the worker's buffer");
+	ctrl_back();
 	d = wait_done(0, 10000);
 	ck_assert_int_eq(d.err, 0);
 	ck_assert_mem_eq(d.data, image[0], sizeof(image[0]));

@@ -146,6 +146,9 @@ TCase *engine_spin_tcase(void)
 	TCase *tc = tcase_create("spin");
 
 	tcase_add_checked_fixture(tc, spin_setup, NULL);
+	/* As engine_tcase()'s: Check's 4 s default, fork and exit (a
+	 * sanitizer's leak scan) included, is too short on a loaded host. */
+	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_one_inflight_polls_then_sleeps);
 	tcase_add_test(tc, test_completion_restarts_the_bound);
 	tcase_add_test(tc, test_more_inflight_or_none_sleeps);

@@ -347,8 +347,26 @@ unsigned int posts_waiting(unsigned int worker)
 	return n;
 }
 
+/* The refused attempt holds the controller's thread until the test has
+ * seen what it wants of the outage: with only the 1 s reconnect delay
+ * between it and the namespace released, a loaded host let the outage
+ * end unseen. */
+static void wait_back(struct fake_step *s, void *arg)
+{
+	(void)s;
+	(void)arg;
+	while (!atomic_load(&t.back))
+		usleep(1000);
+}
+
+void ctrl_back(void)
+{
+	atomic_store(&t.back, true);
+}
+
 /* The controller's thread reconnecting one I/O queue of 32: both queues
- * torn down, an attempt refused, then one that gets through. */
+ * torn down, an attempt refused (once ctrl_back() says), then one that
+ * gets through. */
 static void script_refused_then_back(void)
 {
 	struct fake_target target = { .cntlid = CNTLID, .cap = CAP_MQES_1023, .vs = 0x10400,
@@ -361,6 +379,7 @@ static void script_refused_then_back(void)
 	s = fake_expect_create(TRADDR, "4420");
 	s->create_ret = -ECONNREFUSED;
 	snprintf(s->create_msg, sizeof(s->create_msg), "nobody listens (scripted)");
+	s->on_match = wait_back;
 	fake_id_ns(&id, default_ns[0].nsze, default_ns[0].lba_shift);
 	fake_script_attempt(TRADDR, &target, 32, &id, 1, 1);
 }
@@ -383,7 +402,7 @@ void hold_namespace(struct nvmefs_ioq *q)
 
 	engine_start();
 	fake_disconnect(1);
-	for (end = now_ms() + 3000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
+	for (end = now_ms() + 10000; !nvmefs_ioq_ns_held(q, 1) && now_ms() < end;)
 		usleep(1000);
 	ck_assert_msg(nvmefs_ioq_ns_held(q, 1), "the outage never held the namespace");
 }

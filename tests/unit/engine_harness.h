@@ -81,6 +81,8 @@ struct engine_harness {
 	/* Requests completed, and how many of them the last flush of the
 	 * front end (fs_loop_ops.flush) came after. */
 	unsigned int completed, flushed;
+	/* outage_engine()'s controller may go on (ctrl_back()). */
+	atomic_bool back;
 };
 extern struct engine_harness t;
 /* The test's front end: the requests of sock[0] served on loop.c's threads. */
@@ -119,8 +121,12 @@ unsigned int posts_waiting(unsigned int worker);
 
 /* An engine with @depth buffers whose controller reconnects for 10 s when
  * it fails, one attempt refused, then back: the caller scripts the I/O
- * that goes once it is, then calls hold_namespace().  Returns its queue. */
+ * that goes once it is, then calls hold_namespace().  The refused attempt
+ * waits for ctrl_back(), so the namespace stays held however slowly a
+ * loaded host lets the test look at it.  Returns its queue. */
 struct nvmefs_ioq *outage_engine(unsigned int depth);
+/* Lets outage_engine()'s controller go on past its refused attempt. */
+void ctrl_back(void);
 /* Starts the engine and fails the connection: @q holds namespace 1. */
 void hold_namespace(struct nvmefs_ioq *q);
 

@@ -259,6 +259,8 @@ tests_unit_check_connect_opts_LDADD = $(UNIT_FAKE_LDADD)
 tests_unit_check_ctrl_SOURCES = tests/unit/check_ctrl.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_ctrl_CFLAGS = $(UNIT_FAKE_CFLAGS)
 tests_unit_check_ctrl_LDADD = $(UNIT_FAKE_LDADD)
+# check_ctrl.c records the pauses the library asks for (its CSTS polls' backoff).
+tests_unit_check_ctrl_LDFLAGS = -Wl,--wrap=nanosleep
 
 tests_unit_check_discovery_SOURCES = tests/unit/check_discovery.c $(FAKE_TRANSPORT_SOURCES)
 tests_unit_check_discovery_CFLAGS = $(UNIT_FAKE_CFLAGS)
@@ -299,7 +301,7 @@ tests_unit_san_check_auth_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_ctrl_SOURCES = $(tests_unit_check_ctrl_SOURCES)
 tests_unit_san_check_ctrl_CFLAGS = $(tests_unit_check_ctrl_CFLAGS) $(SAN_FLAGS)
-tests_unit_san_check_ctrl_LDFLAGS = $(SAN_FLAGS)
+tests_unit_san_check_ctrl_LDFLAGS = $(SAN_FLAGS) $(tests_unit_check_ctrl_LDFLAGS)
 tests_unit_san_check_ctrl_LDADD = $(UNIT_FAKE_SAN_LDADD)
 
 tests_unit_san_check_discovery_SOURCES = $(tests_unit_check_discovery_SOURCES)
