@@ -185,24 +185,29 @@ static void arm_poll(struct ublk_queue *q)
 
 	io_uring_prep_poll_add(sqe, q->epfd, POLLIN);
 	io_uring_sqe_set_data(sqe, q);
+	q->poll_armed = true;
 }
 
 /* The worker's descriptors said something: the engine takes their events.
  * No work of itself: the queue's completions are taken by
  * exp_worker_run(), and its channel's event by exp_worker_arm(), until
  * which the descriptor stays readable and a poll armed again fires at
- * once; counted as work, that would spin. */
+ * once; counted as work, that would spin.  So the poll is armed again
+ * only when the thread goes to sleep: while the worker polls for a request
+ * in flight, it would fire every round, an io_uring_enter and an
+ * epoll_wait each time (12 a request at QD1 on 7.3), for events that
+ * exp_worker_run() looks for anyway. */
 static void on_poll(struct ublk_queue *q)
 {
 	struct epoll_event ev[8];
 	int n;
 
+	q->poll_armed = false;
 	do {
 		n = epoll_wait(q->epfd, ev, 8, 0);
 		for (int i = 0; i < n; i++)
 			exp_worker_event(q->w, &ev[i]);
 	} while (n == 8);
-	arm_poll(q);
 }
 
 /* A command of tag @t ended: a request came, or the queue is going. */
@@ -268,6 +273,8 @@ static void serve(struct ublk_queue *q)
 			io_uring_submit(&ring);
 			continue;
 		}
+		if (!q->poll_armed)
+			arm_poll(q);
 		ts.tv_sec = wait / 1000;
 		ts.tv_nsec = (long long)(wait % 1000) * 1000000;
 		io_uring_submit_and_wait_timeout(&ring, &cqe, 1, wait >= 0 ? &ts : NULL, NULL);

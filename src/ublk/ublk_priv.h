@@ -58,6 +58,8 @@ struct ublk_queue {
 	pthread_t thread;
 	bool running;		/* its thread was started */
 	int epfd;
+	/* A poll on @epfd is in the ring: armed only before the thread sleeps. */
+	bool poll_armed;
 	/* Per device: its descriptors of this queue's requests (mmapped), its
 	 * tags, how many of them are aborted. */
 	struct ublksrv_io_desc **iod;
