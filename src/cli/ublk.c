@@ -231,12 +231,6 @@ static bool still_serves(long pid, const struct rec *del, unsigned int n)
 	return false;
 }
 
-/* Daemon @pid's statistics file (NVMEFS_UBLK_RUN_DIR/PID.stats) in @path. */
-static void stats_path(char *path, size_t len, long pid)
-{
-	snprintf(path, len, NVMEFS_UBLK_RUN_DIR "/%ld.stats", pid);
-}
-
 /* A dead daemon cannot remove its statistics file: once none of its
  * devices is left, its file goes, as a daemon's own stop removes it. */
 static void unrecord_dead_stats(long pid)
@@ -251,7 +245,7 @@ static void unrecord_dead_stats(long pid)
 			return;
 		}
 	free(all);
-	stats_path(path, sizeof(path), pid);
+	nvmefs_ublk_stats_path(path, sizeof(path), pid);
 	unlink(path);
 }
 
@@ -344,7 +338,7 @@ static int ublk_stats(int argc, char **argv)
 			"'nvmefs ublk list' lists them\n", cmd, (int)id);
 		return EXIT_FAIL;
 	}
-	stats_path(path, sizeof(path), r.pid);
+	nvmefs_ublk_stats_path(path, sizeof(path), r.pid);
 	f = fopen(path, "re");
 	if (!f) {
 		fprintf(stderr, "nvmefs %s: reading %s failed: %s: its daemon (PID %ld) writes it "

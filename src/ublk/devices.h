@@ -112,6 +112,10 @@ int nvmefs_ublk_record_write(FILE *f, const struct nvmefs_ublk_record *r);
  * is not one, -ENOMEM.  nvmefs_ublk_record_free() frees its args. */
 int nvmefs_ublk_record_read(FILE *f, struct nvmefs_ublk_record *r);
 void nvmefs_ublk_record_free(struct nvmefs_ublk_record *r);
+/* Daemon @pid's statistics file, NVMEFS_UBLK_RUN_DIR/PID.stats, in @path:
+ * the daemon writes and removes it, `ublk stats` reads it, and `ublk del`
+ * removes a dead daemon's. */
+void nvmefs_ublk_stats_path(char *path, size_t len, long pid);
 
 /* GET_DEV_INFO of device @id: 0 or -errno (-ENODEV: there is none). */
 int nvmefs_ublk_dev_info(int id, struct nvmefs_ublk_info *info);

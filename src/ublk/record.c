@@ -100,7 +100,7 @@ void ublk_write_stats(struct ublk_server *s)
 	free(ns);
 	if (!text)
 		return;
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%ld.stats", (long)getpid());
+	nvmefs_ublk_stats_path(path, sizeof(path), (long)getpid());
 	write_whole(path, text, len);
 	free(text);
 }
@@ -109,6 +109,6 @@ void ublk_unrecord_stats(pid_t pid)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%ld.stats", (long)pid);
+	nvmefs_ublk_stats_path(path, sizeof(path), (long)pid);
 	unlink(path);
 }

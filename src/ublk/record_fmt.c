@@ -113,3 +113,8 @@ out:
 		nvmefs_ublk_record_free(r);
 	return ret;
 }
+
+void nvmefs_ublk_stats_path(char *path, size_t len, long pid)
+{
+	snprintf(path, len, NVMEFS_UBLK_RUN_DIR "/%ld.stats", pid);
+}
