@@ -1,15 +1,25 @@
 #!/usr/bin/env bash
-# Benchmark (not a test): what one request costs, in one testbed boot, on six paths to the same
-# namespace: fio (libaio, O_DIRECT, one job, 4k random reads) on the kernel initiator's block
-# device, fio on the file of tests/bench/fuse-null (FUSE's round trip with no backend), `nvmefs
-# perf` (the NVMe path without FUSE, sleeping on completion events), fio on the file of `nvmefs
-# mount` with its defaults (and with -o io_uring=on, mount-ring, where the kernel offers FUSE over
-# io_uring and the build takes it), fio on the device of tests/bench/ublk-null (ublk's round trip
-# with no backend) and fio on the device of `nvmefs ublk add` with its defaults; at queue depth 1
-# and 32. Per request: the mean latency, the guest's CPU time (user, system, idle: two vCPUs shared
-# with the target) and the server's own (the mount's or ublk's daemon, fuse-null, ublk-null, or
-# perf itself), and the server's system calls, counted in the kernel (ftrace) while it runs (`make
-# bench-mount-cost`, issues #26 and #37, doc/PERFORMANCE-HISTORY.md).
+# Benchmark (not a test): what one request costs, in one testbed boot, on the paths to the same
+# namespace and the floors under them, 4k random reads at queue depth 1 and 32:
+#   kernel     fio (libaio, O_DIRECT, one job) on the kernel initiator's block device;
+#   fuse-null  fio on the file of tests/bench/fuse-null (FUSE's round trip with no backend);
+#   null-ring  the same over FUSE's io_uring, served by libfuse's own ring threads (where the
+#              kernel offers it, 7.x, and fuse-null was built against libfuse 3.18: ring-build/);
+#   perf       `nvmefs perf` (the NVMe path without FUSE, sleeping on completion events);
+#   perf-poll  the same at depth 1 polling, as the workers of the mount and the ublk device poll
+#              for their one request in flight;
+#   mount      fio on the file of `nvmefs mount` with its defaults;
+#   mount-ring the same with -o io_uring=on (as null-ring: where the kernel and the build offer it);
+#   ublk-null  fio on the device of tests/bench/ublk-null (ublk's round trip with no backend);
+#   ublk       fio on the device of `nvmefs ublk add` with its defaults;
+#   fio-null   fio's null engine (fio's own cost, no I/O at all);
+#   engine     fio through the fio engine fio-nvmefs.so (where configure --with-fio built it).
+# Per request: the mean latency, the guest's CPU time (user, system, idle: two vCPUs shared with
+# the target) and the server's own (the mount's or ublk's daemon, fuse-null, ublk-null, perf
+# itself, or the fio job for the last two), and the server's system calls, counted in the kernel
+# (ftrace) while it runs.  Last, the emulated CPU's cost of copying 128 KiB with `rep movsb` and
+# with `rep movsq` (tests/bench/copy-speed), which sets what large copies cost in the testbed
+# (`make bench-mount-cost`, issues #26 and #37, doc/PERFORMANCE-HISTORY.md).
 #
 #   tests/bench/mount-cost.sh [--time SEC]
 # Run from the build tree after `make`; the testbed boots the kernel NVMEFS_TESTBED_KERNEL names.
@@ -20,14 +30,15 @@ time_s=4
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mount-cost.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
 [[ $time_s =~ ^[1-9][0-9]*$ ]] || { echo "mount-cost.sh: --time is whole seconds, 1 or more" >&2; exit 2; }
 
 if [[ ${NVMEFS_TESTBED:-} != 1 ]]; then
-	[[ -x $top/src/cli/nvmefs && -x $top/tests/bench/fuse-null && -x $top/tests/bench/ublk-null ]] ||
+	[[ -x $top/src/cli/nvmefs && -x $top/tests/bench/fuse-null && -x $top/tests/bench/ublk-null &&
+		-x $top/tests/bench/copy-speed ]] ||
 		{ echo "mount-cost.sh: build first (make)" >&2; exit 1; }
 	exec "$top/contrib/nvmefs-testbed" --ns-size 1G --memory 3072 --timeout 1800 -- \
 		bash "$0" --time "$time_s"
@@ -42,7 +53,16 @@ svc=$NVMEFS_TEST_TRSVCID
 tracing=/sys/kernel/tracing
 [[ -d $tracing/events ]] || mount -t tracefs none "$tracing"
 sys_enter=$tracing/events/raw_syscalls/sys_enter
+# The system-call tracepoint is switched on once, here, before any load, with a filter that lets no
+# record into the trace buffer, and stays on: the counting triggers come and go without patching
+# kernel text while the load runs, which crashed 7.3 guests under the emulator's threads (an int3
+# Oops in trace_syscall_enter).  Every row pays the same for it.
+echo 'common_pid == 0' > "$sys_enter/filter"
+echo 1 > "$sys_enter/enable"
 tck=$(getconf CLK_TCK)
+engine_so=$top/src/fio/.libs/fio-nvmefs.so
+# fio writes state files in the working directory, the shared source tree: work in /tmp.
+cd /tmp
 mnt=/tmp/nvmefs-cost nullmnt=/tmp/nvmefs-cost-null
 # errexit stays out of the clean-up: a mount that is not there to unmount would make a good run
 # exit 1.
@@ -79,7 +99,10 @@ measure() {
 	"$@" > /tmp/cost-load.out &
 	load_pid=$!
 	sleep 1
-	[[ $server == self ]] && server=$(pgrep -n -f "nvmefs perf")
+	case $server in
+	self) server=$(pgrep -n -f "nvmefs perf") ;;
+	fio) server=$(pgrep -n -x fio) ;;	# the job's process, forked last
+	esac
 	read -r -a g0 < <(guest_cpu)
 	[[ $server != - ]] && { read -r -a p0 < <(proc_cpu "$server"); syscalls_start "$server"; }
 	sleep "$time_s"
@@ -108,14 +131,14 @@ measure() {
 	echo
 }
 
-fio_load() { # file qd
+fio_load() { # file qd [fio options]
 	fio --name=c --filename="$1" --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth="$2" \
 		--time_based --ramp_time=1 --runtime=$((time_s + 1)) --norandommap --randrepeat=0 \
-		--output-format=json |
+		--output-format=json "${@:3}" |
 		jq -r '.jobs[0].read | "\(.iops) \(.lat_ns.mean / 1000)"'
 }
-perf_load() { # qd
-	"$nvmefs" perf -a "$addr" -s "$svc" -n "$nqn" --qd "$1" --queues 1 --threads 1 --mode event \
+perf_load() { # qd [mode]
+	"$nvmefs" perf -a "$addr" -s "$svc" -n "$nqn" --qd "$1" --queues 1 --threads 1 --mode "${2:-event}" \
 		--rw randread --bs 4k --time $((time_s + 2)) -o json 2>/tmp/cost-perf.err |
 		jq -r '"\(.iops) \(.lat_us.mean)"'
 }
@@ -145,10 +168,38 @@ for qd in 1 32; do
 	measure fuse-null "$qd" "$null_pid" fio_load "$nullmnt/n1" "$qd"
 done
 fusermount3 -u "$nullmnt"
+wait "$null_pid" || true
+
+# FUSE's io_uring with no backend (issue #37 item 0's floor), where the kernel offers it and
+# fuse-null takes --ring; libfuse falls back to /dev/fuse without a word, so fuse-null's count of
+# the requests each way says which was measured.
+ring_offered=0
+[[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]] && ring_offered=1
+if ((ring_offered)); then
+	"$top/tests/bench/fuse-null" --ring "$nullmnt" "$size_mib" 128 2>/tmp/cost-null-ring.err &
+	null_pid=$!
+	for ((i = 0; i < 100; i++)); do
+		[[ -e $nullmnt/n1 ]] && break
+		sleep 0.1
+	done
+	if [[ -e $nullmnt/n1 ]]; then
+		for qd in 1 32; do
+			measure null-ring "$qd" "$null_pid" fio_load "$nullmnt/n1" "$qd"
+		done
+		fusermount3 -u "$nullmnt"
+	fi
+	wait "$null_pid" || true
+	grep -q '[1-9][0-9]* reads and writes over io_uring' /tmp/cost-null-ring.err ||
+		echo "mount-cost.sh: no null-ring rows over FUSE's io_uring (fuse-null takes --ring when" \
+			"built against libfuse 3.18, as in make check-ring's ring-build/): $(tail -n 1 /tmp/cost-null-ring.err)" >&2
+fi
 
 for qd in 1 32; do
 	measure perf "$qd" self perf_load "$qd"
 done
+# The faces' workers poll for a request in flight while it is their only one, so at depth 1 their
+# NVMe path's floor is perf polling.
+measure perf-poll 1 self perf_load 1 poll
 
 "$nvmefs" mount -a "$addr" -s "$svc" -n "$nqn" --pidfile /tmp/nvmefs-cost.pid "$mnt"
 for qd in 1 32; do
@@ -158,7 +209,7 @@ fusermount3 -u "$mnt"
 
 # The mount over FUSE's io_uring (issue #37 item 0), where the kernel offers it (7.x) and nvmefs
 # was built against libfuse 3.18 (make check-ring's ring-build/).
-if [[ $(cat /sys/module/fuse/parameters/enable_uring 2>/dev/null) == Y ]]; then
+if ((ring_offered)); then
 	if "$nvmefs" mount -a "$addr" -s "$svc" -n "$nqn" -o io_uring=on --pidfile /tmp/nvmefs-cost.pid \
 		"$mnt" 2>/tmp/cost-ring.err; then
 		for qd in 1 32; do
@@ -193,3 +244,18 @@ ublkdev=$("$nvmefs" ublk add -a "$addr" -s "$svc" -n "$nqn" --pidfile /tmp/nvmef
 for qd in 1 32; do
 	measure ublk "$qd" "$(cat /tmp/nvmefs-cost-ublk.pid)" fio_load "$ublkdev" "$qd"
 done
+"$nvmefs" ublk del "$nqn" >/dev/null
+
+# fio's own cost, then fio driving the engine (issue #37 item 2): the engine's floor is perf plus
+# fio-null.
+for qd in 1 32; do
+	measure fio-null "$qd" fio fio_load /dev/null "$qd" --ioengine=null --size=1g
+done
+if [[ -f $engine_so ]]; then
+	for qd in 1 32; do
+		measure engine "$qd" fio fio_load ns1 "$qd" --ioengine="external:$engine_so" --transport=rdma \
+			--traddr="$addr" --trsvcid="$svc" --nqn="$nqn" --nsid=1
+	done
+fi
+echo
+"$top/tests/bench/copy-speed"
