@@ -6,8 +6,10 @@
 # with their defaults; `nvmefs perf`, one thread on one queue, unpinned (perf: the NVMe path with
 # nothing in front, the floor the fio engine is held to); fio on tests/bench/ublk-null's device, a
 # ublk server with no backend (null ublk: what ublk itself costs, the floor under the ublk device;
-# taken in the first transport's rounds only, it has no transport); and fio through the fio engine
-# fio-nvmefs.so with its defaults (engine, where configure --with-fio built it).  Rows: 4k random
+# taken in the first transport's rounds only, it has no transport); the ublk device's floor
+# computed from those two (ublk floor: their latencies added, their rates as a request's times
+# add); and fio through the fio engine fio-nvmefs.so with its defaults (engine, where configure
+# --with-fio built it).  Rows: 4k random
 # reads at depth 1 (mean latency) and 32 (IOPS), 4k random writes at 32 (IOPS), 128k reads and
 # writes at 16 (MiB/s).  Prints one table, each figure with its ratio to the kernel's in the same
 # row; the engine's also to perf's.  Runs alternate between the columns workload by workload, so
@@ -29,7 +31,7 @@ while (($#)); do
 	--runs) runs=$2; shift 2 ;;
 	--stat) stat=$2; shift 2 ;;
 	--transports) transports=$2; shift 2 ;;
-	-h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "faces.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -123,9 +125,16 @@ row() { # transport workload label field
 			if (v == "-") return " - |"
 			return sprintf(" %.0f %.2fx |", fig(v), fig(v) / fig(k))
 		}
+		# The ublk device if it cost only its two floors, one after the other: perf'"'"'s and
+		# null ublk'"'"'s latencies added, their rates combined as a request'"'"'s times add.
+		function floor_cell(  x) {
+			if (p == "-" || z == "-") return " - |"
+			x = f == 3 ? fig(p) + fig(z) : 1 / (1 / fig(p) + 1 / fig(z))
+			return sprintf(" %.0f %.2fx |", x, x / fig(k))
+		}
 		BEGIN {
-			printf "| %s | %s | %.0f |%s%s%s%s%s", t, label, fig(k), cell(fu), cell(p), cell(u),
-				cell(z), cell(e)
+			printf "| %s | %s | %.0f |%s%s%s%s%s%s", t, label, fig(k), cell(fu), cell(p), cell(u),
+				cell(z), floor_cell(), cell(e)
 			if (e == "-") print " - |"
 			else printf " %.2fx |\n", fig(e) / fig(p)
 		}'
@@ -134,8 +143,8 @@ echo
 echo "Issue #37's faces against the kernel initiator, kernel $(uname -r), one boot; each cell: the"
 echo "figure and its ratio to the kernel's (IOPS, MiB/s: higher is better; latency: lower)."
 echo
-echo "| | workload | kernel | mount | perf | ublk | null ublk | engine | engine/perf |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| | workload | kernel | mount | perf | ublk | null ublk | ublk floor | engine | engine/perf |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 for t in $transports; do
 	row "$t" 4k-randread-qd1 "4k randread QD1, mean latency (us)" 3
 	row "$t" 4k-randread-qd32 "4k randread QD32, IOPS" 1
@@ -148,6 +157,8 @@ echo "kernel: fio (libaio, O_DIRECT, one job, unpinned) on the kernel initiator'
 echo "mount, ublk: the same fio job on nvmefs mount's file and nvmefs ublk add's device (their"
 echo "defaults); perf: nvmefs perf, one thread, one queue, unpinned (polling at depth 1, events above);"
 echo "null ublk: the fio job on tests/bench/ublk-null's device (one queue, user copy, no backend),"
-echo "measured with the first transport; engine: the fio job through fio-nvmefs.so (its defaults)."
+echo "measured with the first transport; ublk floor: what the ublk device would do if it cost no more"
+echo "than perf and null ublk one after the other (their latencies added; 1/(1/perf + 1/null) for"
+echo "IOPS and MiB/s), computed, not measured; engine: the fio job through fio-nvmefs.so (its defaults)."
 echo "${time_s}s per run after a 1 s ramp, $stat of $runs; RDMA is soft-RoCE (link MTU"
 echo "$(cat /sys/class/net/nvmefs0/mtu)), NVMe/TCP a local socket, digests off."
