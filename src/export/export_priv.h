@@ -88,6 +88,8 @@ struct exp_worker {
 	/* Since when the worker has polled for its one request in flight
 	 * rather than sleep (0: it is not polling). */
 	uint64_t spin_since_ns;
+	/* When the worker last took completions (0: never). */
+	uint64_t done_ns;
 	struct exp_stats stats;
 };
 

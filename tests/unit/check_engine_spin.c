@@ -1,7 +1,8 @@
 /*
  * A worker with one request in flight polls for it rather than sleep, for
  * a bounded time; with more in flight, or past that time, it sleeps; a
- * completion starts the next request's time afresh.  The worker's queue is
+ * completion starts the next request's time afresh, and with nothing left
+ * in flight the worker polls for the next request for as long.  The worker's queue is
  * a stand-in the link's wraps of nvmefs_mpq_* answer for (every other queue
  * goes to the library).
  */
@@ -141,6 +142,33 @@ START_TEST(test_more_inflight_or_none_sleeps)
 }
 END_TEST
 
+START_TEST(test_none_inflight_after_completion_polls_for_the_next)
+{
+	uint64_t done, slept;
+	int wait;
+
+	/* The last request in flight completed (no later than now): nothing
+	 * is left... */
+	spin_inflight = 1;
+	spin_completions = 1;
+	done = hist_now_ns();
+	ck_assert(exp_worker_run(&spin_worker));
+	spin_inflight = 0;
+	/* ... and the worker polls for the next request rather than arm, for
+	 * the bound after that completion, then sleeps.  Only that it slept no
+	 * sooner is asserted, not that it polled some number of times: a
+	 * loaded host may keep it off its CPU past the bound at once. */
+	ck_assert_uint_lt(spins_before_sleep(100000000, &wait), 100000000);
+	slept = hist_now_ns();
+	ck_assert_msg(slept - done >= 1000000, "the worker slept %lld ns after its last completion, "
+		      "before the 1 ms bound", (long long)(slept - done));
+	ck_assert_uint_eq(spin_arms, 1);
+	/* It stays asleep while nothing completes. */
+	ck_assert(exp_worker_arm(&spin_worker, &wait));
+	ck_assert_uint_eq(spin_arms, 2);
+}
+END_TEST
+
 TCase *engine_spin_tcase(void)
 {
 	TCase *tc = tcase_create("spin");
@@ -152,5 +180,6 @@ TCase *engine_spin_tcase(void)
 	tcase_add_test(tc, test_one_inflight_polls_then_sleeps);
 	tcase_add_test(tc, test_completion_restarts_the_bound);
 	tcase_add_test(tc, test_more_inflight_or_none_sleeps);
+	tcase_add_test(tc, test_none_inflight_after_completion_polls_for_the_next);
 	return tc;
 }
