@@ -74,10 +74,7 @@ trap 'set +e; faces_down; [[ -n $null_pid ]] && kill "$null_pid" && wait "$null_
 modprobe ublk_drv
 "$top/tests/bench/ublk-null" 1024 64 128 >/tmp/faces-null.dev 2>/tmp/faces-null.err &
 null_pid=$!
-for ((i = 0; i < 100; i++)); do
-	[[ -s /tmp/faces-null.dev ]] && break
-	sleep 0.1
-done
+wait_for -s /tmp/faces-null.dev || true
 nulldev=$(cat /tmp/faces-null.dev)
 [[ -b $nulldev ]] || { echo "faces.sh: ublk-null gave no device within 10 s: $(cat /tmp/faces-null.err)" >&2; exit 1; }
 

@@ -15,6 +15,17 @@ kernel_bdev() { # script nqn
 	return 1
 }
 
+# Waits up to 10 s for @path to appear (-e) or to have content (-s), as a server started in the
+# background makes its mount point's file or writes its device's name; fails if it did not.
+wait_for() { # -e|-s path
+	local i
+	for ((i = 0; i < 100; i++)); do
+		test "$1" "$2" && return 0
+		sleep 0.1
+	done
+	test "$1" "$2"
+}
+
 # One fio job (O_DIRECT, libaio unless the options name another engine) on @file for $time_s
 # seconds after a second's ramp; fio's JSON .jobs[0].read|write (iops, bw in KiB/s,
 # lat_ns.mean) printed as "IOPS MiB/s mean-latency-us".

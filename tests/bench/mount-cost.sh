@@ -159,11 +159,7 @@ nvme disconnect -n "$nqn" >/dev/null
 mkdir -p "$nullmnt" "$mnt"
 "$top/tests/bench/fuse-null" "$nullmnt" "$size_mib" 128 &
 null_pid=$!
-for ((i = 0; i < 100; i++)); do
-	[[ -e $nullmnt/n1 ]] && break
-	sleep 0.1
-done
-[[ -e $nullmnt/n1 ]] || { echo "mount-cost.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
+wait_for -e "$nullmnt/n1" || { echo "mount-cost.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
 for qd in 1 32; do
 	measure fuse-null "$qd" "$null_pid" fio_load "$nullmnt/n1" "$qd"
 done
@@ -178,11 +174,7 @@ ring_offered=0
 if ((ring_offered)); then
 	"$top/tests/bench/fuse-null" --ring "$nullmnt" "$size_mib" 128 2>/tmp/cost-null-ring.err &
 	null_pid=$!
-	for ((i = 0; i < 100; i++)); do
-		[[ -e $nullmnt/n1 ]] && break
-		sleep 0.1
-	done
-	if [[ -e $nullmnt/n1 ]]; then
+	if wait_for -e "$nullmnt/n1"; then
 		for qd in 1 32; do
 			measure null-ring "$qd" "$null_pid" fio_load "$nullmnt/n1" "$qd"
 		done
@@ -225,10 +217,7 @@ fi
 modprobe ublk_drv
 "$top/tests/bench/ublk-null" "$size_mib" 64 128 >/tmp/cost-ublk-null.dev 2>/tmp/cost-ublk-null.err &
 ublk_null_pid=$!
-for ((i = 0; i < 100; i++)); do
-	[[ -s /tmp/cost-ublk-null.dev ]] && break
-	sleep 0.1
-done
+wait_for -s /tmp/cost-ublk-null.dev || true
 nulldev=$(cat /tmp/cost-ublk-null.dev)
 [[ -b $nulldev ]] || { echo "mount-cost.sh: ublk-null gave no device within 10 s: $(cat /tmp/cost-ublk-null.err)" >&2; exit 1; }
 for qd in 1 32; do

@@ -126,11 +126,7 @@ if ((floor)); then
 	# The same size as the namespace, requests of the mount's default max_io.
 	mkdir -p "$nullmnt"
 	"$top/tests/bench/fuse-null" "$nullmnt" "$(($(blockdev --getsize64 "$dev") >> 20))" 128 &
-	for ((i = 0; i < 100; i++)); do
-		[[ -e $nullmnt/n1 ]] && break
-		sleep 0.1
-	done
-	[[ -e $nullmnt/n1 ]] || { echo "vs-kernel.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
+	wait_for -e "$nullmnt/n1" || { echo "vs-kernel.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
 fi
 
 # The fio engine's options where it is built, the job's --ioengine last: fio takes the last one.

@@ -2,9 +2,9 @@
  * A worker with one request in flight polls for it rather than sleep, for
  * a bounded time; with more in flight, or past that time, it sleeps; a
  * completion starts the next request's time afresh, and with nothing left
- * in flight the worker polls for the next request for as long.  The worker's queue is
- * a stand-in the link's wraps of nvmefs_mpq_* answer for (every other queue
- * goes to the library).
+ * in flight the worker polls for the next request for as long.  The
+ * worker's queue is a stand-in the link's wraps of nvmefs_mpq_* answer for
+ * (every other queue goes to the library).
  */
 #include "config.h"
 
