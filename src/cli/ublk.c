@@ -70,7 +70,7 @@ int rec_read(int id, struct rec *r)
 	FILE *f;
 	int ret;
 
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", id);
+	nvmefs_ublk_record_path(path, sizeof(path), id);
 	f = fopen(path, "re");
 	if (!f)
 		return -ENOENT;
@@ -298,7 +298,7 @@ static int del_devices(const struct rec *del, unsigned int n)
 		}
 		if (!r.dead)
 			continue;
-		snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", del[k].id);
+		nvmefs_ublk_record_path(path, sizeof(path), del[k].id);
 		unlink(path);
 		printf("/dev/ublkb%d: its daemon (PID %ld) had died; deleted what the kernel kept of it\n",
 		       del[k].id, del[k].pid);

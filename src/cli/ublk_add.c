@@ -342,7 +342,7 @@ int ublk_recover(int argc, char **argv)
 			"is nothing to recover\n", cmd, (int)id, r.pid);
 		goto out;
 	}
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", (int)id);
+	nvmefs_ublk_record_path(path, sizeof(path), (int)id);
 	f = fopen(path, "re");
 	if (f && nvmefs_ublk_record_read(f, &rec) < 0)
 		rec.nr_args = 0;

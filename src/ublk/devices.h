@@ -112,6 +112,9 @@ int nvmefs_ublk_record_write(FILE *f, const struct nvmefs_ublk_record *r);
  * is not one, -ENOMEM.  nvmefs_ublk_record_free() frees its args. */
 int nvmefs_ublk_record_read(FILE *f, struct nvmefs_ublk_record *r);
 void nvmefs_ublk_record_free(struct nvmefs_ublk_record *r);
+/* Device @id's record, NVMEFS_UBLK_RUN_DIR/ID, in @path: its daemon writes
+ * and removes it, list, del and recover read it. */
+void nvmefs_ublk_record_path(char *path, size_t len, int id);
 /* Daemon @pid's statistics file, NVMEFS_UBLK_RUN_DIR/PID.stats, in @path:
  * the daemon writes and removes it, `ublk stats` reads it, and `ublk del`
  * removes a dead daemon's. */

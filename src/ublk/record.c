@@ -33,7 +33,7 @@ void ublk_record(struct ublk_server *s, const struct ublk_dev *d)
 	snprintf(r.nqn, sizeof(r.nqn), "%s", s->opts->subnqn);
 	mkdir("/run/nvmefs", 0755);
 	mkdir(NVMEFS_UBLK_RUN_DIR, 0755);
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
+	nvmefs_ublk_record_path(path, sizeof(path), d->id);
 	/* Renamed into place: list and del, reading it meanwhile, see it whole.
 	 * Root's alone: the options ublk recover takes may hold a secret. */
 	snprintf(tmp, sizeof(tmp), "%s.new", path);
@@ -60,7 +60,7 @@ void ublk_unrecord(const struct ublk_dev *d)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), NVMEFS_UBLK_RUN_DIR "/%d", d->id);
+	nvmefs_ublk_record_path(path, sizeof(path), d->id);
 	unlink(path);
 }
 

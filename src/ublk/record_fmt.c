@@ -114,6 +114,11 @@ out:
 	return ret;
 }
 
+void nvmefs_ublk_record_path(char *path, size_t len, int id)
+{
+	snprintf(path, len, NVMEFS_UBLK_RUN_DIR "/%d", id);
+}
+
 void nvmefs_ublk_stats_path(char *path, size_t len, long pid)
 {
 	snprintf(path, len, NVMEFS_UBLK_RUN_DIR "/%ld.stats", pid);

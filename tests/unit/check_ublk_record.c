@@ -138,6 +138,19 @@ START_TEST(test_write_refused)
 }
 END_TEST
 
+/* Where list, del and recover look for a device's record and a daemon's
+ * stats: the names the daemon writes them under. */
+START_TEST(test_paths)
+{
+	char path[64];
+
+	nvmefs_ublk_record_path(path, sizeof(path), 3);
+	ck_assert_str_eq(path, "/run/nvmefs/ublk/3");
+	nvmefs_ublk_stats_path(path, sizeof(path), 4194304);
+	ck_assert_str_eq(path, "/run/nvmefs/ublk/4194304.stats");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("ublk_record");
@@ -148,6 +161,7 @@ int main(void)
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_long_nqn);
 	tcase_add_test(tc, test_write_refused);
+	tcase_add_test(tc, test_paths);
 	suite_add_tcase(s, tc);
 	return run_suite(s, CK_NORMAL);
 }
