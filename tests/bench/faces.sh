@@ -8,8 +8,8 @@
 # ublk server with no backend (null ublk: what ublk itself costs, the floor under the ublk device;
 # taken in the first transport's rounds only, it has no transport); the ublk device's floor
 # computed from those two (ublk floor: their latencies added, their rates as a request's times
-# add); and fio through the fio engine fio-nvmefs.so with its defaults (engine, where configure
-# --with-fio built it).  Rows: 4k random
+# add); and fio through the fio engine fio-nvmefs.so with its defaults, the job a thread (engine,
+# where configure --with-fio built it).  Rows: 4k random
 # reads at depth 1 (mean latency) and 32 (IOPS), 4k random writes at 32 (IOPS), 128k reads and
 # writes at 16 (MiB/s).  Prints one table, each figure with its ratio to the kernel's in the same
 # row; the engine's also to perf's.  Runs alternate between the columns workload by workload, so
@@ -87,9 +87,11 @@ for t in $transports; do
 	"$nvmefs" mount "${connect[@]}" "$mnt"
 	ublkdev=$("$nvmefs" ublk add "${connect[@]}" --pidfile "$ublk_pid" -o json | jq -r '.Devices[0].DevicePath')
 	[[ -b $ublkdev ]] || { echo "faces.sh: nvmefs ublk add gave no device ('$ublkdev')" >&2; exit 1; }
+	# The engine's job as a thread, as nvmefs-fio(7) advises: as a process it took 1.1-1.3x the
+	# latency at depth 1 on 6.12.
 	engine=()
 	[[ -f $engine_so ]] && engine=(--ioengine="external:$engine_so" --transport="$t" --traddr="$addr"
-		--trsvcid="$svc" --nqn="$nqn" --nsid=1)
+		--trsvcid="$svc" --nqn="$nqn" --nsid=1 --thread)
 	for w in "${bench_workloads[@]}"; do
 		read -r name rw bs qd <<<"$w"
 		k='' f='' p='' u='' z='' e=''
@@ -156,6 +158,6 @@ echo "defaults); perf: nvmefs perf, one thread, one queue, unpinned (polling at 
 echo "null ublk: the fio job on tests/bench/ublk-null's device (one queue, user copy, no backend),"
 echo "measured with the first transport; ublk floor: what the ublk device would do if it cost no more"
 echo "than perf and null ublk one after the other (their latencies added; 1/(1/perf + 1/null) for"
-echo "IOPS and MiB/s), computed, not measured; engine: the fio job through fio-nvmefs.so (its defaults)."
+echo "IOPS and MiB/s), computed, not measured; engine: the fio job through fio-nvmefs.so (its defaults, the job a thread)."
 echo "${time_s}s per run after a 1 s ramp, $stat of $runs; RDMA is soft-RoCE (link MTU"
 echo "$(cat /sys/class/net/nvmefs0/mtu)), NVMe/TCP a local socket, digests off."

@@ -12,8 +12,9 @@
 #   mount-ring the same with -o io_uring=on (as null-ring: where the kernel and the build offer it);
 #   ublk-null  fio on the device of tests/bench/ublk-null (ublk's round trip with no backend);
 #   ublk       fio on the device of `nvmefs ublk add` with its defaults;
-#   fio-null   fio's null engine (fio's own cost, no I/O at all);
-#   engine     fio through the fio engine fio-nvmefs.so (where configure --with-fio built it).
+#   fio-null   fio's null engine (fio's own cost, no I/O at all), the job a thread;
+#   engine     fio through the fio engine fio-nvmefs.so (where configure --with-fio built it), the
+#              job a thread, as nvmefs-fio(7) advises.
 # Per request: the mean latency, the guest's CPU time (user, system, idle: two vCPUs shared with
 # the target) and the server's own (the mount's or ublk's daemon, fuse-null, ublk-null, perf
 # itself, or the fio job for the last two), and the server's system calls, counted in the kernel
@@ -30,7 +31,7 @@ time_s=4
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mount-cost.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -101,7 +102,7 @@ measure() {
 	sleep 1
 	case $server in
 	self) server=$(pgrep -n -f "nvmefs perf") ;;
-	fio) server=$(pgrep -n -x fio) ;;	# the job's process, forked last
+	fio) server=$(pgrep -n -x fio) ;;	# the job's process, forked last (fio itself for a thread)
 	esac
 	read -r -a g0 < <(guest_cpu)
 	[[ $server != - ]] && { read -r -a p0 < <(proc_cpu "$server"); syscalls_start "$server"; }
@@ -236,14 +237,14 @@ done
 "$nvmefs" ublk del "$nqn" >/dev/null
 
 # fio's own cost, then fio driving the engine (issue #37 item 2): the engine's floor is perf plus
-# fio-null.
+# fio-null.  Both jobs run as threads, as nvmefs-fio(7) advises for the engine.
 for qd in 1 32; do
-	measure fio-null "$qd" fio fio_load /dev/null "$qd" --ioengine=null --size=1g
+	measure fio-null "$qd" fio fio_load /dev/null "$qd" --ioengine=null --size=1g --thread
 done
 if [[ -f $engine_so ]]; then
 	for qd in 1 32; do
 		measure engine "$qd" fio fio_load ns1 "$qd" --ioengine="external:$engine_so" --transport=rdma \
-			--traddr="$addr" --trsvcid="$svc" --nqn="$nqn" --nsid=1
+			--traddr="$addr" --trsvcid="$svc" --nqn="$nqn" --nsid=1 --thread
 	done
 fi
 echo

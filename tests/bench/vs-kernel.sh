@@ -11,8 +11,8 @@
 # that kernel offers FUSE over io_uring and nvmefs was built with libfuse 3.18 (make check-ring's
 # ring-build/), the fio job also runs on a second mount with -o io_uring=on (column ring), beside
 # the default mount's (/dev/fuse), in the same boot.  Where the fio engine is built (configure
-# --with-fio), the same fio job also runs through it (column engine, issue #37 item 2), straight
-# on libnvmefs, with its ratio to the kernel and to the mounted file.
+# --with-fio), the same fio job also runs through it as a thread (column engine, issue #37 item 2),
+# straight on libnvmefs, with its ratio to the kernel and to the mounted file.
 #
 #   tests/bench/vs-kernel.sh [--time SEC] [--runs N] [--spread QUEUES] [--cpu CPU] [--stat best|median]
 #                            [--mtu BYTES] [--rkey-per-io auto|on|off] [--floor] [--transport rdma|tcp]
@@ -130,9 +130,10 @@ if ((floor)); then
 fi
 
 # The fio engine's options where it is built, the job's --ioengine last: fio takes the last one.
+# Its job runs as a thread, as nvmefs-fio(7) advises.
 engine_so=$top/src/fio/.libs/fio-nvmefs.so engine=()
 [[ -f $engine_so && $digests == 0 && $tls == 0 ]] && engine=(--ioengine="external:$engine_so" --transport="$transport"
-	--traddr="$addr" --trsvcid="$NVMEFS_TEST_TRSVCID" --nqn="$nqn" --nsid=1)
+	--traddr="$addr" --trsvcid="$NVMEFS_TEST_TRSVCID" --nqn="$nqn" --nsid=1 --thread)
 pin=()
 [[ $cpu == none ]] || pin=(--cpus="$cpu")
 [[ $cpu == none ]] && pin=(--cpus=none)
@@ -232,7 +233,7 @@ echo "sleeps on events otherwise.  Ratios are to the kernel: for IOPS and MiB/s 
 echo "for latency lower."
 ((floor)) && echo "null: the fio job on tests/bench/fuse-null's file (no backend: zeros, success)."
 ((ring)) && echo "ring: the fio job on a second mount with -o io_uring=on (FUSE over io_uring); fuse's mount takes the default, /dev/fuse."
-((${#engine[@]})) && echo "engine: the fio job (unpinned) through the fio engine fio-nvmefs.so (its defaults: polling at depth 1, events above); /fuse: its ratio to fuse."
+((${#engine[@]})) && echo "engine: the fio job (unpinned, a thread) through the fio engine fio-nvmefs.so (its defaults: polling at depth 1, events above); /fuse: its ratio to fuse."
 if [[ $transport == rdma ]]; then
 	echo "Over RDMA (the kernel's nvme-rdma); remote keys: --rkey-per-io=$rkey."
 	echo "${time_s}s per run, $stat of $runs; soft-RoCE link MTU $(cat /sys/class/net/nvmefs0/mtu)\
