@@ -87,11 +87,8 @@ for t in $transports; do
 	"$nvmefs" mount "${connect[@]}" "$mnt"
 	ublkdev=$("$nvmefs" ublk add "${connect[@]}" --pidfile "$ublk_pid" -o json | jq -r '.Devices[0].DevicePath')
 	[[ -b $ublkdev ]] || { echo "faces.sh: nvmefs ublk add gave no device ('$ublkdev')" >&2; exit 1; }
-	# The engine's job as a thread, as nvmefs-fio(7) advises: as a process it took 1.1-1.3x the
-	# latency at depth 1 on 6.12.
 	engine=()
-	[[ -f $engine_so ]] && engine=(--ioengine="external:$engine_so" --transport="$t" --traddr="$addr"
-		--trsvcid="$svc" --nqn="$nqn" --nsid=1 --thread)
+	[[ -f $engine_so ]] && mapfile -t engine < <(engine_args "$engine_so" "$t" "$addr" "$svc" "$nqn")
 	for w in "${bench_workloads[@]}"; do
 		read -r name rw bs qd <<<"$w"
 		k='' f='' p='' u='' z='' e=''

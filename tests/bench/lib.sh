@@ -26,6 +26,14 @@ wait_for() { # -e|-s path
 	test "$1" "$2"
 }
 
+# The fio options that run a job through the fio engine @so on namespace 1 of @nqn, one a line:
+# the job a thread, as nvmefs-fio(7) advises (as a process it took 1.1-1.3x the latency at depth 1
+# on 6.12).  The job's --ioengine is among them: fio takes the last one given.
+engine_args() { # so transport addr svc nqn
+	printf '%s\n' --ioengine="external:$1" --transport="$2" --traddr="$3" --trsvcid="$4" --nqn="$5" \
+		--nsid=1 --thread
+}
+
 # One fio job (O_DIRECT, libaio unless the options name another engine) on @file for $time_s
 # seconds after a second's ramp; fio's JSON .jobs[0].read|write (iops, bw in KiB/s,
 # lat_ns.mean) printed as "IOPS MiB/s mean-latency-us".

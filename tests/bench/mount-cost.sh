@@ -242,9 +242,9 @@ for qd in 1 32; do
 	measure fio-null "$qd" fio fio_load /dev/null "$qd" --ioengine=null --size=1g --thread
 done
 if [[ -f $engine_so ]]; then
+	mapfile -t engine < <(engine_args "$engine_so" rdma "$addr" "$svc" "$nqn")
 	for qd in 1 32; do
-		measure engine "$qd" fio fio_load ns1 "$qd" --ioengine="external:$engine_so" --transport=rdma \
-			--traddr="$addr" --trsvcid="$svc" --nqn="$nqn" --nsid=1 --thread
+		measure engine "$qd" fio fio_load ns1 "$qd" "${engine[@]}"
 	done
 fi
 echo

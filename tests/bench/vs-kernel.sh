@@ -129,11 +129,10 @@ if ((floor)); then
 	wait_for -e "$nullmnt/n1" || { echo "vs-kernel.sh: fuse-null did not mount within 10 s" >&2; exit 1; }
 fi
 
-# The fio engine's options where it is built, the job's --ioengine last: fio takes the last one.
-# Its job runs as a thread, as nvmefs-fio(7) advises.
+# The fio engine's options where it is built, after the job's own.
 engine_so=$top/src/fio/.libs/fio-nvmefs.so engine=()
-[[ -f $engine_so && $digests == 0 && $tls == 0 ]] && engine=(--ioengine="external:$engine_so" --transport="$transport"
-	--traddr="$addr" --trsvcid="$NVMEFS_TEST_TRSVCID" --nqn="$nqn" --nsid=1 --thread)
+[[ -f $engine_so && $digests == 0 && $tls == 0 ]] &&
+	mapfile -t engine < <(engine_args "$engine_so" "$transport" "$addr" "$NVMEFS_TEST_TRSVCID" "$nqn")
 pin=()
 [[ $cpu == none ]] || pin=(--cpus="$cpu")
 [[ $cpu == none ]] && pin=(--cpus=none)
