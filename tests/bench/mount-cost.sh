@@ -17,10 +17,12 @@
 #              job a thread, as nvmefs-fio(7) advises.
 # Per request: the mean latency, the guest's CPU time (user, system, idle: two vCPUs shared with
 # the target) and the server's own (the mount's or ublk's daemon, fuse-null, ublk-null, perf
-# itself, or the fio job for the last two), and the server's system calls, counted in the kernel
-# (ftrace) while it runs.  Last, the emulated CPU's cost of copying 128 KiB with `rep movsb` and
-# with `rep movsq` (tests/bench/copy-speed), which sets what large copies cost in the testbed
-# (`make bench-mount-cost`, issues #26 and #37, doc/PERFORMANCE-HISTORY.md).
+# itself, or the fio job for the last two), the fio job's where it is the load in front of a
+# server (load, fio's own count), what is left of the guest's busy time (rest: the target,
+# soft-RoCE and the kernel's other work outside both), and the server's system calls, counted in
+# the kernel (ftrace) while it runs.  Last, the emulated CPU's cost of copying 128 KiB with
+# `rep movsb` and with `rep movsq` (tests/bench/copy-speed), which sets what large copies cost in
+# the testbed (`make bench-mount-cost`, issues #26 and #37, doc/PERFORMANCE-HISTORY.md).
 #
 #   tests/bench/mount-cost.sh [--time SEC]
 # Run from the build tree after `make`; the testbed boots the kernel NVMEFS_TESTBED_KERNEL names.
@@ -31,7 +33,7 @@ time_s=4
 while (($#)); do
 	case $1 in
 	--time) time_s=$2; shift 2 ;;
-	-h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "mount-cost.sh: unknown option '$1'; see --help" >&2; exit 2 ;;
 	esac
 done
@@ -89,14 +91,17 @@ syscalls_stop() { # -> "name count" lines
 	echo "!$hist_trigger" > "$sys_enter/trigger"
 }
 
-# One measurement: @name, @qd, the server's pid (or - for none; self: perf), then the command that
-# makes the load (fio or perf) and prints its IOPS and mean latency (us) once it ends.  The window
+# One measurement: @name, @qd, the server's pid (or - for none; self: perf; fio: the fio job),
+# then the command that makes the load (fio or perf) and prints its IOPS and mean latency (us),
+# and for fio the job's CPU a request (us), once it ends.  The window
 # is the middle of the run: the load runs time_s + 2 s and is measured for time_s after its first
 # second; a request's share is the window's over the load's IOPS times time_s (fio's exclude its
 # first second, perf's do not: within a few percent either way).
 measure() {
 	local name=$1 qd=$2 server=$3 load_pid g0 g1 p0 p1 calls
 	shift 3
+	local fio_server=0
+	[[ $server == fio ]] && fio_server=1
 	"$@" > /tmp/cost-load.out &
 	load_pid=$!
 	sleep 1
@@ -113,14 +118,18 @@ measure() {
 		calls=$(syscalls_stop)
 	fi
 	wait "$load_pid"
-	read -r iops lat < /tmp/cost-load.out
-	local reqs
+	local iops lat job reqs load=- own=0
+	read -r iops lat job < /tmp/cost-load.out
 	reqs=$(echo "$iops * $time_s" | bc)
 	per() { echo "scale=0; $1 * 1000000 / $tck / $reqs" | bc; }
-	printf '%-10s %-5s %8.0f %8.0f | %6s %6s %6s | %6s %6s |' "$name" "QD$qd" "$iops" "$lat" \
+	[[ $server != - ]] && own=$((p1[0] - p0[0] + p1[1] - p0[1]))
+	# fio is the load in front of the kernel's device and the servers, not where it is the server
+	[[ -n $job ]] && ((!fio_server)) && load=$(printf '%.0f' "$job")
+	printf '%-10s %-5s %8.0f %8.0f | %6s %6s %6s | %6s %6s | %6s %6s |' "$name" "QD$qd" "$iops" "$lat" \
 		"$(per $((g1[0] - g0[0])))" "$(per $((g1[1] - g0[1])))" "$(per $((g1[2] - g0[2])))" \
 		"$( [[ $server == - ]] && echo - || per $((p1[0] - p0[0])))" \
-		"$( [[ $server == - ]] && echo - || per $((p1[1] - p0[1])))"
+		"$( [[ $server == - ]] && echo - || per $((p1[1] - p0[1])))" "$load" \
+		"$(($(per $((g1[0] - g0[0] + g1[1] - g0[1] - own))) - ${load/-/0}))"
 	if [[ $server != - ]]; then
 		local total
 		total=$(awk '{ s += $2 } END { print s + 0 }' <<<"$calls")
@@ -136,7 +145,7 @@ fio_load() { # file qd [fio options]
 	fio --name=c --filename="$1" --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth="$2" \
 		--time_based --ramp_time=1 --runtime=$((time_s + 1)) --norandommap --randrepeat=0 \
 		--output-format=json "${@:3}" |
-		jq -r '.jobs[0].read | "\(.iops) \(.lat_ns.mean / 1000)"'
+		jq -r '.jobs[0] | "\(.read.iops) \(.read.lat_ns.mean / 1000) \((.usr_cpu + .sys_cpu) * 10000 / .read.iops)"'
 }
 perf_load() { # qd [mode]
 	"$nvmefs" perf -a "$addr" -s "$svc" -n "$nqn" --qd "$1" --queues 1 --threads 1 --mode "${2:-event}" \
@@ -149,9 +158,10 @@ dev=$(kernel_bdev mount-cost.sh "$nqn")
 size_mib=$(($(blockdev --getsize64 "$dev") >> 20))
 
 echo "4k random reads, per request: mean latency (us); the guest's CPU (us: user, system, idle);"
-echo "the server's CPU (us: user, system) and system calls (all, then the five most made)"
-printf '%-10s %-5s %8s %8s | %6s %6s %6s | %6s %6s | %s\n' path depth IOPS lat_us user sys idle \
-	s_user s_sys "syscalls"
+echo "the server's CPU (us: user, system); the fio job's in front of a server (load) and the"
+echo "guest's busy time left (rest, us); the server's system calls (all, then the five most made)"
+printf '%-10s %-5s %8s %8s | %6s %6s %6s | %6s %6s | %6s %6s | %s\n' path depth IOPS lat_us user \
+	sys idle s_user s_sys load rest "syscalls"
 for qd in 1 32; do
 	measure kernel "$qd" - fio_load "$dev" "$qd"
 done
